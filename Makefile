@@ -1,0 +1,26 @@
+# Two commands for a newcomer:  `make demo` (main job)  and  `make test` (test suite).
+# Each creates its own virtualenv in .venv and installs what it needs from the package registries.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.codea1-installed
+
+.PHONY: install demo test lint clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml scripts/install.sh
+	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/install.sh
+	touch $(STAMP)
+
+demo: install
+	$(VENV)/bin/codea1 demo
+
+test: install
+	bash scripts/test.sh
+
+lint: install
+	$(VENV)/bin/ruff check codea1 tests benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache

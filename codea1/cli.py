@@ -1,0 +1,67 @@
+"""The single `codea1` entry point.
+
+Each command group lives next to the code it drives, in a module exposing `register(subparsers)`;
+that function adds its parsers and sets `func` (a callable taking the parsed args and returning an exit
+code). Command modules import heavy libraries (torch, transformers) inside their handlers only, so
+`codea1 exec` or `codea1 --help` start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import traceback
+
+from codea1 import __version__
+from codea1.errors import UserError
+
+# module path -> what it provides (shown if the module is missing)
+COMMAND_MODULES = [
+    "codea1.sandbox.cli",  # exec
+    "codea1.data.cli",  # data check / data convert
+    "codea1.game.cli",  # score, mistakes
+    "codea1.train.cli",  # train, demo, report
+    "codea1.eval.cli",  # eval code / tests / collab / export-tests
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="codea1",
+        description="Adversarial RL of a Code LLM and a Test LLM (Code-A1).",
+    )
+    parser.add_argument("--version", action="version", version=f"codea1 {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:  # command group not present in this build
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except UserError as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"codea1: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("codea1: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,92 @@
+"""The one record every stage of codea1 passes around: a programming problem with its ground truth."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Iterable
+
+from codea1.errors import UserError
+
+
+@dataclass
+class Problem:
+    """A Python function problem.
+
+    id: unique id within its source ("bundled/0003", "HumanEval/0", "MBPP/82", "kodcode/...").
+    prompt: the text shown to the Code LLM (question plus signature), without any chat wrapping.
+    description: the clean description shown to the Test LLM (no reference solution, no hidden tests).
+    entry_point: the function under test.
+    gt_solution: the ground-truth program, complete and runnable on its own (imports included).
+    golden_tests: human-written tests, each one `assert CALL == EXPECTED` statement (may be empty).
+    imports: import lines a test or solution may need (also prepended to candidates).
+    source: where it came from ("bundled", "humanevalplus", "mbppplus", "kodcode", "humaneval", ...).
+    test_code: an optional whole test program of the source (e.g. EvalPlus `check(candidate)` code),
+        for evaluations that must run the benchmark's own checker.
+    difficulty / split: free-form labels ("easy"/"medium"/"hard"; "train"/"eval").
+    meta: anything else worth keeping from the source row.
+    """
+
+    id: str
+    prompt: str
+    description: str
+    entry_point: str
+    gt_solution: str
+    golden_tests: list[str] = field(default_factory=list)
+    imports: str = ""
+    source: str = ""
+    test_code: str = ""
+    difficulty: str = ""
+    split: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    REQUIRED = ("id", "prompt", "description", "entry_point", "gt_solution")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any], where: str = "row") -> "Problem":
+        """Builds a Problem from a plain dict; a missing or mistyped field is a UserError naming it."""
+        if not isinstance(row, dict):
+            raise UserError(f"{where}: expected a JSON object, got {type(row).__name__}")
+        for name in cls.REQUIRED:
+            value = row.get(name)
+            if not isinstance(value, str) or not value.strip():
+                raise UserError(f"{where}: field '{name}' is missing or not a non-empty string")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(row) - known)
+        if unknown:
+            raise UserError(f"{where}: unknown field(s) {', '.join(unknown)}")
+        tests = row.get("golden_tests", []) or []
+        if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
+            raise UserError(f"{where}: field 'golden_tests' must be a list of strings")
+        return cls(**{k: v for k, v in row.items() if k in known})
+
+
+def read_problems_jsonl(path: str | Path) -> list[Problem]:
+    """Reads a JSONL file of Problem records; a malformed line is a UserError naming file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path}: no such problem file")
+    problems = []
+    with path.open(encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{where}: not valid JSON ({exc.msg})") from None
+            problems.append(Problem.from_dict(row, where))
+    return problems
+
+
+def write_problems_jsonl(problems: Iterable[Problem], path: str | Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for problem in problems:
+            handle.write(json.dumps(problem.to_dict(), ensure_ascii=False) + "\n")

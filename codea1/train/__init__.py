@@ -1,0 +1,1 @@
+"""codea1.train"""

