@@ -1,0 +1,36 @@
+"""Splitting one `assert CALL <cmp> EXPECTED` statement into its parts, without running anything.
+
+Pure syntax (the `ast` module); shared by the sandbox's `tests` input form and the game's test parser.
+"""
+
+from __future__ import annotations
+
+import ast
+
+# comparison operators a test may use, by their source spelling
+COMPARATORS = {ast.Eq: "==", ast.NotEq: "!=", ast.Is: "is", ast.IsNot: "is not"}
+
+
+def split_assert(statement: str) -> tuple[str, str, str] | None:
+    """Returns (call, op, expected) for a single `assert CALL <op> EXPECTED` statement, else None.
+
+    CALL is the left side (normally a call of the function under test), EXPECTED the right side, both
+    as normalised source (ast.unparse). A message after the comma is dropped. Chained comparisons,
+    other operators, several statements, or text that does not parse give None.
+    """
+    try:
+        tree = ast.parse(statement.strip())
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
+        return None
+    test = tree.body[0].test
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or len(test.comparators) != 1:
+        return None
+    op = COMPARATORS.get(type(test.ops[0]))
+    if op is None:
+        return None
+    try:
+        return ast.unparse(test.left), op, ast.unparse(test.comparators[0])
+    except (ValueError, RecursionError):
+        return None
