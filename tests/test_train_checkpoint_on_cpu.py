@@ -1,0 +1,94 @@
+"""Atomic checkpoints: complete or absent, pruned, and a full disk is one clear error."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codea1.errors import UserError
+from codea1.train.checkpoint import (
+    MARKER,
+    TrainerState,
+    latest_checkpoint,
+    list_checkpoints,
+    prune,
+    read_state,
+    remove_stale,
+    save_checkpoint,
+)
+from codea1.train.metrics import MetricsLogger, read_metrics, truncate_metrics
+
+
+def _saver(text: str):
+    def save(path: Path) -> None:
+        (path / "weights.txt").write_text(text)
+    return save
+
+
+def test_save_list_read_and_prune(tmp_path: Path) -> None:
+    for step in (2, 4, 6):
+        save_checkpoint(tmp_path, TrainerState(step=step, cursor=step * 8), {"code_policy": _saver(str(step))})
+    assert [p.name for p in list_checkpoints(tmp_path)] == ["step_000002", "step_000004", "step_000006"]
+    last = latest_checkpoint(tmp_path)
+    assert read_state(last).cursor == 48
+    assert (last / "code_policy" / "weights.txt").read_text() == "6"
+    prune(tmp_path, keep=2)
+    assert [p.name for p in list_checkpoints(tmp_path)] == ["step_000004", "step_000006"]
+
+
+def test_folder_without_marker_is_never_taken(tmp_path: Path) -> None:
+    save_checkpoint(tmp_path, TrainerState(step=1), {"p": _saver("1")})
+    partial = tmp_path / "step_000002"
+    partial.mkdir()
+    (partial / "trainer_state.json").write_text("{}")
+    (tmp_path / ".tmp-step_000003-1").mkdir()
+    assert latest_checkpoint(tmp_path).name == "step_000001"
+    assert sorted(remove_stale(tmp_path)) == [".tmp-step_000003-1", "step_000002"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["step_000001"]
+
+
+def test_full_disk_is_a_user_error_and_leaves_nothing_partial(tmp_path: Path) -> None:
+    save_checkpoint(tmp_path, TrainerState(step=1), {"p": _saver("1")})
+
+    def full_disk(path: Path) -> None:
+        (path / "half.bin").write_bytes(b"x" * 10)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(UserError) as info:
+        save_checkpoint(tmp_path, TrainerState(step=2), {"p": full_disk})
+    message = str(info.value)
+    assert "step 2" in message and "disk is full" in message and "step_000001" in message
+    assert [p.name for p in tmp_path.iterdir()] == ["step_000001"]
+
+
+def test_sigkill_while_writing_leaves_no_complete_checkpoint(tmp_path: Path) -> None:
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from codea1.train.checkpoint import TrainerState, save_checkpoint\n"
+        "save_checkpoint(Path(sys.argv[1]), TrainerState(step=3), {'p': lambda d: (d / 'w').write_text('w')})\n"
+    )
+    env = dict(os.environ, CODEA1_DEBUG_KILL_AT="checkpoint:3")
+    proc = subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=False, env=env, timeout=120)
+    assert proc.returncode == -9
+    assert latest_checkpoint(tmp_path) is None
+    assert any(p.name.startswith(".tmp-") for p in tmp_path.iterdir())
+    assert not any((p / MARKER).exists() for p in tmp_path.iterdir())
+
+
+def test_metrics_log_read_and_truncate(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.jsonl"
+    logger = MetricsLogger(path)
+    for step in range(1, 6):
+        logger.log({"step": step, "mistake_book_size": step * 2, "kl": float("nan")})
+    logger.close()
+    with path.open("a") as handle:
+        handle.write('{"step": 6, "torn')  # a crash in the middle of a line
+    rows = read_metrics(path)
+    assert [r["step"] for r in rows] == [1, 2, 3, 4, 5] and rows[0]["kl"] is None
+    truncate_metrics(path, 3)
+    assert [r["step"] for r in read_metrics(path)] == [1, 2, 3]
