@@ -1,0 +1,259 @@
+"""Plain, bounded value encoding and the trusted comparison of decoded values.
+
+A sandboxed child turns each result into a JSON-able *tagged form* (`to_json`); the trusted parent turns it
+back (`from_json`) and compares with `values_equal`. Only plain data travels: None, bool, int, float,
+complex, str, bytes, list, tuple, dict, set, frozenset, nested. Anything else (a user class, a subclass of a
+plain type with a forged `__eq__`, a value too large or too deep) becomes `UNSERIALIZABLE`, which is never
+equal to anything, itself included. The encoder checks exact types (`type(x) is int`), so it never runs
+code of the object it encodes.
+
+Tagged form: JSON null/bool/str/list stand for themselves; an int is a JSON number (ints beyond 2**53 stay
+exact in Python's json); a finite float is a JSON number with a fraction or exponent; everything else is a
+one-key-per-field object with "$t": {"$t": "float", "v": "nan"|"inf"|"-inf"}, {"$t": "tuple", "v": [...]},
+{"$t": "set"|"frozenset", "v": [...]}, {"$t": "dict", "v": [[k, v], ...]}, {"$t": "bytes", "v": hex},
+{"$t": "complex", "v": [re, im]}, {"$t": "int", "v": hex} for ints
+beyond 12,000 bits (hex is not subject to Python's decimal digit limit), {"$t": "unserializable", "v": "type name or reason"}.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any
+
+MAX_DEPTH = 64  # nesting levels
+MAX_ITEMS = 200_000  # containers' elements, all levels together
+MAX_CHARS = 4_000_000  # characters of str plus bytes of bytes, all together
+
+
+class _Unserializable:
+    """A result that could not be encoded as plain data. Never equal to anything (itself included)."""
+
+    _instance: _Unserializable | None = None
+
+    def __new__(cls) -> _Unserializable:  # noqa: PYI034
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        return True
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return "UNSERIALIZABLE"
+
+    def __reduce__(self) -> str:
+        return "UNSERIALIZABLE"
+
+
+UNSERIALIZABLE = _Unserializable()
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _unserializable(reason: str) -> dict:
+    return {"$t": "unserializable", "v": reason[:80]}
+
+
+def to_json(value: Any, *, max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEMS,
+            max_chars: int = MAX_CHARS) -> Any:
+    """Encodes a plain value into its JSON-able tagged form; anything else gives the unserializable tag.
+
+    Limits apply to the whole value: nesting depth, total container elements, total str/bytes length.
+    numpy scalars become their Python value and numpy arrays lists (what `tolist()` gives), because
+    EvalPlus-style reference code often returns them.
+    """
+    budget = [max_items, max_chars]
+    try:
+        return _enc(value, max_depth, budget)
+    except _TooLarge as exc:
+        return _unserializable(f"too large: {exc}")
+    except RecursionError:
+        return _unserializable("too deep")
+
+
+def _enc(v: Any, depth: int, budget: list[int]) -> Any:
+    t = type(v)
+    if v is None or t is bool:
+        return v
+    if t is int:
+        bits = v.bit_length()
+        if bits <= 12_000:  # below Python's 4300-digit str() limit: a JSON number
+            return v
+        if bits > 4_000_000:
+            raise _TooLarge("int")
+        budget[1] -= bits // 4
+        if budget[1] < 0:
+            raise _TooLarge("int")
+        return {"$t": "int", "v": hex(v)}
+    if t is float:
+        if math.isfinite(v):
+            return v
+        return {"$t": "float", "v": "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")}
+    if t is str or t is bytes:
+        budget[1] -= len(v)
+        if budget[1] < 0:
+            raise _TooLarge(t.__name__)
+        return v if t is str else {"$t": "bytes", "v": v.hex()}
+    if t is complex:
+        return {"$t": "complex", "v": [_enc(v.real, depth, budget), _enc(v.imag, depth, budget)]}
+    if t is UNSERIALIZABLE.__class__:
+        return _unserializable("unserializable")
+    if t in (list, tuple, set, frozenset, dict):
+        if depth <= 0:
+            raise _TooLarge("depth")
+        budget[0] -= len(v)
+        if budget[0] < 0:
+            raise _TooLarge("items")
+        if t is dict:
+            return {"$t": "dict", "v": [[_enc(k, depth - 1, budget), _enc(x, depth - 1, budget)]
+                                        for k, x in dict.items(v)]}
+        items = [_enc(x, depth - 1, budget) for x in (list.__iter__(v) if t is list else iter(v))]
+        return items if t is list else {"$t": t.__name__, "v": items}
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(v, (np.generic, np.ndarray)):
+        # numpy scalar or array (EvalPlus-style reference code often returns them): its plain equivalent
+        return _enc(v.tolist(), depth, budget)
+    name = getattr(t, "__name__", "object")
+    return _unserializable(name if type(name) is str else "object")
+
+
+def from_json(obj: Any, *, max_depth: int = MAX_DEPTH + 2) -> Any:
+    """Decodes a tagged form made by `to_json` (or forged by a hostile child) into a plain value.
+
+    Malformed input (unknown tag, unhashable dict key or set element, too deep) gives `UNSERIALIZABLE`,
+    never an exception.
+    """
+    try:
+        return _dec(obj, max_depth)
+    except (ValueError, TypeError, KeyError, RecursionError, OverflowError, _TooLarge):
+        return UNSERIALIZABLE
+
+
+def _dec(o: Any, depth: int) -> Any:
+    if depth <= 0:
+        raise _TooLarge("depth")
+    t = type(o)
+    if o is None or t in (bool, int, float, str):
+        return o
+    if t is list:
+        return [_dec(x, depth - 1) for x in o]
+    if t is not dict or set(o) != {"$t", "v"}:
+        raise ValueError("bad tagged value")
+    tag, v = o["$t"], o["v"]
+    if tag == "tuple":
+        return tuple(_dec(x, depth - 1) for x in _as_list(v))
+    if tag == "set":
+        return {_dec(x, depth - 1) for x in _as_list(v)}
+    if tag == "frozenset":
+        return frozenset(_dec(x, depth - 1) for x in _as_list(v))
+    if tag == "dict":
+        out = {}
+        for pair in _as_list(v):
+            if type(pair) is not list or len(pair) != 2:
+                raise ValueError("bad dict pair")
+            out[_dec(pair[0], depth - 1)] = _dec(pair[1], depth - 1)
+        return out
+    if tag == "int":
+        if type(v) is not str or len(v) > 1_100_000:
+            raise ValueError("bad int")
+        return int(v, 16)
+    if tag == "float":
+        if v not in ("nan", "inf", "-inf"):
+            raise ValueError("bad float")
+        return float(v)
+    if tag == "bytes":
+        return bytes.fromhex(v)
+    if tag == "complex":
+        re, im = _as_list(v)
+        re, im = _dec(re, depth - 1), _dec(im, depth - 1)
+        if type(re) is not float or type(im) is not float:
+            raise ValueError("bad complex")
+        return complex(re, im)
+    if tag == "unserializable":
+        return UNSERIALIZABLE
+    raise ValueError("unknown tag")
+
+
+def _as_list(v: Any) -> list:
+    if type(v) is not list:
+        raise ValueError("expected a list")
+    return v
+
+
+def contains_unserializable(value: Any) -> bool:
+    """True when `value` is, or contains, the UNSERIALIZABLE sentinel."""
+    if value is UNSERIALIZABLE:
+        return True
+    t = type(value)
+    if t in (list, tuple, set, frozenset):
+        return any(contains_unserializable(x) for x in value)
+    if t is dict:
+        return any(contains_unserializable(k) or contains_unserializable(x) for k, x in value.items())
+    return False
+
+
+def values_equal(a: Any, b: Any, float_tol: float | None = None) -> bool:
+    """Python `==` on decoded plain values, with two deliberate differences.
+
+    NaN equals NaN (a NaN the reference computed is matched by a NaN the candidate computed), and with
+    `float_tol` set, floats (and complex parts) compare with math.isclose(rel_tol=abs_tol=float_tol).
+    Numbers compare across int/float/bool as in Python (1 == 1.0 == True); list never equals tuple.
+    UNSERIALIZABLE anywhere makes the values unequal.
+    """
+    try:
+        return _eq(a, b, float_tol, 0)
+    except RecursionError:
+        return False
+
+
+_NUMBER = (bool, int, float)
+
+
+def _eq(a: Any, b: Any, tol: float | None, depth: int) -> bool:
+    if a is UNSERIALIZABLE or b is UNSERIALIZABLE:
+        return False
+    ta, tb = type(a), type(b)
+    if ta in _NUMBER and tb in _NUMBER:
+        return _num_eq(a, b, tol)
+    if ta is complex or tb is complex:
+        if ta not in (*_NUMBER, complex) or tb not in (*_NUMBER, complex):
+            return False
+        ca, cb = complex(a), complex(b)
+        return _num_eq(ca.real, cb.real, tol) and _num_eq(ca.imag, cb.imag, tol)
+    if ta in (list, tuple) or tb in (list, tuple):
+        return ta is tb and len(a) == len(b) and all(_eq(x, y, tol, depth + 1) for x, y in zip(a, b))
+    if ta is dict or tb is dict:
+        if ta is not tb or len(a) != len(b):
+            return False
+        for k, x in a.items():
+            if k not in b:
+                return False
+            if not _eq(x, b[k], tol, depth + 1):
+                return False
+        return True
+    if ta in (set, frozenset) and tb in (set, frozenset):
+        if contains_unserializable(a) or contains_unserializable(b):
+            return False
+        return a == b
+    if ta in (str, bytes) or tb in (str, bytes) or a is None or b is None:
+        return ta is tb and a == b
+    return False
+
+
+def _num_eq(x: Any, y: Any, tol: float | None) -> bool:
+    if type(x) is float and type(y) is float and math.isnan(x) and math.isnan(y):
+        return True  # NaN == NaN, deliberately
+    if tol is not None and (type(x) is float or type(y) is float):
+        try:
+            return math.isclose(float(x), float(y), rel_tol=tol, abs_tol=tol)
+        except OverflowError:
+            return x == y
+    return x == y

@@ -1,0 +1,336 @@
+"""The warm zygote and the sandboxed child it forks for every candidate.
+
+The zygote is a fresh interpreter (started by the Executor with `python -m codea1.sandbox.zygote`) that
+imports the modules candidates commonly use, enters the isolation layers it can (a network namespace and
+a mount namespace hiding the caller's directories, when root), then serves requests over a Unix socket:
+
+- ``fork`` (with two file descriptors attached: the job pipe's read end, the result pipe's write end):
+  forks a child, answers its pid. The zygote never reads the job or its results; the parent writes the
+  job straight into the child's pipe and reads the child's results itself, so no job data (GT code,
+  candidate code, results) ever sits in the zygote's memory where a later child could find it.
+- ``finish``: kills the child's process group and, under uid isolation, every process left with the
+  slot's uid; reaps the child; removes its temp dir; answers how it ended.
+
+The child: new session (process group), stdio on /dev/null with Python-level stdout/stderr captured and
+capped, a private temp dir as cwd, supplementary groups dropped and uid/gid switched to the slot's
+unprivileged ids (root only), no_new_privs, parent-death signal, rlimits (CPU, AS, NPROC, FSIZE, NOFILE,
+CORE). It then reads its job, runs the code and the calls, and writes one length-prefixed JSON frame per
+event. It never sees an expected value.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# BLAS/OpenMP thread pools must not start in a process that forks
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import builtins
+import ctypes
+import json
+import resource
+import shutil
+import signal
+import socket
+import time
+import types
+
+from codea1.sandbox import values
+
+# Modules a candidate may import: imported here, before privileges are dropped, because the sandbox uid
+# may not be able to read the interpreter's files.
+PRELOAD = (
+    'math', 'cmath', 'collections', 'collections.abc', 'itertools', 'functools', 'heapq', 'bisect', 're', 'string', 'typing', 'fractions',
+    'decimal', 'statistics', 'datetime', 'json', 'copy', 'operator', 'random', 'array', 'struct', 'numbers', 'enum', 'dataclasses',
+    'textwrap', 'unicodedata', 'calendar', 'hashlib', 'queue', 'abc', 'io', 'contextlib', 'time', 'sys', 'os', 'types', 'keyword',
+    'encodings.utf_8', 'encodings.latin_1', 'encodings.ascii', 'encodings.utf_16', 'encodings.utf_32',
+    'encodings.cp1252', 'encodings.idna', 'encodings.unicode_escape', 'encodings.raw_unicode_escape',
+    'encodings.hex_codec', 'encodings.base64_codec', 'base64', 'binascii', 'pprint', 'reprlib', 'weakref', 'zlib',
+    'difflib', 'graphlib', 'locale', 'traceback', 'linecache', 'tokenize', 'ast', 'threading',
+    'signal', 'warnings', 'typing_extensions', 'sortedcontainers', 'numpy',
+)
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWNET = 0x40000000
+CLONE_NEWUSER = 0x10000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+
+MAX_OUTPUT = 4096  # characters of captured stdout/stderr sent back
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _preload() -> list[str]:
+    loaded = []
+    for name in PRELOAD:
+        try:
+            __import__(name)
+            loaded.append(name)
+        except Exception:  # noqa: BLE001, S112  (optional modules: numpy, sortedcontainers...)
+            continue
+    return loaded
+
+
+def _unshare(flags: int) -> bool:
+    return _libc.unshare(flags) == 0
+
+
+def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None) -> bool:
+    return _libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
+                       data.encode() if data else None) == 0
+
+
+# directories a tmpfs must never cover (the system the child runs on)
+_SYSTEM_DIRS = {"/", "/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/dev", "/sys", "/run"}
+
+
+def enter_layers(cfg: dict) -> tuple[list[str], str]:
+    """Enters the isolation layers asked for in `cfg` that this machine allows; returns (layers, base_dir).
+
+    Layers (names used in the reported level): "netns" (no network), "mntns" (the caller's directories
+    hidden under empty tmpfs mounts, fresh /tmp), "uid" (children switch to an unprivileged uid),
+    "rlimits" (always).
+    """
+    layers = []
+    root = os.geteuid() == 0
+    if cfg["isolate"] and root:
+        if _unshare(CLONE_NEWNET):
+            layers.append("netns")
+        private = cfg.get("hide", True) and _unshare(CLONE_NEWNS)
+        if private and _mount("none", "/", None, MS_REC | MS_PRIVATE, None):
+            ok = _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1g,nr_inodes=200k,mode=1777")
+            for path in cfg.get("hide_paths", []):
+                path = os.path.realpath(path)
+                if path in _SYSTEM_DIRS or not os.path.isdir(path) or path.startswith("/tmp"):
+                    continue
+                ok = _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                            "size=64k,nr_inodes=16,mode=0755") and ok
+            if ok:
+                layers.append("mntns")
+        layers.append("uid")
+    elif cfg["isolate"] and cfg.get("userns", True) and _unshare(CLONE_NEWUSER | CLONE_NEWNET):
+        # unprivileged: a user namespace lets us own a network namespace (no uid switch possible)
+        layers.append("netns")
+    layers.append("rlimits")
+    base = cfg.get("base_dir") or "/tmp"
+    base = os.path.join(base, f"codea1-sandbox-{os.getpid()}")
+    os.makedirs(base, mode=0o711, exist_ok=True)
+    os.chmod(base, 0o711)  # children can enter their own dir, but not list the others
+    return layers, base
+
+
+def _vm_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return 0
+
+
+class _CappedWriter:
+    """A text stream that keeps the first `cap` characters written and drops the rest."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap, self.parts, self.size = cap, [], 0
+
+    def write(self, s: object) -> int:
+        s = str(s) if type(s) is not str else s
+        if self.size < self.cap:
+            self.parts.append(s[: self.cap - self.size])
+        self.size += len(s)
+        return len(s)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def _send(fd: int, obj: dict) -> None:
+    data = json.dumps(obj).encode()
+    data = len(data).to_bytes(4, "big") + data
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while True:
+        b = os.read(fd, 1 << 20)
+        if not b:
+            return b"".join(chunks)
+        chunks.append(b)
+
+
+def _describe(exc: BaseException) -> str:
+    try:
+        text = f"{type(exc).__name__}: {exc}"
+    except BaseException:  # noqa: BLE001  (a hostile __str__)
+        text = type(exc).__name__ if isinstance(type(exc).__name__, str) else "Exception"
+    return text[:300]
+
+
+def _child(job_r: int, res_w: int, req: dict, cfg: dict, layers: list[str], base: str) -> None:
+    """Body of the forked child; never returns."""
+    code = 0
+    try:
+        os.setsid()
+        keep = sorted((job_r, res_w))
+        os.closerange(3, keep[0])
+        os.closerange(keep[0] + 1, keep[1])
+        os.closerange(keep[1] + 1, 1 << 16)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.close(null)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        workdir = os.path.join(base, f"job-{os.getpid()}")
+        os.mkdir(workdir, 0o700)
+        if "uid" in layers:
+            os.chown(workdir, cfg["uid"], cfg["gid"])
+            os.setgroups([])
+            os.setgid(cfg["gid"])
+            os.setuid(cfg["uid"])
+            if os.getuid() != cfg["uid"] or os.geteuid() != cfg["uid"]:
+                os._exit(70)
+            os.kill(-1, signal.SIGKILL)  # anything an earlier child of this slot left running
+        os.chdir(workdir)
+        _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() == 1:
+            os._exit(71)
+        cpu = max(1, int(req["cpu_seconds"]) + 1)
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (req["fsize"], req["fsize"]))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (req["nofile"], req["nofile"]))
+        if req["memory"]:
+            limit = _vm_bytes() + req["memory"]
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        if "uid" in layers:
+            resource.setrlimit(resource.RLIMIT_NPROC, (req["nproc"], req["nproc"]))
+        os.environ.clear()
+        os.environ.update({"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8"})
+        payload = json.loads(_read_all(job_r))
+        os.close(job_r)
+        _run(payload, res_w)
+    except BaseException:  # noqa: BLE001  (setup failure: the parent sees a crash)
+        code = 72
+    os._exit(code)
+
+
+def _run(payload: dict, res_w: int) -> None:
+    """Runs the job's code then its calls, sending one frame per event; the candidate's code runs here."""
+    out = _CappedWriter(MAX_OUTPUT)
+    sys.stdout = sys.stderr = out
+    sys.stdin = open(os.devnull)  # noqa: SIM115
+    sys.argv = ["solution"]
+    module = types.ModuleType("__main__")
+    module.__dict__["__builtins__"] = builtins
+    sys.modules["__main__"] = module
+    send, to_json, describe = _send, values.to_json, _describe  # keep our own references
+    perf = time.perf_counter
+    try:
+        exec(compile(payload["code"], "<solution>", "exec"), module.__dict__)  # noqa: S102
+    except BaseException as exc:  # noqa: BLE001
+        send(res_w, {"k": "undefined", "error": describe(exc)})
+        return
+    send(res_w, {"k": "defined"})
+    calls = payload["calls"]
+    for i in range(payload["start"], len(calls)):
+        if calls[i] is None:
+            continue
+        t0 = perf()
+        try:
+            value = eval(compile(calls[i], "<call>", "eval"), module.__dict__)
+            rec = {"k": "ok", "i": i, "v": to_json(value)}
+        except BaseException as exc:  # noqa: BLE001
+            rec = {"k": "error", "i": i, "error": describe(exc)}
+        rec["s"] = perf() - t0
+        send(res_w, rec)
+    send(res_w, {"k": "done", "out": out.text()})
+
+
+def _finish(pid: int, cfg: dict, layers: list[str], base: str) -> dict:
+    """Kills what the child left, reaps it, removes its temp dir; returns how it ended."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    if "uid" in layers:  # processes that left the group (setsid) still carry the slot's uid
+        sweeper = os.fork()
+        if sweeper == 0:
+            try:
+                os.setgroups([])
+                os.setgid(cfg["gid"])
+                os.setuid(cfg["uid"])
+                os.kill(-1, signal.SIGKILL)
+            finally:
+                os._exit(0)
+        os.waitpid(sweeper, 0)
+    status = None
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+    shutil.rmtree(os.path.join(base, f"job-{pid}"), ignore_errors=True)
+    info = {"status": status}
+    if status is not None:
+        if os.WIFSIGNALED(status):
+            info["signal"] = os.WTERMSIG(status)
+        elif os.WIFEXITED(status):
+            info["exit"] = os.WEXITSTATUS(status)
+    return info
+
+
+def serve(sock: socket.socket, cfg: dict) -> None:
+    """Zygote main loop: fork/finish requests until the socket closes."""
+    loaded = _preload()
+    layers, base = enter_layers(cfg)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sock.send(json.dumps({"k": "ready", "layers": layers, "preloaded": loaded, "pid": os.getpid(),
+                          "vm": _vm_bytes()}).encode())
+    try:
+        while True:
+            try:
+                msg, fds, _, _ = socket.recv_fds(sock, 1 << 16, 2)
+            except (ConnectionError, OSError):
+                break
+            if not msg:
+                break
+            req = json.loads(msg)
+            if req["op"] == "fork":
+                pid = os.fork()
+                if pid == 0:
+                    sock.close()
+                    _child(fds[0], fds[1], req, cfg, layers, base)
+                for fd in fds:
+                    os.close(fd)
+                sock.send(json.dumps({"pid": pid}).encode())
+            elif req["op"] == "finish":
+                sock.send(json.dumps(_finish(req["pid"], cfg, layers, base)).encode())
+            else:
+                break
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def main() -> None:
+    fd = int(sys.argv[1])
+    cfg = json.loads(sys.argv[2])
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    sock = socket.socket(fileno=fd)
+    serve(sock, cfg)
+
+
+if __name__ == "__main__":
+    main()
