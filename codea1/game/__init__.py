@@ -1,1 +1,59 @@
-"""codea1.game"""
+"""The Code-A1 game: parsing, oracle validation, execution matrix, rewards, Mistake Book, TopVar, prompts.
+
+Pure functions over execution results, plus the SQLite Mistake Book; execution goes through
+codea1.sandbox.Executor. See REFERENCE.md sections 2-5 for the algorithm.
+"""
+
+from codea1.game.config import GameConfig
+from codea1.game.mistake_book import BookUpdate, MistakeBook, StoredTest, merge_updates
+from codea1.game.parsing import ParsedSuite, ParsedTest, extract_code, nonprintable_share, parse_test_suite
+from codea1.game.play import (
+    KeptTest,
+    QuestionResult,
+    SuiteOracle,
+    golden_rewards,
+    golden_step,
+    play_question,
+    play_step,
+    validate_suite,
+)
+from codea1.game.rewards import (
+    CodeScore,
+    SuiteScore,
+    SuiteVerdicts,
+    cure_suite_reward,
+    cure_test_rewards,
+    golden_reward,
+    score_candidate,
+)
+from codea1.game.topvar import population_std, topvar_select
+
+__all__ = [
+    "BookUpdate",
+    "CodeScore",
+    "GameConfig",
+    "KeptTest",
+    "MistakeBook",
+    "ParsedSuite",
+    "ParsedTest",
+    "QuestionResult",
+    "StoredTest",
+    "SuiteOracle",
+    "SuiteScore",
+    "SuiteVerdicts",
+    "cure_suite_reward",
+    "cure_test_rewards",
+    "extract_code",
+    "golden_reward",
+    "golden_rewards",
+    "golden_step",
+    "merge_updates",
+    "nonprintable_share",
+    "parse_test_suite",
+    "play_question",
+    "play_step",
+    "population_std",
+    "score_candidate",
+    "topvar_select",
+    "validate_suite",
+]

@@ -1,0 +1,337 @@
+"""The Mistake Book (REFERENCE.md section 4): per question, failing tests and how often they failed.
+
+Stored in SQLite (WAL). Each training step's update is ONE transaction tagged with the step, and every
+row it changes is logged with its value before the step, so `rollback_to(k)` puts the book back exactly
+as it was after step k (a resumed run sees the book of its checkpoint, never half a step).
+Tests are stored normalised: the CALL source plus GT's value encoded with codea1.sandbox.values.to_json
+(canonical JSON text), so two spellings of the same expected value are one test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codea1.errors import UserError
+from codea1.sandbox.values import from_json, to_json
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tests (
+    question_id TEXT NOT NULL,
+    stored_test_key TEXT NOT NULL,
+    call TEXT NOT NULL,
+    expected_json TEXT NOT NULL,
+    frequency INTEGER NOT NULL,
+    first_step INTEGER NOT NULL,
+    PRIMARY KEY (question_id, stored_test_key)
+);
+CREATE TABLE IF NOT EXISTS changes (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    step INTEGER NOT NULL,
+    question_id TEXT NOT NULL,
+    stored_test_key TEXT NOT NULL,
+    call TEXT NOT NULL,
+    expected_json TEXT NOT NULL,
+    old_frequency INTEGER,
+    old_first_step INTEGER
+);
+CREATE INDEX IF NOT EXISTS changes_step ON changes(step);
+CREATE TABLE IF NOT EXISTS steps (
+    step INTEGER PRIMARY KEY,
+    added INTEGER NOT NULL,
+    removed INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    questions INTEGER NOT NULL
+);
+"""
+
+
+def encode_expected(value: Any) -> str:
+    """Canonical JSON text of a plain value (the tagged form of codea1.sandbox.values)."""
+    return json.dumps(to_json(value), sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+
+
+def stored_test_key(call: str, expected_json: str) -> str:
+    return hashlib.sha1(f"{call}\x00{expected_json}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass
+class StoredTest:
+    """One normalised test: `assert CALL == value`, with value GT's output."""
+
+    call: str
+    expected_json: str
+    frequency: int = 1
+    first_step: int = -1
+
+    @classmethod
+    def from_value(cls, call: str, value: Any, frequency: int = 1) -> StoredTest:
+        return cls(call=call, expected_json=encode_expected(value), frequency=frequency)
+
+    @property
+    def expected(self) -> Any:
+        """GT's value, decoded."""
+        return from_json(json.loads(self.expected_json))
+
+    @property
+    def key(self) -> str:
+        return stored_test_key(self.call, self.expected_json)
+
+    @property
+    def statement(self) -> str:
+        """Readable form (display only: repr of a value need not be valid source)."""
+        return f"assert {self.call} == {self.expected!r}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "call": self.call,
+            "expected": json.loads(self.expected_json),
+            "frequency": self.frequency,
+            "first_step": self.first_step,
+            "test": self.statement,
+        }
+
+
+@dataclass
+class BookUpdate:
+    """What one step does to one question's book, from VALID candidates only.
+
+    passed: the book tests a candidate passed, one entry per (candidate, test): frequency -1 each.
+    failed: the kept generated tests a candidate failed, one entry per occurrence: frequency +1 each
+        (inserted with 1 when new).
+    """
+
+    passed: list[StoredTest] = field(default_factory=list)
+    failed: list[StoredTest] = field(default_factory=list)
+
+    def extend(self, other: BookUpdate) -> None:
+        self.passed.extend(other.passed)
+        self.failed.extend(other.failed)
+
+
+class MistakeBook:
+    """A Mistake Book in one SQLite file (created on first use)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=30.0)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"{self.path}: not a usable Mistake Book database ({exc})") from None
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def last_step(self) -> int:
+        """The last step applied, -1 for an empty book."""
+        row = self.conn.execute("SELECT MAX(step) FROM steps").fetchone()
+        return -1 if row[0] is None else int(row[0])
+
+    def retrieve(self, question_id: str, h: int = 8) -> list[StoredTest]:
+        """The question's top-h tests by frequency; ties: older (first_step) first, then by call text
+        and expected value, so every run picks the same set."""
+        if h <= 0:
+            return []
+        rows = self.conn.execute(
+            "SELECT call, expected_json, frequency, first_step FROM tests WHERE question_id = ? "
+            "ORDER BY frequency DESC, first_step ASC, call ASC, expected_json ASC LIMIT ?",
+            (question_id, h),
+        ).fetchall()
+        return [StoredTest(*row) for row in rows]
+
+    def tests(self, question_id: str | None = None) -> dict[str, list[StoredTest]]:
+        """All stored tests, per question, in retrieval order; questions sorted by id."""
+        query = "SELECT question_id, call, expected_json, frequency, first_step FROM tests"
+        params: tuple = ()
+        if question_id is not None:
+            query += " WHERE question_id = ?"
+            params = (question_id,)
+        query += " ORDER BY question_id, frequency DESC, first_step ASC, call ASC, expected_json ASC"
+        out: dict[str, list[StoredTest]] = {}
+        for qid, *rest in self.conn.execute(query, params):
+            out.setdefault(qid, []).append(StoredTest(*rest))
+        return out
+
+    def size(self) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM tests").fetchone()[0])
+
+    def step_log(self) -> list[dict[str, int]]:
+        rows = self.conn.execute("SELECT step, added, removed, size, questions FROM steps ORDER BY step")
+        return [dict(zip(("step", "added", "removed", "size", "questions"), r)) for r in rows]
+
+    def stats(self) -> dict[str, Any]:
+        total = self.conn.execute("SELECT COUNT(*), COUNT(DISTINCT question_id), COALESCE(SUM(frequency), 0) "
+                                  "FROM tests").fetchone()
+        return {
+            "last_step": self.last_step,
+            "tests": int(total[0]),
+            "questions": int(total[1]),
+            "total_frequency": int(total[2]),
+            "steps": self.step_log(),
+        }
+
+    # ------------------------------------------------------------------ writing
+    def apply_step(self, step: int, updates: dict[str, BookUpdate]) -> dict[str, int]:
+        """Applies one training step's updates in ONE transaction and tags it with `step`.
+
+        Per question, book tests passed are decremented first (deleted at 0), then failed generated
+        tests incremented (inserted with 1). Returns {"added", "removed", "size"}: tests that exist
+        after the step and not before, the reverse, and the book's size after. An exception leaves
+        the book exactly as it was. `step` must be larger than `last_step`.
+        """
+        step = int(step)
+        if step <= self.last_step:
+            raise ValueError(f"Mistake Book step {step} is not after the last applied step {self.last_step}; "
+                             "call rollback_to() first when resuming")
+        added = removed = 0
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for qid in sorted(updates):
+                a, r = self._apply_question(step, qid, updates[qid])
+                added += a
+                removed += r
+            size = self.size()
+            conn.execute(
+                "INSERT INTO steps(step, added, removed, size, questions) VALUES (?, ?, ?, ?, ?)",
+                (step, added, removed, size, len(updates)),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return {"added": added, "removed": removed, "size": size}
+
+    def _apply_question(self, step: int, qid: str, update: BookUpdate) -> tuple[int, int]:
+        rows = self.conn.execute(
+            "SELECT stored_test_key, call, expected_json, frequency, first_step FROM tests WHERE question_id = ?",
+            (qid,),
+        ).fetchall()
+        before = {key: (call, exp, freq, first) for key, call, exp, freq, first in rows}
+        current = {key: [call, exp, freq, first] for key, (call, exp, freq, first) in before.items()}
+        for test in update.passed:
+            key = _checked(test).key
+            if key in current:
+                current[key][2] -= 1
+                if current[key][2] <= 0:
+                    del current[key]
+        for test in update.failed:
+            test = _checked(test)
+            key = test.key
+            if key in current:
+                current[key][2] += 1
+            else:
+                current[key] = [test.call, test.expected_json, 1, step]
+        added = removed = 0
+        for key in sorted(set(before) | set(current)):
+            old, new = before.get(key), current.get(key)
+            if old is not None and new is not None and old[2] == new[2]:
+                continue
+            call, exp = (new or old)[0], (new or old)[1]
+            self.conn.execute(
+                "INSERT INTO changes(step, question_id, stored_test_key, call, expected_json, old_frequency, "
+                "old_first_step) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (step, qid, key, call, exp, old[2] if old else None, old[3] if old else None),
+            )
+            if new is None:
+                self.conn.execute("DELETE FROM tests WHERE question_id = ? AND stored_test_key = ?", (qid, key))
+                removed += 1
+            elif old is None:
+                self.conn.execute(
+                    "INSERT INTO tests(question_id, stored_test_key, call, expected_json, frequency, first_step) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (qid, key, call, exp, new[2], new[3]),
+                )
+                added += 1
+            else:
+                self.conn.execute(
+                    "UPDATE tests SET frequency = ? WHERE question_id = ? AND stored_test_key = ?", (new[2], qid, key)
+                )
+        return added, removed
+
+    def rollback_to(self, step: int) -> None:
+        """Undoes every step after `step` (one transaction), so the book is as it was after `step`.
+        rollback_to(-1) empties a book whose whole history is logged."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            rows = conn.execute(
+                "SELECT question_id, stored_test_key, call, expected_json, old_frequency, old_first_step "
+                "FROM changes WHERE step > ? ORDER BY seq DESC",
+                (step,),
+            ).fetchall()
+            for qid, key, call, exp, old_freq, old_first in rows:
+                conn.execute("DELETE FROM tests WHERE question_id = ? AND stored_test_key = ?", (qid, key))
+                if old_freq is not None:
+                    conn.execute(
+                        "INSERT INTO tests(question_id, stored_test_key, call, expected_json, frequency, first_step) "
+                        "VALUES (?, ?, ?, ?, ?, ?)",
+                        (qid, key, call, exp, old_freq, old_first),
+                    )
+            conn.execute("DELETE FROM changes WHERE step > ?", (step,))
+            conn.execute("DELETE FROM steps WHERE step > ?", (step,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    # ------------------------------------------------------------------ output
+    def export(self, path: str | Path | None = None) -> dict[str, Any]:
+        """The whole book as JSON-able data (written to `path` when given)."""
+        data = {
+            "last_step": self.last_step,
+            "steps": self.step_log(),
+            "questions": {qid: [t.to_dict() for t in tests] for qid, tests in self.tests().items()},
+        }
+        if path is not None:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_text(json.dumps(data, indent=1, ensure_ascii=True) + "\n", encoding="utf-8")
+        return data
+
+    def show(self, question_id: str | None = None) -> str:
+        """Deterministic text listing: per question, tests by frequency."""
+        lines = [f"Mistake Book {self.path.name}: last step {self.last_step}, {self.size()} tests"]
+        books = self.tests(question_id)
+        if question_id is not None and not books:
+            lines.append(f"{question_id}: no tests")
+        for qid, tests in books.items():
+            lines.append(f"{qid} ({len(tests)} tests)")
+            for t in tests:
+                lines.append(f"  {t.frequency:4d}  step {t.first_step:<4d} {_clip(t.statement)}")
+        return "\n".join(lines)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _checked(test: StoredTest) -> StoredTest:
+    if not isinstance(test, StoredTest) or not isinstance(test.call, str) or not isinstance(test.expected_json, str):
+        raise TypeError(f"Mistake Book update entries must be StoredTest records, got {test!r}")
+    return test
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def merge_updates(items: Iterable[tuple[str, BookUpdate]]) -> dict[str, BookUpdate]:
+    """Groups (question_id, update) pairs into one update per question."""
+    out: dict[str, BookUpdate] = {}
+    for qid, update in items:
+        out.setdefault(qid, BookUpdate()).extend(update)
+    return out

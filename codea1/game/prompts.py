@@ -1,0 +1,88 @@
+"""Chat prompts of the game, in this project's own words (structure: REFERENCE.md section 2).
+
+Each function returns chat messages [{"role", "content"}]; the policy renders them with its model's
+chat template. The white-box test prompt shows the candidate code, always labelled as possibly wrong.
+"""
+
+from __future__ import annotations
+
+from codea1.data.problem import Problem
+
+CODE_SYSTEM = (
+    "You are an expert Python programmer. You write correct, complete and efficient solutions."
+)
+
+CODE_TEMPLATE = """Solve the following programming task in Python.
+
+{prompt}
+
+Write the complete function `{entry_point}` together with any imports and helpers it needs.
+Reply with a single ```python code block and nothing after it."""
+
+TEST_SYSTEM = (
+    "You are an expert software tester. You write short, precise unit tests that expose bugs."
+)
+
+WHITEBOX_TEMPLATE = """Here is a programming task and a candidate implementation of it.
+
+### Task
+{description}
+
+### Candidate implementation (it may contain bugs)
+```python
+{code}
+```
+
+Write {n_tests} unit tests that check `{entry_point}` against the task, so that a wrong implementation
+fails. Read the candidate carefully and aim at the inputs where it is most likely to go wrong: gaps in
+its logic, boundary values, empty or extreme inputs, rarely taken branches. Each test must be true for
+a correct solution of the task, whatever the candidate does. Avoid near-duplicates.
+
+Rules:
+- one line per test, of the form `assert {entry_point}(...) == expected_value`, with the exact expected value;
+- all tests in a single ```python code block;
+- only the first {n_tests} tests count."""
+
+BLACKBOX_TEMPLATE = """Here is a programming task.
+
+### Task
+{description}
+
+Write {n_tests} unit tests that check an implementation of `{entry_point}` against the task, so that a
+wrong implementation fails. Think about where implementations usually go wrong: boundary values, empty
+or extreme inputs, special cases the task mentions. Each test must be true for a correct solution.
+Avoid near-duplicates.
+
+Rules:
+- one line per test, of the form `assert {entry_point}(...) == expected_value`, with the exact expected value;
+- all tests in a single ```python code block;
+- only the first {n_tests} tests count."""
+
+
+def code_messages(problem: Problem) -> list[dict[str, str]]:
+    """Messages asking the code policy for a solution of `problem`."""
+    user = CODE_TEMPLATE.format(prompt=problem.prompt.strip(), entry_point=problem.entry_point)
+    return [{"role": "system", "content": CODE_SYSTEM}, {"role": "user", "content": user}]
+
+
+def test_messages_whitebox(problem: Problem, code: str, n_tests: int = 8) -> list[dict[str, str]]:
+    """Messages asking the test policy to attack one candidate `code` (white-box, Code-A1)."""
+    user = WHITEBOX_TEMPLATE.format(
+        description=problem.description.strip(),
+        code=code.strip() or "# (the candidate wrote no code)",
+        entry_point=problem.entry_point,
+        n_tests=n_tests,
+    )
+    return [{"role": "system", "content": TEST_SYSTEM}, {"role": "user", "content": user}]
+
+
+def test_messages_blackbox(problem: Problem, n_tests: int = 8) -> list[dict[str, str]]:
+    """Messages asking for tests from the task alone (black-box; the Self-Play baseline)."""
+    user = BLACKBOX_TEMPLATE.format(
+        description=problem.description.strip(), entry_point=problem.entry_point, n_tests=n_tests
+    )
+    return [{"role": "system", "content": TEST_SYSTEM}, {"role": "user", "content": user}]
+
+
+test_messages_whitebox.__test__ = False  # type: ignore[attr-defined]  # not pytest tests
+test_messages_blackbox.__test__ = False  # type: ignore[attr-defined]
