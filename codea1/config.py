@@ -43,6 +43,8 @@ class TrainSection:
                                  low=1)
     keep_checkpoints: int = knob(2, "keep the newest N complete checkpoints, delete older ones", low=1)
     torch_threads: int = knob(1, "torch intra-op threads (1 is fastest while the sandbox is busy)", low=1)
+    golden_pass_rate: bool = knob(True, "a1/selfplay: also run each code on the dataset's golden tests "
+                                        "(metric golden_pass_rate only, not a reward)")
     log_rollouts: bool = knob(True, "write rollouts/step_K.jsonl (score input format plus scores)")
     tensorboard: bool = knob(False, "also log metrics to TensorBoard (needs the 'tensorboard' extra)")
     wandb: bool = knob(False, "also log metrics to Weights & Biases (needs the 'wandb' extra)")
@@ -119,7 +121,8 @@ class OptimSection:
     kl_coef: float = knob(0.001, "KL loss coefficient to the frozen initial model (0 disables)", low=0.0)
     kl_type: str = knob("low_var_kl", "KL estimator", choices=("low_var_kl", "k1", "k2"))
     loss_agg: str = knob("token-mean", "loss aggregation",
-                         choices=("token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm"))
+                         choices=("token-mean", "seq-mean-token-mean", "seq-mean-token-sum",
+                                  "seq-mean-token-sum-norm"))
     adv_std_norm: bool = knob(True, "divide group advantages by the group std")
     mini_batches: int = knob(2, "optimiser steps per training step (the batch is split in this many)",
                              low=1)
