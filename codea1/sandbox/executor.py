@@ -31,7 +31,8 @@ from codea1.sandbox import values
 from codea1.sandbox.asserts import split_assert
 
 FULL_LEVEL = "netns+mntns+uid+rlimits"
-MAX_FRAME = 48 << 20  # bytes of one result frame; a larger announced frame is a protocol violation
+MAX_FRAME = 16 << 20  # bytes of one result frame; a larger announced frame is a protocol violation
+ZYGOTE_REPLY_TIMEOUT = 60.0  # seconds for the zygote to fork or clean up; past that it is restarted
 GRACE = 0.25  # seconds added to each wall deadline for the frame to travel
 NOBODY_GID = 65534
 DEFAULT_UID_BASE = 65534  # slot k runs as uid DEFAULT_UID_BASE - k (65534 = nobody for slot 0)
@@ -112,23 +113,25 @@ class _Slot:
     def start(self) -> None:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pkg_root = str(Path(__file__).resolve().parents[2])
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDA", "HF_", "WANDB"))}
-        env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        env["PYTHONHASHSEED"] = "0"
+        # a minimal environment: the children's memory starts as a copy of the zygote's, so no secrets
+        env = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT") if k in os.environ}
+        extra = os.environ.get("PYTHONPATH")
+        env.update(PYTHONPATH=pkg_root + (os.pathsep + extra if extra else ""), PYTHONDONTWRITEBYTECODE="1",
+                   PYTHONHASHSEED="0", PYTHONNOUSERSITE="1")
         self.proc = subprocess.Popen(
-            [sys.executable, "-s", "-m", "codea1.sandbox.zygote", str(child.fileno()), json.dumps(self.cfg)],
+            [sys.executable, "-m", "codea1.sandbox.zygote", str(child.fileno())],
             pass_fds=(child.fileno(),), env=env, stdin=subprocess.DEVNULL, start_new_session=True,
         )
         child.close()
         self.sock = parent
         parent.settimeout(120)
         try:
+            parent.send(json.dumps(self.cfg).encode())
             hello = json.loads(parent.recv(1 << 16))
         except (OSError, ValueError) as exc:
             self.close()
             raise SandboxError(f"sandbox zygote did not start: {exc}") from exc
-        parent.settimeout(None)
+        parent.settimeout(ZYGOTE_REPLY_TIMEOUT)
         self.layers = hello["layers"]
         self.vm = hello["vm"]
 
@@ -139,10 +142,22 @@ class _Slot:
             socket.send_fds(self.sock, [data], fds)
         else:
             self.sock.send(data)
-        reply = self.sock.recv(1 << 16)
+        try:
+            reply = self.sock.recv(1 << 16)
+        except TimeoutError as exc:
+            raise SandboxError("sandbox zygote did not answer") from exc
         if not reply:
             raise SandboxError("sandbox zygote exited")
         return json.loads(reply)
+
+    def finish(self, pid: int) -> dict:
+        """Asks the zygote to end child `pid` (and all it left); restarts a zygote that fails to answer."""
+        try:
+            return self.request({"op": "finish", "pid": pid})
+        except (OSError, SandboxError, ValueError):
+            self.close()  # killing the zygote kills its children (parent-death signal)
+            self.start()
+            return {}
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -304,8 +319,7 @@ class Executor:
                        progress: Callable[[int, int], None] | None = None) -> list[JobResult]:
         """Batch form of `run_tests` over (code, tests) pairs, run in parallel; results in input order."""
         parsed: list[list[tuple[str, str, Any] | None]] = []
-        oracle_jobs: list[Job] = []
-        oracle_slots: list[tuple[int, int]] = []
+        oracle: dict[int, list[tuple[int, str]]] = {}  # item -> [(test index, EXPECTED source)]
         for n, (_, tests) in enumerate(items):
             row = []
             for t, stmt in enumerate(tests):
@@ -318,18 +332,16 @@ class Executor:
                     row.append((call, op, _literal(expected_src)))
                 except ValueError:
                     row.append((call, op, _PENDING))
-                    oracle_slots.append((n, t))
-                    oracle_jobs.append(Job(id=f"expected-{n}-{t}", code="", calls=[expected_src],
-                                           timeout=timeout))
+                    oracle.setdefault(n, []).append((t, expected_src))
             parsed.append(row)
-        if oracle_jobs:  # EXPECTED expressions that are not literals: a clean child, no candidate code
-            for (n, t), res in zip(oracle_slots, self.run(oracle_jobs)):
-                call, op, _ = parsed[n][t]
-                r = res.results[0] if res.defined and res.results else None
-                value = r.value if r is not None and r.status == "ok" else _INVALID
-                if value is values.UNSERIALIZABLE or values.contains_unserializable(value):
-                    value = _INVALID
-                parsed[n][t] = (call, op, value) if value is not _INVALID else None
+        if oracle:  # EXPECTED expressions that are not literals: a clean child, no candidate code
+            keys = list(oracle)
+            jobs = [Job(id=f"expected-{n}", code=ORACLE_PRELUDE, calls=[src for _, src in oracle[n]],
+                        timeout=timeout) for n in keys]
+            for n, res in zip(keys, self.run(jobs)):
+                for (t, _), r in zip(oracle[n], res.results):
+                    ok = res.defined and r.status == "ok" and not values.contains_unserializable(r.value)
+                    parsed[n][t] = (parsed[n][t][0], parsed[n][t][1], r.value) if ok else None
         jobs, index = [], []
         for n, ((code, _), row) in enumerate(zip(items, parsed)):
             keep = [(t, p) for t, p in enumerate(row) if p is not None]
@@ -396,7 +408,7 @@ class Executor:
             try:
                 frame = reader.read(time.monotonic() + self.define_timeout + GRACE)
                 if type(frame) is not dict or frame.get("k") not in ("defined", "undefined"):
-                    info = slot.request({"op": "finish", "pid": pid})
+                    info = slot.finish(pid)
                     why = {"timeout": f"timed out after {self.define_timeout:g}s while running the code"}.get(
                         frame if type(frame) is str else "", f"crashed while running the code ({_signal_name(info)})")
                     if first:
@@ -405,7 +417,7 @@ class Executor:
                         results[i] = CallResult("crash", error=f"could not run the code again: {why}")
                     break
                 if frame["k"] == "undefined":
-                    slot.request({"op": "finish", "pid": pid})
+                    slot.finish(pid)
                     err = str(frame.get("error"))[:300]
                     if first:
                         return JobResult(job.id, False, err, [CallResult("invalid", error=err) for _ in calls])
@@ -424,7 +436,7 @@ class Executor:
                         else:
                             results[i] = CallResult("error", None, str(frame.get("error"))[:300], took)
                         continue
-                    info = slot.request({"op": "finish", "pid": pid})
+                    info = slot.finish(pid)
                     ended = True
                     if frame == "timeout":
                         results[i] = CallResult("timeout", error=f"no result within {timeout:g}s", seconds=took)
@@ -439,7 +451,7 @@ class Executor:
                     if type(frame) is dict and frame.get("k") == "done":
                         out = frame.get("out")
                         stdout = out[:4096] if type(out) is str else ""
-                    slot.request({"op": "finish", "pid": pid})
+                    slot.finish(pid)
                     start = n
             finally:
                 os.close(res_r)
@@ -498,7 +510,7 @@ class _Pending:
 
 
 _PENDING = _Pending()
-_INVALID = _Pending()
+ORACLE_PRELUDE = "import math\n"  # names an EXPECTED expression may use in its clean child
 
 
 def _literal(source: str) -> Any:

@@ -22,8 +22,8 @@ import sys
 from typing import Any
 
 MAX_DEPTH = 64  # nesting levels
-MAX_ITEMS = 200_000  # containers' elements, all levels together
-MAX_CHARS = 4_000_000  # characters of str plus bytes of bytes, all together
+MAX_ITEMS = 100_000  # containers' elements, all levels together
+MAX_CHARS = 1_000_000  # characters of str plus bytes of bytes, all together
 
 
 class _Unserializable:
@@ -87,7 +87,7 @@ def _enc(v: Any, depth: int, budget: list[int]) -> Any:
         bits = v.bit_length()
         if bits <= 12_000:  # below Python's 4300-digit str() limit: a JSON number
             return v
-        if bits > 4_000_000:
+        if bits > 1_000_000:
             raise _TooLarge("int")
         budget[1] -= bits // 4
         if budget[1] < 0:
@@ -162,7 +162,7 @@ def _dec(o: Any, depth: int) -> Any:
             out[_dec(pair[0], depth - 1)] = _dec(pair[1], depth - 1)
         return out
     if tag == "int":
-        if type(v) is not str or len(v) > 1_100_000:
+        if type(v) is not str or len(v) > 300_000:
             raise ValueError("bad int")
         return int(v, 16)
     if tag == "float":

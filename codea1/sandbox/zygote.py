@@ -42,21 +42,21 @@ from codea1.sandbox import values
 # Modules a candidate may import: imported here, before privileges are dropped, because the sandbox uid
 # may not be able to read the interpreter's files.
 PRELOAD = (
-    'math', 'cmath', 'collections', 'collections.abc', 'itertools', 'functools', 'heapq', 'bisect', 're', 'string', 'typing', 'fractions',
-    'decimal', 'statistics', 'datetime', 'json', 'copy', 'operator', 'random', 'array', 'struct', 'numbers', 'enum', 'dataclasses',
-    'textwrap', 'unicodedata', 'calendar', 'hashlib', 'queue', 'abc', 'io', 'contextlib', 'time', 'sys', 'os', 'types', 'keyword',
-    'encodings.utf_8', 'encodings.latin_1', 'encodings.ascii', 'encodings.utf_16', 'encodings.utf_32',
-    'encodings.cp1252', 'encodings.idna', 'encodings.unicode_escape', 'encodings.raw_unicode_escape',
-    'encodings.hex_codec', 'encodings.base64_codec', 'base64', 'binascii', 'pprint', 'reprlib', 'weakref', 'zlib',
-    'difflib', 'graphlib', 'locale', 'traceback', 'linecache', 'tokenize', 'ast', 'threading',
-    'signal', 'warnings', 'typing_extensions', 'sortedcontainers', 'numpy',
+    "math", "cmath", "collections", "collections.abc", "itertools", "functools", "heapq", "bisect", "re", "string", "typing",
+    "fractions", "decimal", "statistics", "datetime", "json", "copy", "operator", "random", "array", "struct", "numbers", "enum",
+    "dataclasses", "textwrap", "unicodedata", "calendar", "hashlib", "queue", "abc", "io", "contextlib", "time", "sys", "os", "types",
+    "keyword", "encodings.utf_8", "encodings.latin_1", "encodings.ascii", "encodings.utf_16", "encodings.utf_32",
+    "encodings.cp1252", "encodings.idna", "encodings.unicode_escape", "encodings.raw_unicode_escape",
+    "encodings.hex_codec", "encodings.base64_codec", "base64", "binascii", "pprint", "reprlib", "weakref", "zlib", "difflib",
+    "graphlib", "locale", "traceback", "linecache", "tokenize", "ast", "threading", "signal", "warnings", "secrets", "uuid", "pathlib",
+    "csv", "shlex", "fnmatch", "glob", "tempfile", "platform", "_strptime", "typing_extensions", "sortedcontainers", "numpy",
 )
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWNET = 0x40000000
 CLONE_NEWUSER = 0x10000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 36, 38
 
 MAX_OUTPUT = 4096  # characters of captured stdout/stderr sent back
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -282,6 +282,11 @@ def _finish(pid: int, cfg: dict, layers: list[str], base: str) -> dict:
         _, status = os.waitpid(pid, 0)
     except ChildProcessError:
         pass
+    try:  # reap orphans (killed above) that were re-parented to this subreaper
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
     shutil.rmtree(os.path.join(base, f"job-{pid}"), ignore_errors=True)
     info = {"status": status}
     if status is not None:
@@ -325,10 +330,13 @@ def serve(sock: socket.socket, cfg: dict) -> None:
 
 
 def main() -> None:
-    fd = int(sys.argv[1])
-    cfg = json.loads(sys.argv[2])
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    sock = socket.socket(fileno=fd)
+    """Entry point: `python -m codea1.sandbox.zygote FD`; the config arrives as the first message on FD.
+
+    The zygote ends when the parent's end of the socket closes (the parent exited or closed the slot).
+    """
+    sock = socket.socket(fileno=int(sys.argv[1]))
+    cfg = json.loads(sock.recv(1 << 20))
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of children come back here to be reaped
     serve(sock, cfg)
 
 
