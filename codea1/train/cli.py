@@ -1,0 +1,82 @@
+"""`codea1 train`, `codea1 demo`, `codea1 report`."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from codea1.errors import UserError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="train the Code LLM and Test LLM (a1), or a baseline (golden, selfplay)",
+                       description="Train with a YAML config plus dotted key=value overrides "
+                                   "(e.g. game.M=4 optim.lr=1e-5), or resume a run directory.")
+    p.add_argument("--config", type=Path, help="YAML config (see configs/); defaults apply to missing keys")
+    p.add_argument("--run-dir", type=Path, help="new run directory (default runs/<config>-<time>)")
+    p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue this run from its last checkpoint")
+    p.add_argument("--max-steps", type=int, help="stop at this step (total, not additional)")
+    p.add_argument("--no-progress", action="store_true", help="no live progress display")
+    p.add_argument("--list-keys", action="store_true", help="print every config key with its help and exit")
+    p.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. game.M=4")
+    p.set_defaults(func=_train)
+
+    d = sub.add_parser("demo", help="a short Code-A1 run of SmolLM2-135M on CPU, then a before/after eval",
+                       description="Runs the smollm2-cpu preset for a few steps on the bundled train split, "
+                                   "evaluates the code policy before and after on held-out problems and "
+                                   "writes a report. About 10-15 minutes on 2 CPU cores.")
+    d.add_argument("--run-dir", type=Path, help="run directory (default runs/demo-<time>)")
+    d.add_argument("--steps", type=int, default=None, help="training steps (default: the preset's)")
+    d.add_argument("--config", type=Path, default=None, help="preset to use (default configs/smollm2-cpu.yaml)")
+    d.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
+    d.set_defaults(func=_demo)
+
+    r = sub.add_parser("report", help="write report.html and PNG plots for a run directory")
+    r.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    r.add_argument("--examples", type=int, default=3, help="example rollouts shown")
+    r.set_defaults(func=_report)
+
+
+def _train(args: argparse.Namespace) -> int:
+    from codea1.config import describe_keys, load_config
+    from codea1.train.loop import train
+    from codea1.train.run_dir import RunDir
+
+    if args.list_keys:
+        for key, type_name, default, help_text in describe_keys():
+            print(f"{key:34s} {type_name:10s} {default!r:>14}  {help_text}")
+        return 0
+    if args.max_steps is not None and args.max_steps < 1:
+        raise UserError(f"--max-steps must be >= 1, got {args.max_steps}")
+    if args.resume:
+        if args.config or args.run_dir or args.overrides:
+            raise UserError("--resume takes only the run directory (and --max-steps); the run's own "
+                            "config.yaml is used unchanged")
+        run = RunDir.open(args.resume)
+        cfg = run.load_config()
+        train(cfg, run.root, resume=True, max_steps=args.max_steps,
+              progress=False if args.no_progress else None)
+        print(f"run directory: {run.root}")
+        return 0
+    cfg = load_config(args.config, args.overrides)
+    run_dir = args.run_dir or Path("runs") / f"{args.config.stem if args.config else 'default'}-" \
+                                              f"{time.strftime('%Y%m%d-%H%M%S')}"
+    train(cfg, run_dir, max_steps=args.max_steps, progress=False if args.no_progress else None)
+    print(f"run directory: {run_dir}")
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from codea1.train.demo import run_demo
+
+    run_demo(run_dir=args.run_dir, steps=args.steps, config=args.config, overrides=args.overrides)
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from codea1.train.report import write_report
+
+    path = write_report(args.run_dir, examples=args.examples)
+    print(f"report: {path}")
+    return 0

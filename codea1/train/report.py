@@ -1,0 +1,233 @@
+"""`codea1 report RUN_DIR`: one HTML page with PNG plots and a few example rollouts of a run.
+
+Plots (matplotlib, Agg backend, written to RUN_DIR/plots/): rewards of both policies, pass rates
+(golden tests, generated tests, Mistake Book), Mistake Book size/added/removed, valid_ratio vs adv,
+and the time of each phase per step. Works on a run in progress (reads whatever steps exist).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from codea1.errors import UserError
+from codea1.train.metrics import read_metrics
+from codea1.train.run_dir import RunDir
+
+PHASE_KEYS = [("time_gen_code", "generate code"), ("time_gen_tests", "generate tests"),
+              ("time_execute", "execute"), ("time_learn", "learn")]
+
+
+def _series(rows: list[dict], key: str) -> tuple[list[int], list[float]]:
+    xs, ys = [], []
+    for row in rows:
+        value = row.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            xs.append(int(row["step"]))
+            ys.append(float(value))
+    return xs, ys
+
+
+def _line_plot(path: Path, rows: list[dict], keys: list[tuple[str, str]], title: str, ylabel: str) -> bool:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    drawn = False
+    for key, label in keys:
+        xs, ys = _series(rows, key)
+        if xs:
+            ax.plot(xs, ys, marker="o", markersize=3, label=label)
+            drawn = True
+    if drawn:
+        ax.set_title(title)
+        ax.set_xlabel("step")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return drawn
+
+
+def _valid_adv_plot(path: Path, rows: list[dict]) -> bool:
+    import matplotlib.pyplot as plt
+
+    pts = [(r["step"], r["valid_ratio"], r["adv"]) for r in rows
+           if isinstance(r.get("valid_ratio"), (int, float)) and isinstance(r.get("adv"), (int, float))]
+    if not pts:
+        return False
+    fig, ax = plt.subplots(figsize=(5, 4))
+    sc = ax.scatter([p[1] for p in pts], [p[2] for p in pts], c=[p[0] for p in pts], cmap="viridis")
+    fig.colorbar(sc, ax=ax, label="step")
+    ax.set_xlabel("valid_ratio (mean per step)")
+    ax.set_ylabel("adv (mean per step)")
+    ax.set_title("Test LLM: validity vs attack")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def _phase_plot(path: Path, rows: list[dict]) -> bool:
+    import matplotlib.pyplot as plt
+
+    if not rows:
+        return False
+    steps = [int(r["step"]) for r in rows]
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    bottom = [0.0] * len(rows)
+    for key, label in PHASE_KEYS:
+        values = [float(r.get(key) or 0.0) for r in rows]
+        ax.bar(steps, values, bottom=bottom, label=label)
+        bottom = [b + v for b, v in zip(bottom, values)]
+    other = [max(float(r.get("time_step") or 0.0) - b, 0.0) for r, b in zip(rows, bottom)]
+    ax.bar(steps, other, bottom=bottom, label="other (bookkeeping)")
+    ax.set_xlabel("step")
+    ax.set_ylabel("seconds")
+    ax.set_title("Time per phase")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def make_plots(rows: list[dict], plots_dir: Path) -> list[tuple[str, str]]:
+    """Writes the PNGs; returns (file name, caption) of those that had data."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    plots_dir.mkdir(parents=True, exist_ok=True)
+    out = []
+    specs = [
+        ("rewards.png", "Mean rewards of both policies",
+         [("code_reward", "code reward R_C"), ("test_reward", "test reward R_T (all suites)"),
+          ("test_reward_selected", "R_T (TopVar-selected)")], "reward"),
+        ("pass_rates.png", "Pass rates of the Code LLM",
+         [("golden_pass_rate", "golden tests"), ("gen_pass", "generated tests (gen_pass)"),
+          ("hist_pass", "Mistake Book (hist_pass)"), ("code_valid_frac", "valid codes")], "rate"),
+        ("mistake_book.png", "Mistake Book",
+         [("mistake_book_size", "size"), ("mistake_book_added", "added"),
+          ("mistake_book_removed", "removed")], "tests"),
+        ("policy_stats.png", "GRPO statistics",
+         [("code_kl", "code KL"), ("test_kl", "test KL"), ("code_clip_frac", "code clip fraction"),
+          ("test_clip_frac", "test clip fraction")], "value"),
+    ]
+    for name, title, keys, ylabel in specs:
+        if _line_plot(plots_dir / name, rows, keys, title, ylabel):
+            out.append((name, title))
+    if _valid_adv_plot(plots_dir / "valid_vs_adv.png", rows):
+        out.append(("valid_vs_adv.png", "valid_ratio vs adv, one point per step"))
+    if _phase_plot(plots_dir / "phase_times.png", rows):
+        out.append(("phase_times.png", "Seconds per phase and step"))
+    return out
+
+
+def _last_rollouts(run: RunDir) -> tuple[int | None, list[dict]]:
+    files = []
+    for path in run.rollouts_dir.glob("step_*.jsonl") if run.rollouts_dir.is_dir() else []:
+        try:
+            files.append((int(path.stem.split("_", 1)[1]), path))
+        except ValueError:
+            continue
+    if not files:
+        return None, []
+    step, path = max(files)
+    lines = []
+    for text in path.read_text(encoding="utf-8").splitlines():
+        try:
+            lines.append(json.loads(text))
+        except json.JSONDecodeError:
+            continue
+    return step, lines
+
+
+def _question_texts(run: RunDir) -> dict[str, str]:
+    """Problem prompts by id, when the run's dataset can still be loaded (else the report shows ids)."""
+    try:
+        from codea1.data import load_problems
+
+        cfg = run.load_config()
+        return {p.id: p.prompt for p in load_problems(cfg.data.train)}
+    except (UserError, OSError, ValueError, ImportError):  # dataset moved: the report shows ids instead
+        return {}
+
+
+def _example_html(line: dict, question: str) -> str:
+    esc = html.escape
+    parts = [f"<h3>{esc(str(line.get('question_id')))}</h3>"]
+    if question:
+        parts.append(f"<details><summary>question</summary><pre>{esc(question)}</pre></details>")
+    scores = line.get("scores") or {}
+    code_scores = scores.get("codes") or []
+    golden = scores.get("golden_rewards")
+    for m, code in enumerate(line.get("codes", [])[:2]):
+        score = code_scores[m] if m < len(code_scores) else {}
+        verdict = ""
+        if score:
+            verdict = (f"valid={score.get('valid')} code_reward={score.get('code_reward', 0):.3f} "
+                       f"hist_pass={score.get('hist_pass', 0):.3f} "
+                       f"topvar_selected={score.get('topvar_selected')}")
+        elif golden is not None and m < len(golden):
+            verdict = f"golden reward={golden[m]:.3f}"
+        parts.append(f"<h4>code {m}</h4><p>{esc(verdict)}</p><pre>{esc(code.get('response', ''))}</pre>")
+        suites = score.get("suites") or []
+        for n, tests in enumerate(code.get("tests", [])[:2]):
+            s = suites[n] if n < len(suites) else {}
+            sv = (f"valid_tests={s.get('valid_tests')} invalid={s.get('invalid_tests')} "
+                  f"gen_fail={s.get('gen_fail', 0):.3f} adv={s.get('adv', 0):.3f} "
+                  f"test_reward={s.get('test_reward', 0):.3f}") if s else ""
+            parts.append(f"<h5>attacking suite {n}</h5><p>{esc(sv)}</p><pre>{esc(tests)}</pre>")
+    return "\n".join(parts)
+
+
+def _summary_table(rows: list[dict]) -> str:
+    if not rows:
+        return "<p>No steps logged yet.</p>"
+    keys = ["code_reward", "test_reward", "golden_pass_rate", "valid_ratio", "adv", "mistake_book_size",
+            "time_step", "outside_model_frac"]
+    first, last = rows[0], rows[-1]
+    body = "".join(
+        f"<tr><td>{k}</td><td>{first.get(k, '')!s:.8}</td><td>{last.get(k, '')!s:.8}</td></tr>"
+        for k in keys if k in last
+    )
+    return (f"<table><tr><th>metric</th><th>step {first['step']}</th><th>step {last['step']}</th></tr>"
+            f"{body}</table>")
+
+
+def write_report(run_dir: str | Path, examples: int = 3) -> Path:
+    """Writes RUN_DIR/report.html (+ plots/*.png) and returns the HTML path."""
+    run = RunDir.open(run_dir)
+    rows = read_metrics(run.metrics_path)
+    if not rows:
+        raise UserError(f"{run.metrics_path}: no metrics yet; the run has not finished a step")
+    plots = make_plots(rows, run.plots_dir)
+    step, lines = _last_rollouts(run)
+    texts = _question_texts(run) if lines else {}
+    cfg_text = run.config_path.read_text(encoding="utf-8")
+    esc = html.escape
+    images = "\n".join(f'<figure><img src="plots/{name}" alt="{esc(caption)}"><figcaption>{esc(caption)}'
+                       f"</figcaption></figure>" for name, caption in plots)
+    example_html = "\n".join(_example_html(line, texts.get(str(line.get("question_id")), ""))
+                             for line in lines[:examples])
+    page = f"""<!doctype html>
+<html><head><meta charset="utf-8"><title>codea1 run {esc(run.root.name)}</title>
+<style>body{{font-family:sans-serif;max-width:1100px;margin:auto}} figure{{display:inline-block;margin:6px}}
+pre{{background:#f4f4f4;padding:6px;overflow-x:auto;max-height:320px}} td,th{{padding:2px 10px}}</style>
+</head><body>
+<h1>codea1 run {esc(run.root.name)}</h1>
+<p>{len(rows)} step(s) logged.</p>
+{_summary_table(rows)}
+<h2>Plots</h2>
+{images}
+<h2>Example rollouts (step {step if step is not None else '-'})</h2>
+{example_html or '<p>No rollouts written.</p>'}
+<h2>Config</h2>
+<pre>{esc(cfg_text)}</pre>
+</body></html>
+"""
+    run.report_path.write_text(page, encoding="utf-8")
+    return run.report_path
