@@ -40,3 +40,12 @@ def test_prompts_structure():
     black = prompts.test_messages_blackbox(problem())
     assert "Add two numbers." in black[1]["content"] and "return a" not in black[1]["content"]
     assert "first 8 tests" in black[1]["content"]
+
+
+def test_test_messages_follows_the_config():
+    from codea1.game import GameConfig
+
+    white = prompts.test_messages(problem(), "def add(a, b): return 0", GameConfig(tests_requested=3))
+    assert "return 0" in white[1]["content"] and "first 3 tests" in white[1]["content"]
+    black = prompts.test_messages(problem(), "def add(a, b): return 0", GameConfig(blackbox_tests=True))
+    assert "return 0" not in black[1]["content"]

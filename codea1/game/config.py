@@ -27,6 +27,9 @@ class GameConfig:
     test_timeout: per-call time limit in seconds, for GT and for candidates.
     float_tol: None compares values exactly; a number compares floats with that abs/rel tolerance.
     test_reward: "a1" (Code-A1's R_T) or "cure" (CURE's per-test reward, averaged over a suite).
+    blackbox_tests: the test prompt shows only the question, not the candidate (the Self-Play
+        baseline, where one policy writes both); prompts.test_messages follows this flag.
+    tests_requested: how many tests the test prompt asks for.
     """
 
     alpha: float = 0.5
@@ -39,6 +42,8 @@ class GameConfig:
     test_timeout: float = 2.0
     float_tol: float | None = None
     test_reward: str = "a1"
+    blackbox_tests: bool = False
+    tests_requested: int = 8
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

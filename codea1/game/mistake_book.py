@@ -183,20 +183,23 @@ class MistakeBook:
         """Applies one training step's updates in ONE transaction and tags it with `step`.
 
         Per question, book tests passed are decremented first (deleted at 0), then failed generated
-        tests incremented (inserted with 1). Returns {"added", "removed", "size"}: tests that exist
-        after the step and not before, the reverse, and the book's size after. An exception leaves
-        the book exactly as it was. `step` must be larger than `last_step`.
+        tests incremented (inserted with 1). Returns {"added", "removed", "size"}: tests inserted,
+        tests deleted (at frequency 0), and the book's size after; plus "questions":
+        the same three numbers per updated question. An exception leaves the book exactly as it was.
+        `step` must be larger than `last_step`.
         """
         step = int(step)
         if step <= self.last_step:
             raise ValueError(f"Mistake Book step {step} is not after the last applied step {self.last_step}; "
                              "call rollback_to() first when resuming")
         added = removed = 0
+        per_question: dict[str, dict[str, int]] = {}
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
             for qid in sorted(updates):
-                a, r = self._apply_question(step, qid, updates[qid])
+                a, r, n = self._apply_question(step, qid, updates[qid])
+                per_question[qid] = {"added": a, "removed": r, "size": n}
                 added += a
                 removed += r
             size = self.size()
@@ -208,21 +211,28 @@ class MistakeBook:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        return {"added": added, "removed": removed, "size": size}
+        return {"added": added, "removed": removed, "size": size, "questions": per_question}
 
-    def _apply_question(self, step: int, qid: str, update: BookUpdate) -> tuple[int, int]:
+    def _apply_question(self, step: int, qid: str, update: BookUpdate) -> tuple[int, int, int]:
+        """Applies one question's update; returns (added, removed, size after).
+
+        added/removed count events in the reference order: a test deleted at 0 by the passes and
+        failed again in the same step counts once as removed and once as added (and restarts at 1).
+        """
         rows = self.conn.execute(
             "SELECT stored_test_key, call, expected_json, frequency, first_step FROM tests WHERE question_id = ?",
             (qid,),
         ).fetchall()
         before = {key: (call, exp, freq, first) for key, call, exp, freq, first in rows}
         current = {key: [call, exp, freq, first] for key, (call, exp, freq, first) in before.items()}
+        added = removed = 0
         for test in update.passed:
             key = _checked(test).key
             if key in current:
                 current[key][2] -= 1
                 if current[key][2] <= 0:
                     del current[key]
+                    removed += 1
         for test in update.failed:
             test = _checked(test)
             key = test.key
@@ -230,10 +240,10 @@ class MistakeBook:
                 current[key][2] += 1
             else:
                 current[key] = [test.call, test.expected_json, 1, step]
-        added = removed = 0
+                added += 1
         for key in sorted(set(before) | set(current)):
             old, new = before.get(key), current.get(key)
-            if old is not None and new is not None and old[2] == new[2]:
+            if old is not None and new is not None and (old[2], old[3]) == (new[2], new[3]):
                 continue
             call, exp = (new or old)[0], (new or old)[1]
             self.conn.execute(
@@ -243,19 +253,18 @@ class MistakeBook:
             )
             if new is None:
                 self.conn.execute("DELETE FROM tests WHERE question_id = ? AND stored_test_key = ?", (qid, key))
-                removed += 1
             elif old is None:
                 self.conn.execute(
                     "INSERT INTO tests(question_id, stored_test_key, call, expected_json, frequency, first_step) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
                     (qid, key, call, exp, new[2], new[3]),
                 )
-                added += 1
             else:
                 self.conn.execute(
-                    "UPDATE tests SET frequency = ? WHERE question_id = ? AND stored_test_key = ?", (new[2], qid, key)
+                    "UPDATE tests SET frequency = ?, first_step = ? WHERE question_id = ? AND stored_test_key = ?",
+                    (new[2], new[3], qid, key),
                 )
-        return added, removed
+        return added, removed, len(current)
 
     def rollback_to(self, step: int) -> None:
         """Undoes every step after `step` (one transaction), so the book is as it was after `step`.

@@ -7,6 +7,7 @@ chat template. The white-box test prompt shows the candidate code, always labell
 from __future__ import annotations
 
 from codea1.data.problem import Problem
+from codea1.game.config import GameConfig
 
 CODE_SYSTEM = (
     "You are an expert Python programmer. You write correct, complete and efficient solutions."
@@ -84,5 +85,14 @@ def test_messages_blackbox(problem: Problem, n_tests: int = 8) -> list[dict[str,
     return [{"role": "system", "content": TEST_SYSTEM}, {"role": "user", "content": user}]
 
 
+def test_messages(problem: Problem, code: str, config: GameConfig | None = None) -> list[dict[str, str]]:
+    """The test prompt the game config asks for: white-box (Code-A1) or black-box (Self-Play)."""
+    config = config or GameConfig()
+    if config.blackbox_tests:
+        return test_messages_blackbox(problem, config.tests_requested)
+    return test_messages_whitebox(problem, code, config.tests_requested)
+
+
+test_messages.__test__ = False  # type: ignore[attr-defined]
 test_messages_whitebox.__test__ = False  # type: ignore[attr-defined]  # not pytest tests
 test_messages_blackbox.__test__ = False  # type: ignore[attr-defined]

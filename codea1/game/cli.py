@@ -1,0 +1,235 @@
+"""`codea1 score` (re-score saved rollouts, no model needed) and `codea1 mistakes show|stats|export`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from codea1.errors import UserError
+
+BOOK_FILE = "mistake_book.sqlite"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    score = sub.add_parser(
+        "score",
+        help="re-score saved rollouts (Code-A1 rewards, optional Mistake Book) without any model",
+        description=(
+            "Reads rollout lines {question_id, codes: [{response, tests: [raw test responses]}]}, plays the "
+            "game in the sandbox and writes one line of rewards per input line. A malformed line or an "
+            "unknown question id gets an 'error' field (also printed on stderr) and the rest is still "
+            "scored; the exit code is non-zero only when no line could be scored. With --mistake-book the "
+            "book is read before and updated after, as one training step."
+        ),
+    )
+    score.add_argument("--problems", required=True, help="problem set: 'bundled', a name, or a .jsonl/.parquet path")
+    score.add_argument("--rollouts", required=True, help="input JSONL of rollouts")
+    score.add_argument("--output", required=True, help="output JSONL of scores")
+    score.add_argument("--mistake-book", default=None, help="SQLite Mistake Book to read and update (created if new)")
+    score.add_argument("--alpha", type=float, default=None, help="weight of valid_ratio in R_T (default 0.5)")
+    score.add_argument("--fail-denominator", choices=["fixed", "actual"], default=None,
+                       help="gen_fail divided by 8 (fixed, default) or by the number of kept tests (actual)")
+    score.add_argument("--history-size", type=int, default=None, help="H, Mistake Book tests replayed (default 8)")
+    score.add_argument("--topvar-ell", type=int, default=None, help="candidates per question kept by TopVar")
+    score.add_argument("--test-reward", choices=["a1", "cure"], default=None, help="test reward form (default a1)")
+    score.add_argument("--timeout", type=float, default=None, help="per-call time limit, seconds (default 2)")
+    score.add_argument("--step", type=int, default=None, help="step tag of the book update (default: last + 1)")
+    score.add_argument("--workers", type=int, default=None, help="sandbox workers (default: all CPUs)")
+    score.set_defaults(func=cmd_score)
+
+    mistakes = sub.add_parser("mistakes", help="inspect a Mistake Book (a run directory or its .sqlite file)")
+    msub = mistakes.add_subparsers(dest="mistakes_command", metavar="ACTION")
+    show = msub.add_parser("show", help="list the stored tests, most frequent first")
+    show.add_argument("book", help="run directory (with mistake_book.sqlite) or a .sqlite file")
+    show.add_argument("--question", default=None, help="only this question id")
+    show.set_defaults(func=cmd_mistakes_show)
+    stats = msub.add_parser("stats", help="size and the added/removed counters of every step")
+    stats.add_argument("book", help="run directory (with mistake_book.sqlite) or a .sqlite file")
+    stats.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    stats.set_defaults(func=cmd_mistakes_stats)
+    export = msub.add_parser("export", help="write the whole book as JSON")
+    export.add_argument("book", help="run directory (with mistake_book.sqlite) or a .sqlite file")
+    export.add_argument("--output", required=True, help="JSON file to write")
+    export.set_defaults(func=cmd_mistakes_export)
+    mistakes.set_defaults(func=lambda args: (mistakes.print_help(), 2)[1])
+
+
+# ---------------------------------------------------------------------------- helpers
+def load_problem_set(spec: str) -> list:
+    """Problems from the data module's loader when present, else 'bundled' or a Problem .jsonl path."""
+    try:
+        from codea1.data import load_problems  # type: ignore[attr-defined]
+    except ImportError:
+        load_problems = None
+    if load_problems is not None:
+        return load_problems(spec)
+    from codea1.data.problem import read_problems_jsonl
+
+    if spec.split(":")[0] == "bundled":
+        problems = read_problems_jsonl(Path(__file__).resolve().parents[1] / "data" / "bundled" / "problems.jsonl")
+        split = spec.split(":", 1)[1] if ":" in spec else None
+        return [p for p in problems if split is None or p.split == split]
+    if not Path(spec).is_file():
+        raise UserError(f"--problems {spec}: no such problem set or file (use 'bundled' or a .jsonl path)")
+    return read_problems_jsonl(spec)
+
+
+def _check_rollout(row: Any, problems: dict) -> str | None:
+    """The reason a rollout line cannot be scored, or None."""
+    if not isinstance(row, dict):
+        return f"expected a JSON object, got {type(row).__name__}"
+    qid = row.get("question_id")
+    if not isinstance(qid, str):
+        return "field 'question_id' is missing or not a string"
+    if qid not in problems:
+        return f"unknown question_id {qid!r} (not in the problem set)"
+    codes = row.get("codes")
+    if not isinstance(codes, list):
+        return "field 'codes' is missing or not a list"
+    for m, code in enumerate(codes):
+        if not isinstance(code, dict) or not isinstance(code.get("response"), str):
+            return f"codes[{m}]: expected an object with a string 'response'"
+        tests = code.get("tests", [])
+        if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
+            return f"codes[{m}]: field 'tests' must be a list of strings (raw test responses)"
+    return None
+
+
+def _progress_runner(executor: Any):
+    """Wraps executor.run with a rich progress bar on stderr."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    class _Runner:
+        def run(self, jobs: list, progress: Any = None) -> list:
+            columns = (TextColumn("sandbox"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+            with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+                task = bar.add_task("jobs", total=len(jobs))
+                return executor.run(jobs, progress=lambda done, total: bar.update(task, completed=done))
+
+    return _Runner()
+
+
+def _config(args: argparse.Namespace):
+    from codea1.game.config import GameConfig
+
+    fields = {
+        "alpha": args.alpha, "fail_denominator": args.fail_denominator, "history_size": args.history_size,
+        "topvar_ell": args.topvar_ell, "test_reward": args.test_reward, "test_timeout": args.timeout,
+    }
+    return GameConfig(**{k: v for k, v in fields.items() if v is not None})
+
+
+# ---------------------------------------------------------------------------- score
+def cmd_score(args: argparse.Namespace) -> int:
+    from codea1.game.mistake_book import MistakeBook, merge_updates
+    from codea1.game.play import play_step
+    from codea1.sandbox import Executor
+
+    config = _config(args)
+    problems = {p.id: p for p in load_problem_set(args.problems)}
+    rollouts = Path(args.rollouts)
+    if not rollouts.is_file():
+        raise UserError(f"--rollouts {rollouts}: no such file")
+    lines: list[dict[str, Any]] = []  # per input line: {"lineno", "row"} or {"lineno", "error"}
+    with rollouts.open(encoding="utf-8", errors="surrogateescape") as handle:
+        for lineno, text in enumerate(handle, 1):
+            if not text.strip():
+                continue
+            try:
+                row = json.loads(text)
+            except json.JSONDecodeError as exc:
+                lines.append({"lineno": lineno, "error": f"not valid JSON ({exc.msg})", "row": None})
+                continue
+            error = _check_rollout(row, problems)
+            lines.append({"lineno": lineno, "row": row, "error": error})
+    good = [item for item in lines if item["error"] is None]
+
+    temp = None
+    if args.mistake_book:
+        book = MistakeBook(args.mistake_book)
+    else:  # no book given: report what the step would do to an empty one
+        temp = tempfile.TemporaryDirectory(prefix="codea1-score-")
+        book = MistakeBook(Path(temp.name) / BOOK_FILE)
+    try:
+        step = args.step if args.step is not None else book.last_step + 1
+        results = []
+        if good:
+            chosen = [problems[item["row"]["question_id"]] for item in good]
+            histories = [book.retrieve(p.id, config.history_size) for p in chosen]
+            codes = [[c["response"] for c in item["row"]["codes"]] for item in good]
+            tests = [[list(c.get("tests", [])) for c in item["row"]["codes"]] for item in good]
+            with Executor(workers=args.workers) as executor:
+                results = play_step(chosen, codes, tests, _progress_runner(executor), histories, config)
+            summary = book.apply_step(step, merge_updates((r.question_id, r.updates) for r in results))
+        by_line = dict(zip((id(item) for item in good), results))
+        output = Path(args.output)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        with output.open("w", encoding="utf-8") as out:
+            for item in lines:
+                row = item["row"]
+                qid = row.get("question_id") if isinstance(row, dict) else None
+                if item["error"] is not None:
+                    message = f"{rollouts}:{item['lineno']}: {item['error']}"
+                    print(f"codea1 score: {message}", file=sys.stderr)
+                    out.write(json.dumps({"line": item["lineno"], "question_id": qid, "error": message}) + "\n")
+                    continue
+                result = by_line[id(item)]
+                record = result.to_dict()
+                record["mistake_book"] = summary["questions"].get(result.question_id,
+                                                                  {"added": 0, "removed": 0, "size": 0})
+                out.write(json.dumps(record, ensure_ascii=True) + "\n")
+    finally:
+        book.close()
+        if temp is not None:
+            temp.cleanup()
+    if not good:
+        print(f"codea1 score: no line of {rollouts} could be scored", file=sys.stderr)
+        return 1
+    kept = f", Mistake Book {args.mistake_book} at step {step}: +{summary['added']} -{summary['removed']} " \
+           f"= {summary['size']} tests" if args.mistake_book else ""
+    print(f"scored {len(good)} of {len(lines)} lines -> {args.output}{kept}", file=sys.stderr)
+    return 0
+
+
+# ---------------------------------------------------------------------------- mistakes
+def _open_book(spec: str):
+    from codea1.game.mistake_book import MistakeBook
+
+    path = Path(spec)
+    if path.is_dir():
+        path = path / BOOK_FILE
+    if not path.is_file():
+        raise UserError(f"{spec}: no Mistake Book here (expected a run directory with {BOOK_FILE} or a .sqlite file)")
+    return MistakeBook(path)
+
+
+def cmd_mistakes_show(args: argparse.Namespace) -> int:
+    with _open_book(args.book) as book:
+        print(book.show(args.question))
+    return 0
+
+
+def cmd_mistakes_stats(args: argparse.Namespace) -> int:
+    with _open_book(args.book) as book:
+        stats = book.stats()
+    if args.json:
+        print(json.dumps(stats, indent=1))
+        return 0
+    print(f"last step {stats['last_step']}: {stats['tests']} tests over {stats['questions']} questions, "
+          f"total frequency {stats['total_frequency']}")
+    print(f"{'step':>6} {'added':>7} {'removed':>8} {'size':>7} {'questions':>10}")
+    for row in stats["steps"]:
+        print(f"{row['step']:>6} {row['added']:>7} {row['removed']:>8} {row['size']:>7} {row['questions']:>10}")
+    return 0
+
+
+def cmd_mistakes_export(args: argparse.Namespace) -> int:
+    with _open_book(args.book) as book:
+        data = book.export(args.output)
+    print(f"wrote {sum(len(v) for v in data['questions'].values())} tests to {args.output}", file=sys.stderr)
+    return 0

@@ -1,0 +1,152 @@
+"""The game end to end through the real sandbox: oracle, execution matrix, rewards, updates, TopVar."""
+
+import pytest
+
+from codea1.data.problem import Problem
+from codea1.game import GameConfig, StoredTest, golden_rewards, play_question, play_step
+from codea1.sandbox import Executor
+
+SECOND = Problem(
+    id="t/second",
+    prompt="def second_largest(nums):",
+    description="Return the second largest distinct value of nums, or None if there is none.",
+    entry_point="second_largest",
+    gt_solution="def second_largest(nums):\n    d = sorted(set(nums))\n    return d[-2] if len(d) > 1 else None\n",
+    golden_tests=[
+        "assert second_largest([1, 3, 2]) == 2",
+        "assert second_largest([5, 5, 4]) == 4",
+        "assert second_largest([7, 7]) is None",
+        "assert second_largest([2, 9]) == max([1, 2])",
+    ],
+)
+RIGHT = "```python\ndef second_largest(nums):\n    s = sorted(set(nums), reverse=True)\n    return s[1] if len(s) >= 2 else None\n```"
+WRONG = "```python\ndef second_largest(nums):\n    if len(nums) < 2:\n        return None\n    return sorted(nums)[-2]\n```"
+BROKEN = "```python\ndef second_largest(nums)\n    return 1\n```"
+SLOW = "```python\ndef second_largest(nums):\n    while True:\n        pass\n```"
+
+# suite 1: 4 parseable asserts; the [5, 5, 4] one predicts 5 (wrong: GT says 4) -> I = 1 but kept
+SUITE1 = """```python
+assert second_largest([1, 2, 3]) == 2
+assert second_largest([5, 5, 4]) == 5
+assert second_largest([]) == None
+assert second_largest([9]) is None
+```"""
+# suite 2: x inlined; second_largest(1) raises on GT (dropped); a duplicate; an unparseable assert;
+# max([1]) is not a literal and is evaluated in a clean child
+SUITE2 = """```python
+x = [7, 7]
+assert second_largest(x) == None
+assert second_largest([1, 2, 3]) == 2
+assert second_largest(1) == 0
+assert second_largest([3, 1]) == max([1])
+assert second_largest([3, 1]) == 1
+assert second_largest([3, 1])
+```"""
+
+
+class CountingExecutor:
+    """Wraps an Executor and records the size of each run() batch."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.batches = []
+
+    def run(self, jobs, progress=None):
+        self.batches.append([j.id for j in jobs])
+        return self.inner.run(jobs, progress=progress)
+
+
+@pytest.fixture(scope="module")
+def executor():
+    with Executor(workers=2) as ex:
+        yield ex
+
+
+def test_oracle_matrix_and_rewards_by_hand(executor):
+    counting = CountingExecutor(executor)
+    result = play_question(SECOND, [RIGHT, WRONG], [[SUITE1, SUITE2], [SUITE1, SUITE2]], counting, [], GameConfig())
+    # one oracle batch (GT job; no predicted-value job needed for q... max([1]) needs one), one matrix batch
+    assert counting.batches == [["gt:t/second", "pred:t/second"], ["cand:t/second:0", "cand:t/second:1"]]
+    o1, o2 = result.oracles[0]
+    assert [k.call for k in o1.kept] == ["second_largest([1, 2, 3])", "second_largest([5, 5, 4])",
+                                          "second_largest([])", "second_largest([9])"]
+    assert [k.predicted_ok for k in o1.kept] == [True, False, True, True]
+    assert (o1.valid_tests, o1.invalid_tests, o1.wrong_expected) == (4, 1, 1)
+    assert [k.call for k in o2.kept] == ["second_largest([7, 7])", "second_largest([1, 2, 3])",
+                                          "second_largest([3, 1])"]
+    assert (o2.gt_error, o2.duplicate, o2.unparseable, o2.wrong_expected) == (1, 1, 1, 0)
+    assert (o2.valid_tests, o2.invalid_tests) == (3, 3)
+    right, wrong = result.codes
+    # right code passes everything; no book (H = 0): Pass = gen_pass = 1, Adv = gen_fail = 0
+    # suite 1: valid_ratio = min(4/8, 1 - 1/8) = 0.5 -> R_T = 0.5*0.5 = 0.25
+    # suite 2: valid_ratio = min(3/8, 1 - 3/8) = 0.375 -> R_T = 0.1875
+    assert right.valid and right.code_reward == 1.0
+    assert [s.test_reward for s in right.suites] == [0.25, 0.1875]
+    # wrong code fails [5, 5, 4] (returns 5) and [7, 7] (returns 7)
+    # suite 1: gen_pass 3/4, gen_fail 1/8 -> R_T = 0.25 + 0.5*0.125 = 0.3125
+    # suite 2: gen_pass 2/3, gen_fail 1/8 -> R_T = 0.1875 + 0.0625 = 0.25; R_C = (0.75 + 2/3)/2
+    assert [s.gen_pass for s in wrong.suites] == pytest.approx([0.75, 2 / 3])
+    assert [s.test_reward for s in wrong.suites] == [0.3125, 0.25]
+    assert wrong.code_reward == pytest.approx((0.75 + 2 / 3) / 2)
+    # TopVar (ell = 1): std of R_T is 0.03125 for both -> tie -> lower index
+    assert result.topvar_selected == [True, False]
+    # Mistake Book: the two failures of the wrong code, with GT's values
+    assert [(t.call, t.expected) for t in result.updates.failed] == [
+        ("second_largest([5, 5, 4])", 4), ("second_largest([7, 7])", None)]
+    assert result.updates.passed == []
+
+
+def test_history_invalid_and_timeout_candidates(executor):
+    history = [StoredTest.from_value("second_largest([5, 5, 4])", 4),
+               StoredTest.from_value("second_largest([1, 1])", None)]
+    config = GameConfig(test_timeout=0.5)
+    result = play_question(SECOND, [RIGHT, WRONG, BROKEN, SLOW, ""], [[SUITE1]] * 5, executor, history, config)
+    right, wrong, broken, slow, empty = result.codes
+    # right: hist_pass 1, gen_pass 1 -> R_C 1; Adv = (gen_fail 0 + hist_pass 1)/2 = 0.5
+    # R_T = 0.5*0.5 + 0.5*0.5 = 0.5
+    assert right.hist_pass == 1.0 and right.code_reward == 1.0
+    assert right.suites[0].adv == 0.5 and right.suites[0].test_reward == 0.5
+    # wrong: book [5,5,4] fails, [1,1] passes (len 2 -> sorted[-2] = 1 ... returns 1, GT None: fails)
+    assert wrong.hist_pass == 0.0
+    assert wrong.suites[0].adv == pytest.approx(0.0625)  # (1/8 + 0)/2
+    # syntax error and empty code are invalid: R_C 0, R_T 0
+    for bad in (broken, empty):
+        assert not bad.valid and bad.code_reward == 0.0 and bad.suites[0].test_reward == 0.0
+    # an infinite loop defines fine: every call times out and counts as failed
+    assert slow.valid and slow.code_reward == 0.0 and slow.suites[0].gen_fail == 0.5  # 4 of 4 / 8
+    # updates: book tests passed by valid candidates (right passes both), failures of valid ones only
+    assert [t.call for t in result.updates.passed] == [t.call for t in history]
+    failed = [t.call for t in result.updates.failed]
+    assert failed.count("second_largest([5, 5, 4])") == 2  # wrong and slow
+    assert len(failed) == 1 + 4  # wrong fails 1 kept test, slow all 4
+
+
+def test_play_step_batches_questions_and_gt_errors(executor):
+    broken_gt = Problem(id="t/broken", prompt="p", description="d", entry_point="f",
+                        gt_solution="def f(x):\n    raise ValueError('no')\n")
+    counting = CountingExecutor(executor)
+    results = play_step([SECOND, broken_gt], [[RIGHT], ["def f(x): return x"]],
+                        [[[SUITE1]], [["assert f(1) == 1\nassert f(2) == 2"]]], counting)
+    assert len(counting.batches) == 2  # all oracle jobs of both questions, then all candidate jobs
+    assert results[0].codes[0].suites[0].valid_tests == 4
+    s = results[1].codes[0].suites[0]
+    assert (s.valid_tests, s.invalid_tests, s.valid_ratio) == (0, 2, 0.0)
+    assert results[1].codes[0].code_reward == 0.0  # no test kept and no book: Pass = 0
+
+
+def test_cure_mode_judges_tests_across_codes(executor):
+    config = GameConfig(test_reward="cure")
+    result = play_question(SECOND, [RIGHT, WRONG], [[SUITE1], [SUITE1]], executor, [], config)
+    # correct code: RIGHT (agrees with GT everywhere); wrong code: WRONG.
+    # suite 1 tests judged with their own predicted values:
+    #   [1,2,3] == 2: both pass -> passes all correct, rejects 0 of 1 wrong -> 0
+    #   [5,5,4] == 5: RIGHT gives 4 -> fails a correct code; WRONG gives 5 -> let through -> -1
+    #   [] == None: both None -> 0;  [9] is None: both None -> 0      -> mean -0.25
+    assert [s.test_reward for c in result.codes for s in c.suites] == [-0.25, -0.25]
+    assert result.codes[0].code_reward == 1.0  # the code reward stays Code-A1's
+
+
+def test_golden_rewards(executor):
+    rewards = golden_rewards(SECOND, [RIGHT, WRONG, BROKEN], executor)
+    # WRONG fails [5,5,4] and [7,7] (is None form): 2 of 4
+    assert rewards == [1.0, 0.5, 0.0]
