@@ -245,13 +245,15 @@ class Executor:
 
     workers: parallel slots (default: the CPUs this process may use). memory_mb: address space a child may
     allocate on top of the warm interpreter. define_timeout: seconds for `code` itself. isolate=False
-    forces the weakest level (rlimits, own session, temp dir) even as root, e.g. to test the fallback.
+    forces the weakest level (rlimits, own session, temp dir) even as root, e.g. to test the fallback;
+    hide=False skips the mount namespace. uid_base: slot k runs as uid uid_base - k (one uid per slot, so
+    the per-uid process limit and the end-of-job sweep of leftover processes are per slot).
     nproc/fsize_mb/nofile: per-child limits. hide_paths: extra directories to hide from children (added
     to the working dir, home dir, this package's dir and $CODEA1_SANDBOX_HIDE).
     """
 
     def __init__(self, workers: int | None = None, *, memory_mb: int = 1024, define_timeout: float = 5.0,
-                 isolate: bool = True, nproc: int = 32, fsize_mb: int = 16, nofile: int = 64,
+                 isolate: bool = True, hide: bool = True, nproc: int = 32, fsize_mb: int = 16, nofile: int = 64,
                  hide_paths: list[str] | None = None, uid_base: int = DEFAULT_UID_BASE) -> None:
         if workers is None:
             workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -259,13 +261,14 @@ class Executor:
         self.memory_mb = memory_mb
         self.define_timeout = define_timeout
         self.limits = {"nproc": nproc, "fsize": fsize_mb << 20, "nofile": nofile}
-        hide = _default_hide_paths() + list(hide_paths or [])
+        hidden = _default_hide_paths() + list(hide_paths or [])
         self._slots: list[_Slot] = []
         self._free: queue.Queue[_Slot] = queue.Queue()
         self._closed = False
         try:
             for k in range(self.workers):
-                cfg = {"isolate": isolate, "uid": uid_base - k, "gid": NOBODY_GID, "hide_paths": hide}
+                cfg = {"isolate": isolate, "hide": hide, "uid": uid_base - k, "gid": NOBODY_GID,
+                       "hide_paths": hidden}
                 slot = _Slot(k, cfg)
                 self._slots.append(slot)
                 self._free.put(slot)

@@ -152,12 +152,15 @@ class _CappedWriter:
         return "".join(self.parts)
 
 
+_dumps, _write = json.dumps, os.write  # the harness's own references, out of reach of naive patching
+
+
 def _send(fd: int, obj: dict) -> None:
-    data = json.dumps(obj).encode()
+    data = _dumps(obj).encode()
     data = len(data).to_bytes(4, "big") + data
     view = memoryview(data)
     while view:
-        n = os.write(fd, view)
+        n = _write(fd, view)
         view = view[n:]
 
 
@@ -235,7 +238,12 @@ def _run(payload: dict, res_w: int) -> None:
     sys.stdin = open(os.devnull)  # noqa: SIM115
     sys.argv = ["solution"]
     module = types.ModuleType("__main__")
-    module.__dict__["__builtins__"] = builtins
+    # the candidate gets its own copy of the builtins module: patching it (a common forgery trick) changes
+    # what the candidate sees, not what this harness uses
+    own_builtins = types.ModuleType("builtins")
+    own_builtins.__dict__.update(builtins.__dict__)
+    sys.modules["builtins"] = own_builtins
+    module.__dict__["__builtins__"] = own_builtins
     sys.modules["__main__"] = module
     send, to_json, describe = _send, values.to_json, _describe  # keep our own references
     perf = time.perf_counter
