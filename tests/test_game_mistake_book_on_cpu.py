@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from codea1.game.mistake_book import BookUpdate, MistakeBook, StoredTest, encode_expected
+from codea1.game.mistake_book import BookUpdate, MistakeBook, StoredTest, canonical, encode_expected
 
 A = StoredTest.from_value("f(1)", 2)
 B = StoredTest.from_value("f(2)", (1, 2))
@@ -144,3 +144,17 @@ def test_export_show_and_stats(tmp_path):
     stats = book.stats()
     assert (stats["tests"], stats["questions"], stats["total_frequency"]) == (3, 2, 4)
     assert stats["steps"] == [{"step": 3, "added": 3, "removed": 0, "size": 3, "questions": 2}]
+
+
+def test_encoding_is_canonical_for_sets_and_dicts():
+    # the same set / dict in another iteration order (another hash seed, another insertion order)
+    a = {"$t": "set", "v": ["pear", "apple", {"$t": "tuple", "v": [2, 1]}]}
+    b = {"$t": "set", "v": [{"$t": "tuple", "v": [2, 1]}, "apple", "pear"]}
+    assert canonical(a) == canonical(b)
+    assert canonical(a)["v"][0] == "apple"
+    d1 = {"$t": "dict", "v": [["b", 1], ["a", {"$t": "frozenset", "v": ["y", "x"]}]]}
+    d2 = {"$t": "dict", "v": [["a", {"$t": "frozenset", "v": ["x", "y"]}], ["b", 1]]}
+    assert canonical(d1) == canonical(d2)
+    assert encode_expected({"b": 1, "a": 2}) == encode_expected({"a": 2, "b": 1})
+    assert StoredTest.from_value("f()", {"x", "y", "z"}).expected == {"x", "y", "z"}
+    assert canonical([1, "a", None]) == [1, "a", None]

@@ -121,3 +121,18 @@ def test_nonprintable_share():
     assert nonprintable_share("") == 0.0
     response = "```python\nassert f(1) == 1\n```\x07"
     assert parse_test_suite(response, "f").nonprintable == 1 / len(response)  # one BEL character
+
+
+def test_random_garbage_never_raises():
+    import random
+
+    rng = random.Random(1234)
+    pieces = ["```python\n", "```\n", "assert f(", ") == ", "[1, 2", "]", "\n", "x = 3\n", "'''", '"', "\x00",
+              "\ud800", "def test_a():\n    ", "if __name__ == '__main__':\n    ", "(", ":", "is not None", "\t"]
+    for _ in range(300):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
+        suite = parse_test_suite(text, "f")
+        assert suite.unparseable >= 0 and 0.0 <= suite.nonprintable <= 1.0
+        for test in suite.tests:
+            assert "f" in test.call
+        extract_code(text)

@@ -65,8 +65,9 @@ def executor():
 def test_oracle_matrix_and_rewards_by_hand(executor):
     counting = CountingExecutor(executor)
     result = play_question(SECOND, [RIGHT, WRONG], [[SUITE1, SUITE2], [SUITE1, SUITE2]], counting, [], GameConfig())
-    # one oracle batch (GT job; no predicted-value job needed for q... max([1]) needs one), one matrix batch
-    assert counting.batches == [["gt:t/second", "pred:t/second"], ["cand:t/second:0", "cand:t/second:1"]]
+    # one oracle batch (the GT job, and a clean-child job for the one non-literal EXPECTED, max([1])),
+    # then one matrix batch with one job per candidate
+    assert counting.batches == [["gt:t/second#0", "pred:t/second"], ["cand:t/second:0", "cand:t/second:1"]]
     o1, o2 = result.oracles[0]
     assert [k.call for k in o1.kept] == ["second_largest([1, 2, 3])", "second_largest([5, 5, 4])",
                                           "second_largest([])", "second_largest([9])"]
@@ -150,3 +151,15 @@ def test_golden_rewards(executor):
     rewards = golden_rewards(SECOND, [RIGHT, WRONG, BROKEN], executor)
     # WRONG fails [5,5,4] and [7,7] (is None form): 2 of 4
     assert rewards == [1.0, 0.5, 0.0]
+
+
+def test_many_gt_calls_are_split_into_jobs(executor):
+    from codea1.game import play as play_module
+
+    suite = "\n".join(f"assert second_largest([{i}, {i + 1}]) == {i}" for i in range(150))
+    counting = CountingExecutor(executor)
+    result = play_question(SECOND, [RIGHT], [[suite]], counting, [], GameConfig(max_tests_per_suite=0))
+    assert counting.batches[0] == [f"gt:t/second#{k}" for k in range(3)]  # 64 + 64 + 22 calls
+    assert play_module.GT_CALLS_PER_JOB == 64
+    s = result.codes[0].suites[0]
+    assert (s.valid_tests, s.invalid_tests, s.gen_pass) == (150, 0, 1.0)

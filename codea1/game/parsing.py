@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
+import warnings
 from dataclasses import dataclass, field
 
 from codea1.sandbox.asserts import split_assert
@@ -264,15 +265,17 @@ def parse_test_suite(
     """
     text = as_text(response)
     collector = _Collector(entry_point, max_tests)
-    for block in extract_test_blocks(text):
-        if collector.full:
-            break
-        env: dict[str, ast.expr] = {}
-        tree = _parse(block)
-        if tree is not None:
-            collector.walk(tree.body, block, env)
-        else:
-            _walk_piecewise(block, collector, env)
+    with warnings.catch_warnings():  # model text triggers SyntaxWarnings ("invalid decimal literal")
+        warnings.simplefilter("ignore")
+        for block in extract_test_blocks(text):
+            if collector.full:
+                break
+            env: dict[str, ast.expr] = {}
+            tree = _parse(block)
+            if tree is not None:
+                collector.walk(tree.body, block, env)
+            else:
+                _walk_piecewise(block, collector, env)
     suite = collector.suite
     suite.nonprintable = nonprintable_share(text)
     return suite

@@ -38,6 +38,7 @@ from codea1.game.topvar import topvar_select
 from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable, values_equal
 
 Progress = Callable[[int, int], None]
+GT_CALLS_PER_JOB = 64  # GT calls of one question are split into jobs of at most this many
 
 
 @dataclass
@@ -176,10 +177,11 @@ def _oracle_jobs(problems: Sequence[Problem], suites: Sequence[Sequence[Sequence
             else:
                 pending.append(source)
         oracles[q] = oracle
-        if calls:
-            jobs.append(Job(id=f"gt:{problem.id}", code=gt_program(problem), calls=calls,
-                            timeout=config.test_timeout))
-            plan.append((q, "gt", calls))
+        for k in range(0, len(calls), GT_CALLS_PER_JOB):  # chunks: a slow GT is spread over workers
+            chunk = calls[k:k + GT_CALLS_PER_JOB]
+            jobs.append(Job(id=f"gt:{problem.id}#{k // GT_CALLS_PER_JOB}", code=gt_program(problem),
+                            calls=chunk, timeout=config.test_timeout))
+            plan.append((q, "gt", chunk))
         if pending:
             jobs.append(Job(id=f"pred:{problem.id}", code=problem.imports.strip(), calls=pending,
                             timeout=config.test_timeout))
@@ -249,7 +251,7 @@ def play_step(
     jobs, plan, oracles = _oracle_jobs(problems, parsed, config)
     for (q, kind, calls), result in zip(plan, _run(executor, jobs, progress)):
         oracle = oracles[q]
-        if kind == "gt" and not result.defined:
+        if kind == "gt" and not result.defined and oracle.gt_error is None:
             oracle.gt_error = result.error or "GT did not run"
         for call, res in zip(calls, result.results):
             if res.status != "ok" or contains_unserializable(res.value):
