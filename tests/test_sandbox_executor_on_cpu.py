@@ -1,0 +1,179 @@
+"""Executor on ordinary code: values, verdicts, order, resume after a hang, run_tests, CLI, fallback."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+from codea1.cli import main as cli_main
+from codea1.sandbox import CallResult, Executor, Job, JobResult, isolation_level
+from codea1.sandbox import executor as executor_module
+
+UID_BASE = 64980  # this file's slot uids (64980, 64979)
+
+
+@pytest.fixture(scope="module")
+def ex() -> Executor:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        executor = Executor(2, uid_base=UID_BASE)
+    yield executor
+    executor.close()
+
+
+SOLUTION = """
+from collections import Counter
+import math, heapq, itertools, functools, re
+
+def top_k(words, k):
+    counts = Counter(words)
+    return [w for w, _ in heapq.nsmallest(k, counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+@functools.lru_cache(None)
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+def stats(xs):
+    return {"mean": sum(xs) / len(xs), "sqrt": math.sqrt(len(xs)), "pairs": list(itertools.pairwise(xs))}
+
+def words(s):
+    return re.findall(r"[a-z]+", s.lower())
+"""
+
+
+def test_ordinary_code_values_and_verdicts(ex: Executor) -> None:
+    job = Job("sol", SOLUTION, ["top_k(['a', 'b', 'a', 'c', 'b', 'a'], 2)", "fib(90)", "stats([1, 2, 3])",
+                                "words('Hi, there!')", "fib(-1) + undefined_name", "top_k([], 1)"],
+              expected=[["a", "b"], 2880067194370816120, {"mean": 2.0, "sqrt": 3 ** 0.5, "pairs": [(1, 2), (2, 3)]},
+                        ["hi", "there"], 0, ["x"]])
+    [res] = ex.run([job])
+    assert isinstance(res, JobResult) and res.defined and res.error is None
+    assert [r.status for r in res.results] == ["pass", "pass", "pass", "pass", "error", "fail"]
+    assert "NameError" in res.results[4].error
+    assert res.results[5].value == []
+    assert all(isinstance(r, CallResult) and r.seconds >= 0 for r in res.results)
+
+
+def test_calls_without_expected_return_plain_values(ex: Executor) -> None:
+    [res] = ex.run([Job("v", "import numpy as np\nclass P: pass",
+                        ["(1, [2.5, None], {'k': {3}})", "np.arange(3)", "np.float64(0.5)", "P()", "1 +", "b'ab'"])])
+    assert [r.status for r in res.results] == ["ok", "ok", "ok", "ok", "invalid", "ok"]
+    assert res.results[0].value == (1, [2.5, None], {"k": {3}})
+    assert res.results[1].value == [0, 1, 2] and res.results[2].value == 0.5
+    from codea1.sandbox import UNSERIALIZABLE
+
+    assert res.results[3].value is UNSERIALIZABLE and res.results[5].value == b"ab"
+
+
+def test_state_persists_between_calls_of_one_job(ex: Executor) -> None:
+    [res] = ex.run([Job("s", "acc = []\ndef push(x):\n    acc.append(x)\n    return len(acc)", ["push(1)", "push(2)"],
+                        expected=[1, 2])])
+    assert [r.status for r in res.results] == ["pass", "pass"]
+
+
+def test_hang_ends_child_and_remaining_calls_resume(ex: Executor) -> None:
+    code = "import time\nruns = []\nruns.append(1)\ndef slow():\n    while True: pass"
+    [res] = ex.run([Job("h", code, ["len(runs)", "slow()", "len(runs)", "1/0", "len(runs)"], timeout=0.5,
+                        expected=[1, None, 1, 0, 1])])
+    # a fresh child re-ran the code for the calls after the timeout (runs has one element again)
+    assert [r.status for r in res.results] == ["pass", "timeout", "pass", "error", "pass"]
+
+
+def test_definition_failures(ex: Executor) -> None:
+    res = ex.run([Job("syntax", "def f(:\n", ["1"]), Job("raise", "raise ValueError('no')", ["1", "2"]),
+                  Job("hang", "while True: pass", ["1"]), Job("ok", "", [])])
+    assert [r.defined for r in res] == [False, False, False, True]
+    assert "SyntaxError" in res[0].error and "ValueError: no" in res[1].error
+    assert "timed out" in res[2].error
+    assert all(r.status == "invalid" for x in res[:3] for r in x.results)
+    assert len(res[1].results) == 2 and res[3].results == []
+
+
+def test_results_in_input_order_with_progress(ex: Executor) -> None:
+    seen = []
+    jobs = [Job(str(i), f"import time\nX = {i}\ntime.sleep({0.05 if i % 3 == 0 else 0})", ["X * 2"], expected=[2 * i])
+            for i in range(12)]
+    res = ex.run(jobs, progress=lambda done, total: seen.append((done, total)))
+    assert [r.id for r in res] == [str(i) for i in range(12)]
+    assert all(r.results[0].status == "pass" for r in res)
+    assert seen[-1] == (12, 12) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_float_tolerance_option(ex: Executor) -> None:
+    res = ex.run([Job("t", "", ["0.1 + 0.2"], expected=[0.3]), Job("t", "", ["0.1 + 0.2"], expected=[0.3], float_tol=1e-9)])
+    assert res[0].results[0].status == "fail" and res[1].results[0].status == "pass"
+
+
+def test_run_tests_decides_in_parent(ex: Executor) -> None:
+    code = "def add(a, b):\n    return a + b\n"
+    tests = ["assert add(1, 2) == 3", "assert add(1, 2) == 4", "assert add(2, 2) == int('4')",
+             "assert add(0.5, 0.25) == math.sqrt(0.5625)", "x = 1", "assert add(1, 1) != 3",
+             "assert add(None, 1) == 2", "assert add(1, 2) == add(1, 2)", "assert add(1, 1) == undefined"]
+    res = ex.run_tests(code, tests, timeout=1.0)
+    assert res.defined
+    assert [r.status for r in res.results] == ["pass", "fail", "pass", "pass", "invalid", "pass", "error", "invalid",
+                                               "invalid"]
+
+
+def test_run_tests_many_and_undefined_code(ex: Executor) -> None:
+    out = ex.run_tests_many([("def f(): return 1", ["assert f() == 1"]), ("def f(:", ["assert f() == 1"])],
+                            ids=["good", "bad"])
+    assert [r.id for r in out] == ["good", "bad"]
+    assert out[0].results[0].status == "pass"
+    assert not out[1].defined and out[1].results[0].status == "invalid"
+
+
+def test_captured_stdout_is_capped(ex: Executor) -> None:
+    [res] = ex.run([Job("p", "print('hello')\nprint('x' * 100000)", ["1"])])
+    assert res.stdout.startswith("hello\n") and len(res.stdout) <= 4096
+
+
+def test_isolation_level_is_reported(ex: Executor) -> None:
+    level = isolation_level()
+    assert level.endswith("rlimits")
+    assert ex.isolation_level == level
+
+
+def test_forced_fallback_still_works_and_warns_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(executor_module, "_warned", False)
+    with pytest.warns(RuntimeWarning, match="isolation level is 'rlimits'"):
+        weak = Executor(1, isolate=False)
+    with weak, warnings.catch_warnings():
+        warnings.simplefilter("error")  # a second weak executor must not warn again
+        Executor(1, isolate=False).close()
+        assert weak.isolation_level == "rlimits"
+        [res] = weak.run([Job("f", "def f(x): return x + 1", ["f(1)", "f('a')", "[0 for _ in iter(int, 1)]", "f(2)"],
+                              expected=[2, 2, None, 3], timeout=0.5)])
+    assert [r.status for r in res.results] == ["pass", "error", "timeout", "pass"]
+
+
+def test_cli_exec_jsonl_contract(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    lines = [
+        {"id": "t", "code": "def f(x):\n    return x * 2", "tests": ["assert f(2) == 4", "assert f(2) == 5", "junk"]},
+        {"id": "c", "code": "def f(x): return (x, {x})", "calls": ["f(1)", "1/0"]},
+        "this is not json",
+        {"id": "bad", "code": 3, "calls": []},
+        {"id": "both", "code": "", "calls": [], "tests": []},
+    ]
+    src.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
+    out = tmp_path / "out.jsonl"
+    assert cli_main(["exec", "--input", str(src), "--output", str(out), "--timeout", "1", "--workers", "1",
+                     "--no-progress"]) == 0
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["t", "c", None, "bad", "both"]
+    assert [x["status"] for x in rows[0]["results"]] == ["pass", "fail", "invalid"]
+    assert rows[1]["results"][0] == {"status": "ok", "value": {"$t": "tuple", "v": [1, {"$t": "set", "v": [1]}]},
+                                     "error": None, "seconds": rows[1]["results"][0]["seconds"]}
+    assert rows[1]["results"][1]["status"] == "error"
+    for row in rows[2:]:
+        assert row["defined"] is False and row["results"] == [] and row["error"].startswith("line ")
+
+
+def test_cli_missing_input_is_a_user_error(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    code = cli_main(["exec", "--input", str(tmp_path / "nope.jsonl"), "--output", str(tmp_path / "o.jsonl")])
+    assert code == 2
+    assert "no such file" in capsys.readouterr().err

@@ -1,0 +1,84 @@
+"""Plain-value encoding (to_json/from_json) and the parent's comparison (values_equal)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable, from_json, to_json, values_equal
+
+PLAIN = [
+    None, True, False, 0, -7, 2**80, 3**30000, 1.5, -0.0, float("inf"), float("-inf"), 1e308, "", "héllo\x00",
+    b"\x00\xff", 1 + 2j, [], [1, [2, [3]]], (), (1, "a", (2.5,)), {1: "a", "b": [1], (1, 2): None},
+    {1, 2, 3}, frozenset({"x", (1, 2)}), {"nested": {frozenset({1}): {(): [b"z"]}}},
+]
+
+
+@pytest.mark.parametrize("value", PLAIN, ids=range(len(PLAIN)))
+def test_round_trip_through_json_text(value: object) -> None:
+    text = json.dumps(to_json(value))
+    back = from_json(json.loads(text))
+    assert type(back) is type(value)
+    assert back == value
+
+
+def test_nan_round_trips_and_equals_nan() -> None:
+    back = from_json(json.loads(json.dumps(to_json([float("nan")]))))
+    assert math.isnan(back[0])
+    assert values_equal(back, [float("nan")])
+    assert not values_equal(float("nan"), 1.0)
+
+
+@pytest.mark.parametrize("value", [
+    object(), type("X", (), {})(), type("I", (int,), {})(3), type("S", (str,), {})("a"), print,
+    iter([1]), [1, object()], {"k": {1: object()}},
+])
+def test_non_plain_values_are_unserializable(value: object) -> None:
+    assert contains_unserializable(from_json(to_json(value)))
+    assert not values_equal(from_json(to_json(value)), from_json(to_json(value)))
+
+
+def test_bounds_make_values_unserializable() -> None:
+    assert from_json(to_json("x" * 2_000_000)) is UNSERIALIZABLE
+    assert from_json(to_json(list(range(200_000)))) is UNSERIALIZABLE
+    deep: list = []
+    for _ in range(200):
+        deep = [deep]
+    assert from_json(to_json(deep)) is UNSERIALIZABLE
+    cyclic: list = []
+    cyclic.append(cyclic)
+    assert from_json(to_json(cyclic)) is UNSERIALIZABLE
+
+
+@pytest.mark.parametrize("forged", [
+    {"$t": "nope", "v": 1}, {"$t": "set", "v": [[1, 2]]}, {"$t": "dict", "v": [[[1], 2]]}, {"$t": "float", "v": "1"},
+    {"$t": "bytes", "v": "zz"}, {"a": 1}, {"$t": "tuple", "v": 5}, {"$t": "complex", "v": ["a", 1]},
+])
+def test_forged_tagged_forms_decode_to_unserializable(forged: object) -> None:
+    assert from_json(forged) is UNSERIALIZABLE
+
+
+def test_unserializable_is_never_equal() -> None:
+    assert UNSERIALIZABLE != UNSERIALIZABLE  # noqa: PLR0124
+    assert not values_equal(UNSERIALIZABLE, UNSERIALIZABLE)
+    assert not values_equal([UNSERIALIZABLE], [UNSERIALIZABLE])
+
+
+def test_python_equality_semantics() -> None:
+    assert values_equal(1, 1.0) and values_equal(True, 1) and values_equal(1, 1 + 0j)
+    assert not values_equal([1, 2], (1, 2))
+    assert values_equal({1: [1.0]}, {1: [1]})
+    assert values_equal({1, 2}, frozenset({2, 1}))
+    assert not values_equal("1", 1) and not values_equal(b"a", "a") and not values_equal(None, 0)
+    assert not values_equal({1: 2}, {1: 3}) and not values_equal({1: 2}, {2: 2})
+    assert not values_equal([1], [1, 2])
+
+
+def test_float_tolerance_is_opt_in() -> None:
+    assert not values_equal(0.1 + 0.2, 0.3)
+    assert values_equal(0.1 + 0.2, 0.3, float_tol=1e-9)
+    assert values_equal([1.0000001, (2.0,)], [1.0, (2.0000001,)], float_tol=1e-6)
+    assert not values_equal(1.1, 1.0, float_tol=1e-6)
+    assert values_equal(3, 3.0000001, float_tol=1e-6)
