@@ -100,7 +100,7 @@ def test_oracle_matrix_and_rewards_by_hand(executor):
 def test_history_invalid_and_timeout_candidates(executor):
     history = [StoredTest.from_value("second_largest([5, 5, 4])", 4),
                StoredTest.from_value("second_largest([1, 1])", None)]
-    config = GameConfig(test_timeout=0.5)
+    config = GameConfig(test_timeout=0.25)
     result = play_question(SECOND, [RIGHT, WRONG, BROKEN, SLOW, ""], [[SUITE1]] * 5, executor, history, config)
     right, wrong, broken, slow, empty = result.codes
     # right: hist_pass 1, gen_pass 1 -> R_C 1; Adv = (gen_fail 0 + hist_pass 1)/2 = 0.5
@@ -163,3 +163,17 @@ def test_many_gt_calls_are_split_into_jobs(executor):
     assert play_module.GT_CALLS_PER_JOB == 64
     s = result.codes[0].suites[0]
     assert (s.valid_tests, s.invalid_tests, s.gen_pass) == (150, 0, 1.0)
+
+
+def test_candidate_time_limit_scales_with_gt_runtime(executor):
+    slow_gt = Problem(id="t/slow", prompt="p", description="d", entry_point="f",
+                      gt_solution="import time\ndef f(x):\n    time.sleep(0.2)\n    return x\n")
+    slower = "import time\ndef f(x):\n    time.sleep(0.9)\n    return x\n"
+    suite = "assert f(1) == 1"
+    # GT takes ~0.2 s (< test_timeout 0.5): kept. The candidate takes ~0.9 s: with the limit scaled to
+    # 8 x 0.2 = 1.6 s it passes; with factor 1 the limit stays 0.5 s and it times out (a failure).
+    # (Wide margins on both sides, so a busy machine does not flip the outcome.)
+    scaled = play_question(slow_gt, [slower], [[suite]], executor, [], GameConfig(test_timeout=0.5, timeout_factor=8))
+    fixed = play_question(slow_gt, [slower], [[suite]], executor, [], GameConfig(test_timeout=0.5, timeout_factor=1))
+    assert scaled.codes[0].suites[0].gen_pass == 1.0
+    assert fixed.codes[0].suites[0].gen_pass == 0.0

@@ -25,6 +25,9 @@ class GameConfig:
     max_tests_per_suite: assert statements after this many in one response are ignored (bounds the
         execution cost of a runaway response); 0 keeps them all.
     test_timeout: per-call time limit in seconds, for GT and for candidates.
+    timeout_factor: a candidate's per-call limit is raised to timeout_factor times the slowest GT call
+        of its tests when that is larger than test_timeout (as EvalPlus scales limits with the GT's
+        own runtime), so a slow but correct candidate is not failed by a tight fixed limit.
     float_tol: None compares values exactly; a number compares floats with that abs/rel tolerance.
     test_reward: "a1" (Code-A1's R_T) or "cure" (CURE's per-test reward, averaged over a suite).
     blackbox_tests: the test prompt shows only the question, not the candidate (the Self-Play
@@ -40,6 +43,7 @@ class GameConfig:
     nonprintable_penalty: bool = True
     max_tests_per_suite: int = 32
     test_timeout: float = 2.0
+    timeout_factor: float = 2.0
     float_tol: float | None = None
     test_reward: str = "a1"
     blackbox_tests: bool = False
@@ -63,6 +67,8 @@ class GameConfig:
             raise UserError(f"game config: max_tests_per_suite must be >= 0, got {self.max_tests_per_suite}")
         if self.test_timeout <= 0:
             raise UserError(f"game config: test_timeout must be > 0, got {self.test_timeout}")
+        if self.timeout_factor < 1.0:
+            raise UserError(f"game config: timeout_factor must be >= 1, got {self.timeout_factor}")
         if self.test_reward not in TEST_REWARDS:
             raise UserError(f"game config: test_reward must be one of {TEST_REWARDS}, got {self.test_reward!r}")
 

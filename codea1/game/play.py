@@ -155,6 +155,7 @@ class _Oracle:
     gt: dict[str, Any]  # call -> GT value (only calls GT answered with a plain value)
     predicted: dict[str, Any]  # expected source -> value (only those that evaluated)
     gt_error: str | None = None
+    gt_seconds: dict[str, float] = field(default_factory=dict)  # call -> GT's time for it
 
 
 def _oracle_jobs(problems: Sequence[Problem], suites: Sequence[Sequence[Sequence[ParsedSuite]]],
@@ -257,6 +258,8 @@ def play_step(
             if res.status != "ok" or contains_unserializable(res.value):
                 continue
             (oracle.gt if kind == "gt" else oracle.predicted)[call] = res.value
+            if kind == "gt":
+                oracle.gt_seconds[call] = float(res.seconds or 0.0)
     oracle_out = [
         [[validate_suite(s, oracles[q], config) for s in per_code] for per_code in parsed[q]]
         for q in range(len(problems))
@@ -275,12 +278,13 @@ def play_step(
                 pairs, values = question_pairs
             else:
                 pairs, values = _candidate_pairs(histories[q], oracle_out[q][m])
+            slowest = max((oracles[q].gt_seconds.get(call, 0.0) for call, _ in pairs), default=0.0)
             matrix_jobs.append(Job(
                 id=f"cand:{problem.id}:{m}",
                 code=candidate_program(problem, code),
                 calls=[call for call, _ in pairs],
                 expected=None if cure else values,
-                timeout=config.test_timeout,
+                timeout=max(config.test_timeout, config.timeout_factor * slowest),
                 float_tol=config.float_tol,
             ))
             matrix_plan.append((q, m, pairs, values))
