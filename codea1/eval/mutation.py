@@ -1,0 +1,571 @@
+"""In-process mutation testing with Cosmic-Ray's operator families.
+
+Mutants are found on the Python `ast` (what to mutate) and applied as text edits at the exact source
+positions (how to mutate), so each mutant's text is what Cosmic-Ray's own lexical operators would write
+for the same occurrence: binary operator replacement, comparison operator replacement (with Cosmic-Ray's
+None/number restrictions), unary operator replacement and deletion, True/False, and/or, `not` added to
+if/while/assert/ternary conditions, number constants +1/-1, break/continue swap, zero-iteration for loops,
+exception-handler replacement and decorator removal. A mutant whose text no longer compiles is kept (as
+Cosmic-Ray keeps it): it cannot be imported, so every test kills it.
+
+Mutants are generated once per source text (cached) and get deterministic ids
+`Operator@line:col[#occurrence]`. `score_mutants` runs each mutant in the sandbox against test calls
+whose GT values are known: a mutant is killed when a call raises, times out, crashes or returns a value
+that differs (Python ==) from GT's; a mutant stops at its first killing call.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import re
+import tokenize
+import warnings
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from typing import Any
+
+BINARY_OPS = {  # ast class name -> (Cosmic-Ray name, source text)
+    "Add": ("Add", "+"),
+    "Sub": ("Sub", "-"),
+    "Mult": ("Mul", "*"),
+    "Div": ("Div", "/"),
+    "FloorDiv": ("FloorDiv", "//"),
+    "Mod": ("Mod", "%"),
+    "Pow": ("Pow", "**"),
+    "RShift": ("RShift", ">>"),
+    "LShift": ("LShift", "<<"),
+    "BitOr": ("BitOr", "|"),
+    "BitAnd": ("BitAnd", "&"),
+    "BitXor": ("BitXor", "^"),
+}
+COMPARE_OPS = {
+    "Eq": ("Eq", "=="),
+    "NotEq": ("NotEq", "!="),
+    "Lt": ("Lt", "<"),
+    "LtE": ("LtE", "<="),
+    "Gt": ("Gt", ">"),
+    "GtE": ("GtE", ">="),
+    "Is": ("Is", "is"),
+    "IsNot": ("IsNot", "is not"),
+}
+UNARY_OPS = {"UAdd": ("UAdd", "+"), "USub": ("USub", "-"), "Invert": ("Invert", "~"), "Not": ("Not", "not")}
+UNARY_REPLACEMENT_TEXT = {"UAdd": "+", "USub": "-", "Invert": "~", "Not": "not "}
+# Cosmic-Ray: against None only Eq->IsNot, NotEq->Is, Is<->IsNot; against a number never to is/is not
+RHS_NONE_TARGETS = {"Eq": ("IsNot",), "NotEq": ("Is",), "Is": ("IsNot",), "IsNot": ("Is",)}
+RHS_NUMBER_TARGETS = ("Eq", "NotEq", "Lt", "LtE", "Gt", "GtE")
+
+FAMILIES = {
+    "ReplaceBinaryOperator": "binary_operator_replacement",
+    "ReplaceComparisonOperator": "comparison_operator_replacement",
+    "ReplaceUnaryOperator": "unary_operator_replacement",
+    "ReplaceTrueWithFalse": "boolean_replacer",
+    "ReplaceFalseWithTrue": "boolean_replacer",
+    "ReplaceAndWithOr": "boolean_replacer",
+    "ReplaceOrWithAnd": "boolean_replacer",
+    "AddNot": "boolean_replacer",
+    "ReplaceBreakWithContinue": "break_continue",
+    "ReplaceContinueWithBreak": "break_continue",
+    "NumberReplacer": "number_replacer",
+    "ZeroIterationForLoop": "zero_iteration_for_loop",
+    "ExceptionReplacer": "exception_replacer",
+    "RemoveDecorator": "remove_decorator",
+}
+EXCEPTION_STAND_IN = "CosmicRayTestingException"  # left undefined, as Cosmic-Ray leaves it
+
+
+def family_of(operator: str) -> str:
+    """The Cosmic-Ray operator family ("binary_operator_replacement", ...) of an operator name."""
+    return FAMILIES.get(operator.split("_", 1)[0], "other")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One mutant: the operator (Cosmic-Ray's name), where, what text changed, and the mutated program."""
+
+    id: str
+    operator: str
+    family: str
+    line: int
+    col: int
+    original: str
+    replacement: str
+    code: str
+    compiles: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _Source:
+    """Source text with conversions from ast (line, utf-8 byte column) to absolute character offsets."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.lines = text.splitlines(keepends=True)
+        self.starts = [0]
+        for line in self.lines:
+            self.starts.append(self.starts[-1] + len(line))
+
+    def offset(self, lineno: int, byte_col: int) -> int:
+        line = self.lines[lineno - 1] if lineno - 1 < len(self.lines) else ""
+        col = len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+        return self.starts[lineno - 1] + col
+
+    def start(self, node: ast.AST) -> int:
+        return self.offset(node.lineno, node.col_offset)
+
+    def end(self, node: ast.AST) -> int:
+        return self.offset(node.end_lineno, node.end_col_offset)
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        for i in range(len(self.starts) - 1):
+            if self.starts[i + 1] > offset:
+                return i + 1, offset - self.starts[i]
+        return len(self.lines), 0
+
+
+_GAP_TOKEN = re.compile(r"[^\s()\\]+")
+
+
+def _gap_tokens(text: str, start: int, end: int) -> list[tuple[int, int, str]]:
+    """Tokens (absolute start, end, text) in a gap between two expressions: parens, spaces and comments
+    are skipped. Such a gap holds only an operator or keyword, so this is a tiny, exact lexer for it."""
+    gap = text[start:end]
+    out = []
+    pos = 0
+    for line in gap.splitlines(keepends=True):
+        code = line.split("#", 1)[0]
+        for match in _GAP_TOKEN.finditer(code):
+            out.append((start + pos + match.start(), start + pos + match.end(), match.group()))
+        pos += len(line)
+    return out
+
+
+def _is_parenthesised(src: _Source, before: int, node: ast.AST) -> bool:
+    """True if an opening parenthesis stands between offset `before` and the node's own start."""
+    return "(" in src.text[before : src.start(node)].split("#", 1)[0]
+
+
+def _number_value(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float, complex)
+
+
+class _Finder(ast.NodeVisitor):
+    """Collects (operator, start, end, replacement text) edits for every mutation point."""
+
+    def __init__(self, src: _Source):
+        self.src = src
+        self.edits: list[tuple[str, int, int, str]] = []
+        self.skipped = 0
+        self.annotation_ids: set[int] = set()
+        self._token_cache: list[tuple[int, int, str]] | None = None
+
+    def add(self, operator: str, start: int, end: int, replacement: str) -> None:
+        self.edits.append((operator, start, end, replacement))
+
+    # binary operators ---------------------------------------------------------------------------
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        # Cosmic-Ray leaves `|` inside an annotated assignment's annotation alone
+        if isinstance(node.annotation, ast.BinOp) and isinstance(node.annotation.op, ast.BitOr):
+            self.annotation_ids.add(id(node.annotation))
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        name = type(node.op).__name__
+        if name in BINARY_OPS and id(node) not in self.annotation_ids:
+            tokens = _gap_tokens(self.src.text, self.src.end(node.left), self.src.start(node.right))
+            from_name, text = BINARY_OPS[name]
+            if len(tokens) == 1 and tokens[0][2] == text:
+                start, end, _ = tokens[0]
+                for to_name, to_text in BINARY_OPS.values():
+                    if to_name != from_name:
+                        self.add(f"ReplaceBinaryOperator_{from_name}_{to_name}", start, end, to_text)
+            else:
+                self.skipped += 1
+        self.generic_visit(node)
+
+    # comparisons --------------------------------------------------------------------------------
+    def visit_Compare(self, node: ast.Compare) -> None:
+        left = node.left
+        for op, right in zip(node.ops, node.comparators):
+            name = type(op).__name__
+            tokens = _gap_tokens(self.src.text, self.src.end(left), self.src.start(right))
+            if name in COMPARE_OPS:
+                from_name, text = COMPARE_OPS[name]
+                if tokens and " ".join(t[2] for t in tokens) == text:
+                    start, end = tokens[0][0], tokens[-1][1]
+                    paren = _is_parenthesised(self.src, end, right)
+                    if not paren and isinstance(right, ast.Constant) and right.value is None:
+                        targets = RHS_NONE_TARGETS.get(from_name, ())
+                    elif not paren and _number_value(right):
+                        targets = RHS_NUMBER_TARGETS
+                    else:
+                        targets = tuple(n for n, _ in COMPARE_OPS.values())
+                    for to_name, to_text in COMPARE_OPS.values():
+                        if to_name != from_name and to_name in targets:
+                            # Cosmic-Ray swaps the operator leaf for " <op>" (its own leading space)
+                            self.add(
+                                f"ReplaceComparisonOperator_{from_name}_{to_name}", start, end, " " + to_text
+                            )
+                else:
+                    self.skipped += 1
+            left = right
+        self.generic_visit(node)
+
+    # unary operators ----------------------------------------------------------------------------
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
+        name = type(node.op).__name__
+        from_name, text = UNARY_OPS[name]
+        start = self.src.start(node)
+        if self.src.text.startswith(text, start):
+            end = start + len(text)
+            for to_name in ("UAdd", "USub", "Invert", "Not", None):
+                if to_name == from_name:
+                    continue
+                if from_name == "Not" and to_name is not None:
+                    continue
+                if from_name == "UAdd" and to_name is None:
+                    continue
+                if to_name is None:
+                    self.add(f"ReplaceUnaryOperator_Delete_{from_name}", start, end, "")
+                else:
+                    self.add(
+                        f"ReplaceUnaryOperator_{from_name}_{to_name}",
+                        start,
+                        end,
+                        UNARY_REPLACEMENT_TEXT[to_name],
+                    )
+        else:
+            self.skipped += 1
+        self.generic_visit(node)
+
+    # booleans -----------------------------------------------------------------------------------
+    def visit_Constant(self, node: ast.Constant) -> None:
+        start, end = self.src.start(node), self.src.end(node)
+        if node.value is True and self.src.text[start:end] == "True":
+            self.add("ReplaceTrueWithFalse", start, end, "False")
+        elif node.value is False and self.src.text[start:end] == "False":
+            self.add("ReplaceFalseWithTrue", start, end, "True")
+        elif _number_value(node):
+            literal = self.src.text[start:end]
+            try:
+                same = eval(literal, {"__builtins__": {}}) == node.value  # a numeric literal only
+            except Exception:  # noqa: BLE001 - not a plain literal at that span (e.g. f-string quirks)
+                same = False
+            if same:
+                for offset in (1, -1):
+                    self.add("NumberReplacer", start, end, " " + str(node.value + offset))
+            else:
+                self.skipped += 1
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        word, operator = (
+            ("and", "ReplaceAndWithOr") if isinstance(node.op, ast.And) else ("or", "ReplaceOrWithAnd")
+        )
+        replacement = "or" if word == "and" else "and"
+        for left, right in zip(node.values, node.values[1:]):
+            tokens = _gap_tokens(self.src.text, self.src.end(left), self.src.start(right))
+            if len(tokens) == 1 and tokens[0][2] == word:
+                self.add(operator, tokens[0][0], tokens[0][1], replacement)
+            else:
+                self.skipped += 1
+        self.generic_visit(node)
+
+    def _add_not_after_keyword(self, keyword_end: int) -> None:
+        self.add("AddNot", keyword_end, keyword_end, " not")
+
+    def visit_If(self, node: ast.If) -> None:
+        start = self.src.start(node)
+        if self.src.text.startswith("if", start):  # an `elif` is not mutated by Cosmic-Ray's AddNot
+            self._add_not_after_keyword(start + 2)
+        self.generic_visit(node)
+
+    def visit_While(self, node: ast.While) -> None:
+        self._add_not_after_keyword(self.src.start(node) + len("while"))
+        self.generic_visit(node)
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        self._add_not_after_keyword(self.src.start(node) + len("assert"))
+        self.generic_visit(node)
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        tokens = _gap_tokens(self.src.text, self.src.end(node.body), self.src.start(node.test))
+        if len(tokens) == 1 and tokens[0][2] == "if":
+            self._add_not_after_keyword(tokens[0][1])
+        else:
+            self.skipped += 1
+        self.generic_visit(node)
+
+    # control flow -------------------------------------------------------------------------------
+    def visit_Break(self, node: ast.Break) -> None:
+        self.add("ReplaceBreakWithContinue", self.src.start(node), self.src.end(node), "continue")
+
+    def visit_Continue(self, node: ast.Continue) -> None:
+        self.add("ReplaceContinueWithBreak", self.src.start(node), self.src.end(node), "break")
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        tokens = _gap_tokens(self.src.text, self.src.end(node.target), self.src.start(node.iter))
+        if tokens and tokens[-1][2] == "in":
+            start = tokens[-1][1]  # the iterable and its prefix (parentheses included) become " []"
+            end = self.src.end(node.iter)
+            while end < len(self.src.text) and self.src.text[start:end].count("(") > self.src.text[
+                start:end
+            ].count(")"):
+                end += 1
+            self.add("ZeroIterationForLoop", start, end, " []")
+        else:
+            self.skipped += 1
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        names = []
+        if isinstance(node.type, ast.Name):
+            names = [node.type]
+        elif isinstance(node.type, ast.Tuple):
+            names = [e for e in node.type.elts if isinstance(e, ast.Name)]
+        for name in names:
+            self.add("ExceptionReplacer", self.src.start(name), self.src.end(name), EXCEPTION_STAND_IN)
+        self.generic_visit(node)
+
+    def _bare_star_markers(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """A bare `*` (keyword-only marker) or `/` (positional-only marker) in a parameter list is an
+        operator token to Cosmic-Ray's lexer, so it gets binary replacements (all of them syntax errors)."""
+        args = node.args
+        if not ((args.vararg is None and args.kwonlyargs) or args.posonlyargs):
+            return
+        tokens = self._tokens()
+        start = self.src.start(node)
+        i = next((j for j, t in enumerate(tokens) if t[0] >= start and t[2] == "("), None)
+        if i is None:
+            return
+        depth = 0
+        for j in range(i, len(tokens)):
+            pos, end, text = tokens[j]
+            if text in "([{":
+                depth += 1
+            elif text in ")]}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif depth == 1 and text in ("*", "/") and j + 1 < len(tokens) and tokens[j + 1][2] in (",", ")"):
+                from_name = "Mul" if text == "*" else "Div"
+                for to_name, to_text in BINARY_OPS.values():
+                    if to_name != from_name:
+                        self.add(f"ReplaceBinaryOperator_{from_name}_{to_name}", pos, end, to_text)
+
+    def _tokens(self) -> list[tuple[int, int, str]]:
+        if self._token_cache is None:
+            out = []
+            try:
+                for tok in tokenize.generate_tokens(io.StringIO(self.src.text).readline):
+                    if tok.type == tokenize.OP:
+                        start = self.src.starts[tok.start[0] - 1] + tok.start[1]
+                        out.append((start, start + len(tok.string), tok.string))
+            except (tokenize.TokenError, SyntaxError):
+                pass
+            self._token_cache = out
+        return self._token_cache
+
+    def _decorators(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        if not isinstance(node, ast.ClassDef):
+            self._bare_star_markers(node)
+        for deco in node.decorator_list:
+            at = self.src.text.rfind("@", 0, self.src.start(deco))
+            end = self.src.end(deco)
+            newline = self.src.text.find("\n", end)
+            end = len(self.src.text) if newline < 0 else newline + 1
+            line_start = self.src.text.rfind("\n", 0, at) + 1
+            self.add("RemoveDecorator", line_start if at >= 0 else self.src.start(deco), end, "")
+        self.generic_visit(node)
+
+    visit_FunctionDef = _decorators
+    visit_AsyncFunctionDef = _decorators
+    visit_ClassDef = _decorators
+
+
+def _compiles(code: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(code, "<mutant>", "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+@lru_cache(maxsize=4096)
+def _generate(source: str) -> tuple[tuple[Mutant, ...], int]:
+    src = _Source(source)
+    finder = _Finder(src)
+    finder.visit(ast.parse(source))
+    edits = sorted(finder.edits, key=lambda e: (e[1], e[2], e[0]))
+    mutants = []
+    seen: Counter = Counter()
+    for operator, start, end, replacement in edits:
+        line, col = src.line_col(start)
+        key = f"{operator}@{line}:{col}"
+        seen[key] += 1
+        mid = key if seen[key] == 1 else f"{key}#{seen[key]}"
+        code = source[:start] + replacement + source[end:]
+        mutants.append(
+            Mutant(
+                id=mid,
+                operator=operator,
+                family=family_of(operator),
+                line=line,
+                col=col,
+                original=source[start:end],
+                replacement=replacement,
+                code=code,
+                compiles=_compiles(code),
+            )
+        )
+    return tuple(mutants), finder.skipped
+
+
+def generate_mutants(source: str) -> list[Mutant]:
+    """All mutants of a program (cached per source text); raises SyntaxError if the source does not parse."""
+    return list(_generate(source)[0])
+
+
+def skipped_points(source: str) -> int:
+    """Mutation points whose source text could not be located exactly (left out rather than guessed)."""
+    return _generate(source)[1]
+
+
+def operator_counts(mutants: list[Mutant]) -> dict[str, int]:
+    """Mutant counts per Cosmic-Ray operator family."""
+    return dict(sorted(Counter(m.family for m in mutants).items()))
+
+
+def source_digest(source: str) -> str:
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
+
+
+# scoring ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class MutantOutcome:
+    """What happened to one mutant: killed or not, by which call index and how."""
+
+    id: str
+    operator: str
+    family: str
+    killed: bool
+    by: int | None = None  # index of the first killing call
+    how: str = ""  # "error" | "timeout" | "crash" | "wrong" | "undefined" | ""
+
+
+@dataclass
+class MutationReport:
+    """Kill statistics of one program under a set of test calls."""
+
+    total: int
+    killed: int
+    score: float  # killed / total (0.0 when there are no mutants)
+    by_family: dict[str, dict[str, int]] = field(default_factory=dict)  # family -> {"total", "killed"}
+    outcomes: list[MutantOutcome] = field(default_factory=list)
+    skipped_points: int = 0
+
+    def to_dict(self, with_outcomes: bool = False) -> dict[str, Any]:
+        out = asdict(self)
+        if not with_outcomes:
+            out.pop("outcomes")
+        return out
+
+
+def values_match(out: Any, exp: Any) -> bool:
+    """Python == between a mutant's value and GT's, as an `assert CALL == EXPECTED` test would judge it."""
+    try:
+        return bool(out == exp)
+    except Exception:  # noqa: BLE001 - a comparison that raises is a mismatch
+        return False
+
+
+def call_timeout(gt_seconds: list[float], factor: float = 4.0, floor: float = 1.0) -> float:
+    """Per-call limit scaled from GT's own runtime (EvalPlus style): max(floor, factor * slowest GT call)."""
+    return max(floor, factor * max(gt_seconds, default=0.0))
+
+
+def score_mutants(
+    source: str,
+    calls: list[str],
+    gt_values: list[Any],
+    executor: Any,
+    *,
+    prelude: str = "",
+    timeout: float = 1.0,
+    mutants: list[Mutant] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> MutationReport:
+    """Runs every mutant of `source` on `calls` in the sandbox and compares with GT's values.
+
+    `prelude` (imports) is put before each mutant. A mutant that fails to define is killed (as an
+    import error fails every pytest test); so is one whose first differing call raises, times out or
+    returns another value. With no calls, nothing is killed.
+    """
+    from codea1.sandbox import Job
+
+    mutants = generate_mutants(source) if mutants is None else mutants
+    outcomes: list[MutantOutcome] = []
+    jobs = []
+    for m in mutants:
+        code = f"{prelude}\n{m.code}" if prelude else m.code
+        jobs.append(Job(id=m.id, code=code, calls=list(calls), expected=None, timeout=timeout))
+    results = executor.run(jobs, progress=progress) if jobs and calls else []
+    by_id = {r.id: r for r in results}
+    for m in mutants:
+        outcome = MutantOutcome(id=m.id, operator=m.operator, family=m.family, killed=False)
+        result = by_id.get(m.id)
+        if result is not None:
+            if not result.defined:
+                outcome.killed, outcome.how = True, "undefined"
+            else:
+                for i, (res, exp) in enumerate(zip(result.results, gt_values)):
+                    if res.status != "ok":
+                        outcome.killed, outcome.by, outcome.how = True, i, res.status
+                        break
+                    if not values_match(res.value, exp):
+                        outcome.killed, outcome.by, outcome.how = True, i, "wrong"
+                        break
+        outcomes.append(outcome)
+    return summarise(outcomes, skipped_points(source))
+
+
+def summarise(outcomes: list[MutantOutcome], skipped: int = 0) -> MutationReport:
+    by_family: dict[str, dict[str, int]] = {}
+    for o in outcomes:
+        fam = by_family.setdefault(o.family, {"total": 0, "killed": 0})
+        fam["total"] += 1
+        fam["killed"] += int(o.killed)
+    killed = sum(o.killed for o in outcomes)
+    total = len(outcomes)
+    return MutationReport(
+        total=total,
+        killed=killed,
+        score=killed / total if total else 0.0,
+        by_family=dict(sorted(by_family.items())),
+        outcomes=outcomes,
+        skipped_points=skipped,
+    )
+
+
+__all__ = [
+    "Mutant",
+    "MutantOutcome",
+    "MutationReport",
+    "call_timeout",
+    "family_of",
+    "generate_mutants",
+    "operator_counts",
+    "score_mutants",
+    "skipped_points",
+    "values_match",
+]
