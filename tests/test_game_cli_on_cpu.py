@@ -8,12 +8,13 @@ import pytest
 from codea1.cli import main
 
 EXAMPLE = Path(__file__).parent / "data" / "game_example" / "rollouts.jsonl"
+UID_BASE = "64960"  # this file's sandbox slot uids (64960, 64959): concurrent sandboxes must not share uids
 
 
 def score(tmp_path, name, *extra):
     out = tmp_path / f"{name}.jsonl"
     code = main(["score", "--problems", "bundled", "--rollouts", str(EXAMPLE), "--output", str(out),
-                 "--workers", "2", *extra])
+                 "--workers", "2", "--uid-base", UID_BASE, *extra])
     return code, [json.loads(line) for line in out.read_text().splitlines()]
 
 
@@ -86,7 +87,7 @@ def test_bad_lines_are_reported_and_the_rest_scored(tmp_path, capsys):
     ]) + "\n")
     out = tmp_path / "s.jsonl"
     code = main(["score", "--problems", "bundled", "--rollouts", str(rollouts), "--output", str(out),
-                 "--workers", "2", "--alpha", "0.25"])
+                 "--workers", "2", "--uid-base", UID_BASE, "--alpha", "0.25"])
     assert code == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [("error" in r) for r in rows] == [True, True, False, True, True]

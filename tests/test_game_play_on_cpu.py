@@ -56,9 +56,12 @@ class CountingExecutor:
         return self.inner.run(jobs, progress=progress)
 
 
+UID_BASE = 64970  # this file's sandbox slot uids (64970, 64969): concurrent sandboxes must not share uids
+
+
 @pytest.fixture(scope="module")
 def executor():
-    with Executor(workers=2) as ex:
+    with Executor(workers=2, uid_base=UID_BASE) as ex:
         yield ex
 
 

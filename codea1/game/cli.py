@@ -39,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     score.add_argument("--timeout", type=float, default=None, help="per-call time limit, seconds (default 2)")
     score.add_argument("--step", type=int, default=None, help="step tag of the book update (default: last + 1)")
     score.add_argument("--workers", type=int, default=None, help="sandbox workers (default: all CPUs)")
+    score.add_argument("--uid-base", type=int, default=None,
+                       help="uid of the first sandbox slot (slot k runs as uid-base - k); give concurrent codea1 "
+                            "processes on one machine different ranges, as each sweeps its slots' uids")
     score.set_defaults(func=cmd_score)
 
     mistakes = sub.add_parser("mistakes", help="inspect a Mistake Book (a run directory or its .sqlite file)")
@@ -163,7 +166,8 @@ def cmd_score(args: argparse.Namespace) -> int:
             histories = [book.retrieve(p.id, config.history_size) for p in chosen]
             codes = [[c["response"] for c in item["row"]["codes"]] for item in good]
             tests = [[list(c.get("tests", [])) for c in item["row"]["codes"]] for item in good]
-            with Executor(workers=args.workers) as executor:
+            extra = {"uid_base": args.uid_base} if args.uid_base is not None else {}
+            with Executor(workers=args.workers, **extra) as executor:
                 results = play_step(chosen, codes, tests, _progress_runner(executor), histories, config)
             summary = book.apply_step(step, merge_updates((r.question_id, r.updates) for r in results))
         by_line = dict(zip((id(item) for item in good), results))
