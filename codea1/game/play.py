@@ -242,6 +242,10 @@ def play_step(
     histories = histories if histories is not None else [[] for _ in problems]
     if not (len(problems) == len(code_responses) == len(test_responses) == len(histories)):
         raise ValueError("play_step: problems, code_responses, test_responses and histories differ in length")
+    for q, (per_code, per_tests) in enumerate(zip(code_responses, test_responses)):
+        if len(per_code) != len(per_tests):
+            raise ValueError(f"play_step: question {q} has {len(per_code)} code responses but "
+                             f"{len(per_tests)} lists of test responses (one list per code)")
     codes = [[extract_code(r) for r in per_q] for per_q in code_responses]
     parsed = [
         [[parse_test_suite(t, p.entry_point, config.max_tests_per_suite) for t in per_code] for per_code in per_q]
