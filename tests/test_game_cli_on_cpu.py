@@ -48,6 +48,9 @@ def test_worked_example_scored_twice_with_a_mistake_book(tmp_path):
     # the wrong code's 4 failures enter the book
     assert first["mistake_book"] == {"added": 4, "removed": 0, "size": 4}
 
+    # a step tag at or before the book's last step is a user error (exit 2), nothing is written
+    assert main(["score", "--problems", "bundled", "--rollouts", str(EXAMPLE), "--output",
+                 str(tmp_path / "x.jsonl"), "--mistake-book", str(book), "--step", "0"]) == 2
     code, [second] = score(tmp_path, "run2", "--mistake-book", str(book))
     right, wrong = second["codes"]
     # Run 2 replays the 4 book tests (H = 4). Right code passes all: hist_pass 1, R_C = (1 + 1)/2 = 1,

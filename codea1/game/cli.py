@@ -160,6 +160,9 @@ def cmd_score(args: argparse.Namespace) -> int:
         book = MistakeBook(Path(temp.name) / BOOK_FILE)
     try:
         step = args.step if args.step is not None else book.last_step + 1
+        if step <= book.last_step:
+            raise UserError(f"--step {step}: the Mistake Book {args.mistake_book} is already at step "
+                            f"{book.last_step}; give a later step or leave --step out")
         results = []
         if good:
             chosen = [problems[item["row"]["question_id"]] for item in good]
