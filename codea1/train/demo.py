@@ -48,8 +48,7 @@ def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path
     from rich.console import Console
 
     from codea1.data import load_problems
-    from codea1.sandbox import Executor
-    from codea1.train.loop import build_policies, train
+    from codea1.train.loop import build_policies, make_executor, train
     from codea1.train.report import write_report
 
     console = Console(stderr=True)
@@ -72,8 +71,7 @@ def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path
             policies["pair"] = build_policies(c)
         return policies["pair"]
 
-    with Executor(workers=cfg.executor.workers, memory_mb=cfg.executor.memory_mb,
-                  define_timeout=cfg.executor.define_timeout) as executor:
+    with make_executor(cfg, hide_paths=[str(run_dir.resolve())]) as executor:
         console.print("loading models ...")
         code_policy, _ = factory(cfg)
         console.print(f"evaluating the code policy before training ({len(eval_problems)} problems x "

@@ -128,6 +128,26 @@ def load_training_problems(cfg: Config, executor: Any = None, console: Any = Non
     return problems
 
 
+def sandbox_uid_base(cfg: Config) -> int:
+    """The sandbox's first uid: the config's, else one derived from this process id.
+
+    Sandboxed children of one slot kill every process of their uid before running, so two executors
+    sharing uids (two runs, or a run and a test suite, on one machine) would kill each other's
+    children; a per-process range of 64 uids avoids that."""
+    if cfg.executor.uid_base is not None:
+        return cfg.executor.uid_base
+    return 200_000 + (os.getpid() % 100_000) * 64
+
+
+def make_executor(cfg: Config, hide_paths: list[str] | None = None) -> Any:
+    """The sandbox executor of a run, configured from the executor section."""
+    from codea1.sandbox import Executor
+
+    return Executor(workers=cfg.executor.workers, memory_mb=cfg.executor.memory_mb,
+                    define_timeout=cfg.executor.define_timeout, hide_paths=hide_paths,
+                    uid_base=sandbox_uid_base(cfg))
+
+
 def game_config(cfg: Config) -> Any:
     from codea1.game.config import GameConfig
 
@@ -188,8 +208,6 @@ class Trainer:
         import torch
         from rich.console import Console
 
-        from codea1.sandbox import Executor
-
         cfg = self.cfg
         console = self.console or Console(stderr=True)
         torch.set_num_threads(cfg.train.torch_threads)
@@ -200,9 +218,7 @@ class Trainer:
         if self.executor is not None:
             return self._train_with(self.executor, console)
         # the sandbox must never read the run directory (Mistake Book, checkpoints, rollouts)
-        with Executor(workers=cfg.executor.workers, memory_mb=cfg.executor.memory_mb,
-                      define_timeout=cfg.executor.define_timeout,
-                      hide_paths=[str(self.run.root.resolve())]) as executor:
+        with make_executor(cfg, hide_paths=[str(self.run.root.resolve())]) as executor:
             return self._train_with(executor, console)
 
     def _train_with(self, executor: Any, console: Any) -> dict[str, Any]:
@@ -312,7 +328,7 @@ class Trainer:
                     debug_kill("after_checkpoint", step)
                     prune(self.run.checkpoints_dir, cfg.train.keep_checkpoints)
                 progress.update(task, completed=step)
-                progress.console.print(summary_line(out.metrics, total))
+                progress.console.print(summary_line(out.metrics, total), soft_wrap=True, highlight=False)
         return state.step
 
     def _checkpoint(self, state: TrainerState, code_policy: Any, test_policy: Any) -> Path:
