@@ -12,7 +12,7 @@ from codea1.cli import main as cli_main
 from codea1.sandbox import CallResult, Executor, Job, JobResult, isolation_level
 from codea1.sandbox import executor as executor_module
 
-UID_BASE = 64980  # this file's slot uids (64980, 64979)
+UID_BASE = 1_700_200_000  # this file's own uid range
 
 
 @pytest.fixture(scope="module")

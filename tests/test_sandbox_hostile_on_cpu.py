@@ -18,7 +18,7 @@ import pytest
 from codea1.sandbox import Executor, Job
 
 REPO = Path(__file__).resolve().parents[1]
-UID_BASE = 64990  # slot uids 64990, 64989: used by nothing else on the machine
+UID_BASE = 1_700_100_000  # a uid range of its own, so the leftover check sees only this corpus
 WORKERS = 2
 T = 1.0  # per-call timeout for this corpus
 
@@ -181,9 +181,11 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict:
     cases = _cases(env)
     repo_before = (REPO / "pyproject.toml").read_bytes()
     results = {}
-    for visible, uid_base, workers in ((False, UID_BASE, WORKERS), (True, UID_BASE - WORKERS, 1)):
+    uids: set[int] = set()
+    for visible, workers in ((False, WORKERS), (True, 1)):
         # visible=True: no mount namespace, so what stops the child is its uid alone
-        with Executor(workers, uid_base=uid_base, hide=not visible) as ex:
+        with Executor(workers, uid_base=UID_BASE, hide=not visible) as ex:
+            uids.update(ex.uids)
             if not visible:
                 level = ex.isolation_level
             jobs = [Job(id=c.name, code=c.code, calls=c.calls, expected=c.expected, timeout=T)
@@ -196,7 +198,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict:
     except BlockingIOError:
         connected = False
     listener.close()
-    leftovers = _processes_with_uids({UID_BASE - k for k in range(WORKERS + 1)})
+    leftovers = _processes_with_uids(uids)
     marker_on_host = Path(MARKER).exists()
     return {"cases": {c.name: c for c in cases}, "results": results, "level": level, "env": env,
             "connected": connected, "leftovers": leftovers, "repo_before": repo_before,

@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -35,7 +36,11 @@ MAX_FRAME = 16 << 20  # bytes of one result frame; a larger announced frame is a
 ZYGOTE_REPLY_TIMEOUT = 60.0  # seconds for the zygote to fork or clean up; past that it is restarted
 GRACE = 0.25  # seconds added to each wall deadline for the frame to travel
 NOBODY_GID = 65534
-DEFAULT_UID_BASE = 65534  # slot k runs as uid DEFAULT_UID_BASE - k (65534 = nobody for slot 0)
+# Children run as dedicated uids, one per slot, leased machine-wide (a lock file per uid), never as
+# "nobody": the end-of-job sweep kills every process of the slot's uid and RLIMIT_NPROC counts per uid,
+# so a uid must belong to one slot only, not to system daemons or to another Executor's slots.
+DEFAULT_UID_BASE = 1_700_000_000
+UID_RANGE = 4096
 
 _warned = False
 _warn_lock = threading.Lock()
@@ -96,6 +101,31 @@ def _default_hide_paths() -> list[str]:
     extra = os.environ.get("CODEA1_SANDBOX_HIDE", "")
     paths += [p for p in extra.split(os.pathsep) if p]
     return paths
+
+
+class _UidLease:
+    """An exclusive, machine-wide claim on one sandbox uid (an flock held while the slot lives)."""
+
+    def __init__(self, first: int, count: int = UID_RANGE) -> None:
+        import fcntl
+
+        lock_dir = Path(tempfile.gettempdir()) / "codea1-sandbox-uids"
+        lock_dir.mkdir(mode=0o700, exist_ok=True)
+        for uid in range(first, first + count):
+            fd = os.open(lock_dir / f"{uid}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            self.uid, self.fd = uid, fd
+            return
+        raise SandboxError(f"no free sandbox uid in [{first}, {first + count}); close other Executors")
+
+    def release(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 class _Slot:
@@ -246,8 +276,9 @@ class Executor:
     workers: parallel slots (default: the CPUs this process may use). memory_mb: address space a child may
     allocate on top of the warm interpreter. define_timeout: seconds for `code` itself. isolate=False
     forces the weakest level (rlimits, own session, temp dir) even as root, e.g. to test the fallback;
-    hide=False skips the mount namespace. uid_base: slot k runs as uid uid_base - k (one uid per slot, so
-    the per-uid process limit and the end-of-job sweep of leftover processes are per slot).
+    hide=False skips the mount namespace. uid_base: each slot leases its own uid, the first free one from
+    uid_base on (machine-wide lock files), so the per-uid process limit and the end-of-job sweep of
+    leftover processes concern that slot only.
     nproc/fsize_mb/nofile: per-child limits. hide_paths: extra directories to hide from children (added
     to the working dir, home dir, this package's dir and $CODEA1_SANDBOX_HIDE).
     """
@@ -263,12 +294,16 @@ class Executor:
         self.limits = {"nproc": nproc, "fsize": fsize_mb << 20, "nofile": nofile}
         hidden = _default_hide_paths() + list(hide_paths or [])
         self._slots: list[_Slot] = []
+        self._leases: list[_UidLease] = []
         self._free: queue.Queue[_Slot] = queue.Queue()
         self._closed = False
         try:
             for k in range(self.workers):
-                cfg = {"isolate": isolate, "hide": hide, "uid": uid_base - k, "gid": NOBODY_GID,
-                       "hide_paths": hidden}
+                uid = -1
+                if isolate and os.geteuid() == 0:
+                    self._leases.append(_UidLease(uid_base))
+                    uid = self._leases[-1].uid
+                cfg = {"isolate": isolate, "hide": hide, "uid": uid, "gid": NOBODY_GID, "hide_paths": hidden}
                 slot = _Slot(k, cfg)
                 self._slots.append(slot)
                 self._free.put(slot)
@@ -276,6 +311,7 @@ class Executor:
             self.close()
             raise
         self.isolation_level = "+".join(self._slots[0].layers)
+        self.uids = [lease.uid for lease in self._leases]  # the sandbox uids this Executor's children use
         if self.isolation_level != FULL_LEVEL:
             _warn_once(f"codea1 sandbox: isolation level is '{self.isolation_level}' (full is '{FULL_LEVEL}'): "
                        "run as root on Linux with namespaces for full isolation; running with what is available")
@@ -376,6 +412,8 @@ class Executor:
             pool.shutdown(wait=True)
         for slot in self._slots:
             slot.close()
+        for lease in self._leases:
+            lease.release()
 
     # -- internals ----------------------------------------------------------------------------------
     def _run_one(self, job: Job) -> JobResult:
@@ -552,7 +590,7 @@ def isolation_level() -> str:
     """
     global _LEVEL_CACHE
     if _LEVEL_CACHE is None:
-        slot = _Slot(0, {"isolate": True, "uid": DEFAULT_UID_BASE, "gid": NOBODY_GID, "hide_paths": []})
+        slot = _Slot(0, {"isolate": True, "uid": -1, "gid": NOBODY_GID, "hide_paths": []})
         try:
             _LEVEL_CACHE = "+".join(slot.layers)
         finally:

@@ -29,6 +29,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUME
 
 import builtins
 import ctypes
+import gc
 import json
 import resource
 import shutil
@@ -268,13 +269,20 @@ def _run(payload: dict, res_w: int) -> None:
     send(res_w, {"k": "done", "out": out.text()})
 
 
-def _finish(pid: int, cfg: dict, layers: list[str], base: str) -> dict:
-    """Kills what the child left, reaps it, removes its temp dir; returns how it ended."""
+def _kill_survivors(cfg: dict, layers: list[str]) -> None:
+    """Kills the zygote's remaining children (re-parented escapees) and, under uid isolation, every
+    process that still carries the slot's uid."""
     try:
-        os.killpg(pid, signal.SIGKILL)
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as f:
+                for child in f.read().split():
+                    try:
+                        os.kill(int(child), signal.SIGKILL)
+                    except OSError:
+                        pass
     except OSError:
         pass
-    if "uid" in layers:  # processes that left the group (setsid) still carry the slot's uid
+    if "uid" in layers:
         sweeper = os.fork()
         if sweeper == 0:
             try:
@@ -285,16 +293,32 @@ def _finish(pid: int, cfg: dict, layers: list[str], base: str) -> dict:
             finally:
                 os._exit(0)
         os.waitpid(sweeper, 0)
+
+
+def _finish(pid: int, cfg: dict, layers: list[str], base: str) -> dict:
+    """Kills what the child left, reaps it, removes its temp dir; returns how it ended."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
     status = None
     try:
         _, status = os.waitpid(pid, 0)
     except ChildProcessError:
         pass
-    try:  # reap orphans (killed above) that were re-parented to this subreaper
-        while os.waitpid(-1, os.WNOHANG)[0] > 0:
-            pass
+    # This process is a subreaper: descendants that left the child's process group (setsid) and
+    # outlived it are now our children. Reap the dead ones; if any is still alive, sweep the slot's uid.
+    survivors = False
+    try:
+        while True:
+            reaped, _ = os.waitpid(-1, os.WNOHANG)
+            if reaped == 0:
+                survivors = True
+                break
     except ChildProcessError:
         pass
+    if survivors:
+        _kill_survivors(cfg, layers)
     shutil.rmtree(os.path.join(base, f"job-{pid}"), ignore_errors=True)
     info = {"status": status}
     if status is not None:
@@ -308,6 +332,8 @@ def _finish(pid: int, cfg: dict, layers: list[str], base: str) -> dict:
 def serve(sock: socket.socket, cfg: dict) -> None:
     """Zygote main loop: fork/finish requests until the socket closes."""
     loaded = _preload()
+    gc.collect()
+    gc.freeze()  # children's garbage collections then leave the zygote's objects (and their pages) alone
     layers, base = enter_layers(cfg)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock.send(json.dumps({"k": "ready", "layers": layers, "preloaded": loaded, "pid": os.getpid(),
@@ -334,6 +360,7 @@ def serve(sock: socket.socket, cfg: dict) -> None:
             else:
                 break
     finally:
+        _kill_survivors(cfg, layers)
         shutil.rmtree(base, ignore_errors=True)
 
 
