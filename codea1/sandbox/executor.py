@@ -103,6 +103,16 @@ def _default_hide_paths() -> list[str]:
     return paths
 
 
+def _uid_has_account(uid: int) -> bool:
+    import pwd
+
+    try:
+        pwd.getpwuid(uid)
+        return True
+    except KeyError:
+        return False
+
+
 class _UidLease:
     """An exclusive, machine-wide claim on one sandbox uid (an flock held while the slot lives)."""
 
@@ -112,6 +122,8 @@ class _UidLease:
         lock_dir = Path(tempfile.gettempdir()) / "codea1-sandbox-uids"
         lock_dir.mkdir(mode=0o700, exist_ok=True)
         for uid in range(first, first + count):
+            if _uid_has_account(uid):  # never a real account: the sweep would kill its processes
+                continue
             fd = os.open(lock_dir / f"{uid}.lock", os.O_RDWR | os.O_CREAT, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -126,6 +138,31 @@ class _UidLease:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+
+
+class _Worker:
+    """One parallel slot: its leased uid and its zygotes (a lean one, and one with numpy on demand).
+
+    Forking a process costs time in proportion to its mapped memory, and numpy triples the zygote's,
+    so jobs whose code does not mention numpy fork from the lean zygote.
+    """
+
+    def __init__(self, index: int, cfg: dict) -> None:
+        self.index, self.cfg = index, cfg
+        self.zygotes: dict[bool, _Slot] = {False: _Slot(index, {**cfg, "numpy": False})}
+
+    def zygote(self, numpy: bool) -> _Slot:
+        z = self.zygotes.get(numpy)
+        if z is None:
+            z = self.zygotes[numpy] = _Slot(self.index, {**self.cfg, "numpy": numpy})
+        elif not z.alive():
+            z.close()
+            z.start()
+        return z
+
+    def close(self) -> None:
+        for z in self.zygotes.values():
+            z.close()
 
 
 class _Slot:
@@ -277,15 +314,16 @@ class Executor:
     allocate on top of the warm interpreter. define_timeout: seconds for `code` itself. isolate=False
     forces the weakest level (rlimits, own session, temp dir) even as root, e.g. to test the fallback;
     hide=False skips the mount namespace. uid_base: each slot leases its own uid, the first free one from
-    uid_base on (machine-wide lock files), so the per-uid process limit and the end-of-job sweep of
-    leftover processes concern that slot only.
+    uid_base on (default 1,700,000,000; machine-wide lock files; uids of existing accounts are skipped),
+    so the per-uid process limit and the end-of-job sweep of leftover processes concern that slot only;
+    concurrent Executors never share a uid, whatever uid_base they pass.
     nproc/fsize_mb/nofile: per-child limits. hide_paths: extra directories to hide from children (added
     to the working dir, home dir, this package's dir and $CODEA1_SANDBOX_HIDE).
     """
 
     def __init__(self, workers: int | None = None, *, memory_mb: int = 1024, define_timeout: float = 5.0,
                  isolate: bool = True, hide: bool = True, nproc: int = 32, fsize_mb: int = 16, nofile: int = 64,
-                 hide_paths: list[str] | None = None, uid_base: int = DEFAULT_UID_BASE) -> None:
+                 hide_paths: list[str] | None = None, uid_base: int | None = None) -> None:
         if workers is None:
             workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         self.workers = max(1, int(workers or 1))
@@ -293,24 +331,24 @@ class Executor:
         self.define_timeout = define_timeout
         self.limits = {"nproc": nproc, "fsize": fsize_mb << 20, "nofile": nofile}
         hidden = _default_hide_paths() + list(hide_paths or [])
-        self._slots: list[_Slot] = []
+        self._slots: list[_Worker] = []
         self._leases: list[_UidLease] = []
-        self._free: queue.Queue[_Slot] = queue.Queue()
+        self._free: queue.Queue[_Worker] = queue.Queue()
         self._closed = False
         try:
             for k in range(self.workers):
                 uid = -1
                 if isolate and os.geteuid() == 0:
-                    self._leases.append(_UidLease(uid_base))
+                    self._leases.append(_UidLease(DEFAULT_UID_BASE if uid_base is None else uid_base))
                     uid = self._leases[-1].uid
                 cfg = {"isolate": isolate, "hide": hide, "uid": uid, "gid": NOBODY_GID, "hide_paths": hidden}
-                slot = _Slot(k, cfg)
+                slot = _Worker(k, cfg)
                 self._slots.append(slot)
                 self._free.put(slot)
         except BaseException:
             self.close()
             raise
-        self.isolation_level = "+".join(self._slots[0].layers)
+        self.isolation_level = "+".join(self._slots[0].zygotes[False].layers)
         self.uids = [lease.uid for lease in self._leases]  # the sandbox uids this Executor's children use
         if self.isolation_level != FULL_LEVEL:
             _warn_once(f"codea1 sandbox: isolation level is '{self.isolation_level}' (full is '{FULL_LEVEL}'): "
@@ -417,14 +455,11 @@ class Executor:
 
     # -- internals ----------------------------------------------------------------------------------
     def _run_one(self, job: Job) -> JobResult:
-        slot = self._free.get()
+        worker = self._free.get()
         try:
-            if not slot.alive():
-                slot.close()
-                slot.start()
-            return self._execute(slot, job)
+            return self._execute(worker.zygote("numpy" in job.code), job)
         finally:
-            self._free.put(slot)
+            self._free.put(worker)
 
     def _execute(self, slot: _Slot, job: Job) -> JobResult:
         calls = list(job.calls)

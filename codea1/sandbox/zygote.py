@@ -50,7 +50,7 @@ PRELOAD = (
     "encodings.cp1252", "encodings.idna", "encodings.unicode_escape", "encodings.raw_unicode_escape",
     "encodings.hex_codec", "encodings.base64_codec", "base64", "binascii", "pprint", "reprlib", "weakref", "zlib", "difflib",
     "graphlib", "locale", "traceback", "linecache", "tokenize", "ast", "threading", "signal", "warnings", "secrets", "uuid", "pathlib",
-    "csv", "shlex", "fnmatch", "glob", "tempfile", "platform", "_strptime", "typing_extensions", "sortedcontainers", "numpy",
+    "csv", "shlex", "fnmatch", "glob", "tempfile", "platform", "_strptime", "typing_extensions", "sortedcontainers",
 )
 
 CLONE_NEWNS = 0x00020000
@@ -63,9 +63,9 @@ MAX_OUTPUT = 4096  # characters of captured stdout/stderr sent back
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def _preload() -> list[str]:
+def _preload(numpy: bool) -> list[str]:
     loaded = []
-    for name in PRELOAD:
+    for name in PRELOAD + (("numpy",) if numpy else ()):
         try:
             __import__(name)
             loaded.append(name)
@@ -331,7 +331,7 @@ def _finish(pid: int, cfg: dict, layers: list[str], base: str) -> dict:
 
 def serve(sock: socket.socket, cfg: dict) -> None:
     """Zygote main loop: fork/finish requests until the socket closes."""
-    loaded = _preload()
+    loaded = _preload(cfg.get("numpy", True))
     gc.collect()
     gc.freeze()  # children's garbage collections then leave the zygote's objects (and their pages) alone
     layers, base = enter_layers(cfg)
