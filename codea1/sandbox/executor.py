@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import os
 import queue
 import select
@@ -22,6 +23,7 @@ import tempfile
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -253,6 +255,8 @@ class _FrameReader:
         self.fd = fd
         self.buf = bytearray()
         self.eof = False
+        self.poller = select.poll()
+        self.poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
 
     def read(self, deadline: float) -> dict | str:
         """A decoded frame, or "timeout", "eof" or "bad" (malformed or oversized frame)."""
@@ -276,9 +280,8 @@ class _FrameReader:
             left = deadline - time.monotonic()
             if left <= 0:
                 return "timeout"
-            ready, _, _ = select.select([self.fd], [], [], left)
-            if not ready:
-                return "timeout"
+            if not self.poller.poll(max(1, math.ceil(left * 1000))):  # poll: no FD_SETSIZE limit
+                continue
             chunk = os.read(self.fd, max(1 << 16, min(need - len(self.buf), MAX_FRAME)))
             if not chunk:
                 self.eof = True
@@ -354,6 +357,8 @@ class Executor:
             _warn_once(f"codea1 sandbox: isolation level is '{self.isolation_level}' (full is '{FULL_LEVEL}'): "
                        "run as root on Linux with namespaces for full isolation; running with what is available")
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="codea1-sandbox")
+        # an Executor dropped without close() still stops its zygotes and frees its uids
+        self._finalizer = weakref.finalize(self, _release, self._slots, self._leases)
 
     # -- public API ---------------------------------------------------------------------------------
     def __enter__(self) -> Executor:  # noqa: PYI034
@@ -448,10 +453,7 @@ class Executor:
         pool = getattr(self, "_pool", None)
         if pool is not None:
             pool.shutdown(wait=True)
-        for slot in self._slots:
-            slot.close()
-        for lease in self._leases:
-            lease.release()
+        _release(self._slots, self._leases)
 
     # -- internals ----------------------------------------------------------------------------------
     def _run_one(self, job: Job) -> JobResult:
@@ -463,6 +465,9 @@ class Executor:
 
     def _execute(self, slot: _Slot, job: Job) -> JobResult:
         calls = list(job.calls)
+        if type(job.code) is not str:
+            err = "Job.code must be a string"
+            return JobResult(job.id, False, err, [CallResult("invalid", error=err) for _ in calls])
         n = len(calls)
         sendable = [c if _valid_expression(c) else None for c in calls]
         results: list[CallResult | None] = [
@@ -579,6 +584,13 @@ class Executor:
                 else:
                     r.status, r.error = "invalid", "no expected value for this call"
         return result
+
+
+def _release(workers: list[_Worker], leases: list[_UidLease]) -> None:
+    for worker in workers:
+        worker.close()
+    for lease in leases:
+        lease.release()
 
 
 class _Pending:
