@@ -1,0 +1,109 @@
+"""Packing (prompt, response) token lists into padded batches, and per-token log-probs of a model.
+
+One layout everywhere (generation scoring, training, the reference model): prompts left-padded to the
+longest prompt ``P``, responses right-padded to the longest response ``R``; position ids count only
+real tokens, as ``generate`` does with left padding. The model returns logits for the last ``R + 1``
+positions only (``logits_to_keep``), so long prompts cost no vocabulary-sized activations.
+Using the same function for the sampling log-probs and the training log-probs makes the first PPO
+ratio exactly 1 (up to batch-composition float noise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from codea1.rl.grpo import entropy_from_logits, token_logprobs
+
+
+@dataclass
+class PackedBatch:
+    """A padded batch: ``input_ids``/``attention_mask``/``position_ids`` are ``[B, P + R]``;
+    ``response_ids``/``response_mask`` are ``[B, R]``."""
+
+    input_ids: torch.Tensor
+    attention_mask: torch.Tensor
+    position_ids: torch.Tensor
+    response_ids: torch.Tensor
+    response_mask: torch.Tensor
+
+    @property
+    def response_len(self) -> int:
+        return self.response_ids.shape[1]
+
+    def to(self, device: torch.device | str) -> PackedBatch:
+        return PackedBatch(*(t.to(device) for t in (self.input_ids, self.attention_mask, self.position_ids,
+                                                     self.response_ids, self.response_mask)))
+
+
+def pack(prompts: Sequence[Sequence[int]], responses: Sequence[Sequence[int]], pad_id: int) -> PackedBatch:
+    """Left-pad prompts and right-pad responses into one batch (see the module docstring)."""
+    if len(prompts) != len(responses):
+        raise ValueError(f"{len(prompts)} prompts for {len(responses)} responses")
+    p_len = max((len(p) for p in prompts), default=0)
+    r_len = max((len(r) for r in responses), default=0)
+    rows, masks, resp, resp_mask = [], [], [], []
+    for p, r in zip(prompts, responses):
+        lp, lr = p_len - len(p), r_len - len(r)
+        rows.append([pad_id] * lp + list(p) + list(r) + [pad_id] * lr)
+        masks.append([0] * lp + [1] * (len(p) + len(r)) + [0] * lr)
+        resp.append(list(r) + [pad_id] * lr)
+        resp_mask.append([1] * len(r) + [0] * lr)
+    attention = torch.tensor(masks, dtype=torch.long)
+    positions = (attention.cumsum(-1) - 1).clamp(min=0)
+    return PackedBatch(
+        input_ids=torch.tensor(rows, dtype=torch.long),
+        attention_mask=attention,
+        position_ids=positions,
+        response_ids=torch.tensor(resp, dtype=torch.long).reshape(len(responses), r_len),
+        response_mask=torch.tensor(resp_mask, dtype=torch.long).reshape(len(responses), r_len),
+    )
+
+
+def forward_logprobs(model: torch.nn.Module, batch: PackedBatch, *, with_entropy: bool = False,
+                     entropy_grad: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Per-token log-probs ``[B, R]`` of the response tokens (float32) and, optionally, the entropy of
+    each next-token distribution ``[B, R]`` (detached unless ``entropy_grad``: by default it is
+    logged, not optimised)."""
+    r_len = batch.response_len
+    if r_len == 0:
+        empty = torch.zeros(batch.input_ids.shape[0], 0)
+        return empty, (empty if with_entropy else None)
+    out = model(
+        input_ids=batch.input_ids,
+        attention_mask=batch.attention_mask,
+        position_ids=batch.position_ids,
+        use_cache=False,
+        logits_to_keep=r_len + 1,
+    )
+    logits = out.logits[:, :-1, :]  # position t predicts response token t
+    logprobs = token_logprobs(logits, batch.response_ids)
+    entropy = None
+    if with_entropy and entropy_grad:
+        entropy = entropy_from_logits(logits)
+    elif with_entropy:
+        with torch.no_grad():
+            entropy = entropy_from_logits(logits.detach())
+    return logprobs, entropy
+
+
+def token_budget_chunks(lengths: Sequence[int], budget: int) -> list[list[int]]:
+    """Group row indices into micro-batches whose padded size (rows x longest row) stays within
+    ``budget`` tokens; rows are taken longest first so similar lengths share a micro-batch (less
+    padding). A row longer than the budget gets a micro-batch of its own."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    chunks: list[list[int]] = []
+    current: list[int] = []
+    longest = 0
+    for i in order:
+        new_longest = max(longest, lengths[i])
+        if current and new_longest * (len(current) + 1) > budget:
+            chunks.append(current)
+            current, new_longest = [], lengths[i]
+        current.append(i)
+        longest = new_longest
+    if current:
+        chunks.append(current)
+    return chunks

@@ -1,0 +1,493 @@
+"""A policy: model + tokenizer + optimiser, able to sample, score and take GRPO steps.
+
+``Policy`` wraps a causal LM for one role of the game (code_policy or test_policy):
+- ``generate(prompts, GenerationConfig)``: n samples per chat prompt with their sampling log-probs;
+- ``logprobs(prompt_ids, response_ids)``: per-token log-probs, micro-batched by a token budget;
+- ``train_step(samples, advantages)``: one GRPO update (clipped PPO loss + KL to a reference) over
+  ``mini_batches`` optimiser steps, with gradient accumulation over token-budget micro-batches;
+- ``save(dir)`` / ``load(dir)``: weights (full model or LoRA adapter), optimiser, scheduler, RNG.
+
+Full fine-tuning keeps a frozen copy of the initial model as the KL reference (two full policies may
+share one copy: ``reference=``). With LoRA the reference is the same model with its adapter disabled,
+so no second copy exists. ``dtype="bfloat16"`` computes in bf16 (autocast) while trainable weights and
+AdamW state stay float32, so small learning rates are not rounded away.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import random
+from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from codea1.errors import UserError
+from codea1.rl.grpo import LOSS_AGG_MODES, agg_loss, kl_penalty, masked_mean, policy_loss
+from codea1.rl.logprobs import forward_logprobs, pack, token_budget_chunks
+from codea1.rl.rollout import GenerationConfig, RolloutBackend, Sample, TransformersRollout
+
+__all__ = ["GenerationConfig", "Policy", "PolicyConfig", "Sample", "build_policies", "lr_factor"]
+
+
+def _f(default: Any, help: str) -> Any:
+    """A dataclass field with an immutable default and a help string."""
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass
+class PolicyConfig:
+    """Optimisation and GRPO settings of one policy (defaults: REFERENCE.md section 6)."""
+
+    lr: float = _f(1e-6, "AdamW learning rate (LoRA usually wants 1e-5..1e-4)")
+    weight_decay: float = _f(0.1, "AdamW weight decay")
+    betas: tuple[float, float] = _f((0.9, 0.999), "AdamW betas")
+    warmup_steps: int = _f(10, "linear warm-up, in train_step calls")
+    total_steps: int = _f(100, "train_step calls over which the schedule decays")
+    schedule: str = _f("cosine", "after warm-up: cosine | linear | constant")
+    min_lr_ratio: float = _f(0.0, "floor of the decayed learning rate, as a fraction of lr")
+    grad_clip: float = _f(1.0, "max global gradient norm")
+    clip_low: float = _f(0.2, "PPO ratio clip below 1")
+    clip_high: float = _f(0.28, "PPO ratio clip above 1 (clip-higher)")
+    dual_clip: float | None = _f(10.0, "dual-clip constant c for negative advantages; None disables")
+    loss_agg: str = _f("token-mean", "token-mean | seq-mean-token-mean | seq-mean-token-sum | "
+                                     "seq-mean-token-sum-norm")
+    norm_constant: float | None = _f(None, "Dr.GRPO constant of seq-mean-token-sum-norm (default: the "
+                                           "longest response of the mini-batch)")
+    kl_coef: float = _f(0.001, "KL loss coefficient to the reference (0: no reference is kept)")
+    kl_type: str = _f("low_var_kl", "KL estimator: low_var_kl (k3) | k1 | k2")
+    entropy_coef: float = _f(0.0, "entropy bonus coefficient (0 in the paper; entropy is logged anyway)")
+    mini_batches: int = _f(1, "optimiser steps per train_step (the samples are split in order)")
+    ppo_epochs: int = _f(1, "passes over the samples per train_step")
+    micro_batch_tokens: int = _f(8192, "padded-token budget of one forward/backward micro-batch")
+    dtype: str = _f("float32", "compute dtype: float32 | bfloat16 (autocast; trainable weights stay fp32)")
+    gradient_checkpointing: bool = _f(False, "recompute activations in backward to save memory")
+    lora: bool = _f(False, "train a LoRA adapter instead of all weights")
+    lora_r: int = _f(16, "LoRA rank")
+    lora_alpha: int = _f(32, "LoRA alpha")
+    lora_dropout: float = _f(0.0, "LoRA dropout")
+    lora_targets: list[str] = field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"],
+                                    metadata={"help": "module names LoRA wraps"})
+
+    def __post_init__(self) -> None:
+        if self.loss_agg not in LOSS_AGG_MODES:
+            raise UserError(f"PolicyConfig.loss_agg {self.loss_agg!r} is unknown; use one of "
+                            f"{', '.join(LOSS_AGG_MODES)}.")
+        if self.schedule not in ("cosine", "linear", "constant"):
+            raise UserError(f"PolicyConfig.schedule {self.schedule!r} is unknown; use cosine, linear or "
+                            "constant.")
+        if self.dtype not in ("float32", "bfloat16", "float16"):
+            raise UserError(f"PolicyConfig.dtype {self.dtype!r} is unknown; use float32 or bfloat16.")
+        if self.mini_batches < 1 or self.ppo_epochs < 1 or self.micro_batch_tokens < 1:
+            raise UserError("PolicyConfig.mini_batches, ppo_epochs and micro_batch_tokens must be >= 1.")
+
+
+def lr_factor(step: int, warmup: int, total: int, schedule: str = "cosine", min_ratio: float = 0.0) -> float:
+    """Learning-rate multiplier at optimiser-schedule step ``step`` (0-based).
+
+    Warm-up is linear, ``(step + 1) / warmup`` (the first step already moves); afterwards ``cosine``
+    or ``linear`` decay from 1 to ``min_ratio`` at ``total``, or ``constant``.
+    """
+    if step < warmup:
+        return (step + 1) / warmup
+    if schedule == "constant":
+        return 1.0
+    progress = min(max((step - warmup) / max(1, total - warmup), 0.0), 1.0)
+    if schedule == "linear":
+        return min_ratio + (1.0 - min_ratio) * (1.0 - progress)
+    return min_ratio + (1.0 - min_ratio) * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+def _is_peft(model: Any) -> bool:
+    return hasattr(model, "peft_config") and hasattr(model, "disable_adapter")
+
+
+def lora_config(cfg: PolicyConfig) -> Any:
+    """The peft ``LoraConfig`` described by a PolicyConfig."""
+    from peft import LoraConfig
+
+    return LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
+                      target_modules=list(cfg.lora_targets), task_type="CAUSAL_LM", bias="none")
+
+
+class Policy:
+    """One trainable policy. See the module docstring for what it does; ``adapter_name`` selects one
+    LoRA adapter of a shared peft model (the dual mode), which is made active before every use."""
+
+    def __init__(self, model: Any, tokenizer: Any, config: PolicyConfig | None = None, *,
+                 adapter_name: str | None = None, reference: Any = None,
+                 rollout: RolloutBackend | None = None):
+        self.config = cfg = config or PolicyConfig()
+        self.tokenizer = tokenizer
+        if cfg.lora and not _is_peft(model):
+            from peft import get_peft_model
+
+            model = get_peft_model(model, lora_config(cfg), adapter_name=adapter_name or "default")
+        self.model = model
+        self.adapter = (adapter_name or model.active_adapter) if _is_peft(model) else None
+        self.device = next(model.parameters()).device
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        self.step = 0
+
+        self._activate()
+        self.params = self._select_trainable()
+        for p in self.params:
+            p.requires_grad_(True)
+            if p.dtype != torch.float32:
+                p.data = p.data.float()  # fp32 master weights; compute dtype comes from autocast
+        if cfg.gradient_checkpointing:
+            if hasattr(self.model, "activation_checkpointing_enable"):  # the transformers 5 name
+                self.model.activation_checkpointing_enable({"use_reentrant": False})
+            else:
+                self.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            self.model.config.use_cache = False
+
+        self.reference = None
+        if cfg.kl_coef > 0 and self.adapter is None:
+            self.reference = reference if reference is not None else make_reference(model, cfg.dtype)
+
+        self.optimizer = torch.optim.AdamW(self.params, lr=cfg.lr, betas=tuple(cfg.betas),
+                                           weight_decay=cfg.weight_decay)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer,
+            lambda s: lr_factor(s, cfg.warmup_steps, cfg.total_steps, cfg.schedule, cfg.min_lr_ratio))
+        self.rollout: RolloutBackend = rollout or TransformersRollout(self.model, tokenizer, self.logprobs)
+
+    # ------------------------------------------------------------------------------------- plumbing
+
+    def _select_trainable(self) -> list[torch.nn.Parameter]:
+        if self.adapter is None:
+            return [p for p in self.model.parameters()]
+        tag = f".{self.adapter}."
+        params = [p for n, p in self.model.named_parameters() if "lora_" in n and tag in n]
+        if not params:
+            raise UserError(f"LoRA adapter {self.adapter!r} has no parameters; check lora_targets "
+                            f"{self.config.lora_targets} against the model's module names.")
+        return params
+
+    def _activate(self) -> None:
+        """Make this policy's adapter the active one (no-op for full models)."""
+        if self.adapter is not None and self.model.active_adapter != self.adapter:
+            self.model.set_adapter(self.adapter)
+
+    def _autocast(self) -> Any:
+        if self.config.dtype == "float32":
+            return nullcontext()
+        dtype = torch.bfloat16 if self.config.dtype == "bfloat16" else torch.float16
+        return torch.autocast(device_type=self.device.type, dtype=dtype)
+
+    def _reference_context(self) -> Any:
+        """Context in which ``self._reference_model()`` computes reference log-probs."""
+        if self.adapter is not None:
+            return self.model.disable_adapter()
+        return nullcontext()
+
+    def _reference_model(self) -> Any:
+        return self.model if self.adapter is not None else self.reference
+
+    @property
+    def lr(self) -> float:
+        return float(self.optimizer.param_groups[0]["lr"])
+
+    def num_trainable(self) -> int:
+        return sum(p.numel() for p in self.params)
+
+    # ----------------------------------------------------------------------------------- sampling
+
+    def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig | None = None
+                 ) -> list[list[Sample]]:
+        """``gen.n`` samples per chat prompt (list of ``{"role", "content"}`` dicts), in prompt order."""
+        self._activate()
+        return self.rollout.generate(prompts, gen or GenerationConfig())
+
+    @torch.no_grad()
+    def logprobs(self, prompt_ids: Sequence[Sequence[int]], response_ids: Sequence[Sequence[int]], *,
+                 reference: bool = False) -> list[list[float]]:
+        """Per-token log-probs of each response given its prompt (of the reference if ``reference``)."""
+        self._activate()
+        model = self._reference_model() if reference else self.model
+        if model is None:
+            raise ValueError("this policy keeps no reference model (kl_coef is 0)")
+        ctx = self._reference_context() if reference else nullcontext()
+        was_training = self.model.training
+        self.model.eval()
+        out: list[list[float]] = [[] for _ in prompt_ids]
+        try:
+            lengths = [len(p) + len(r) for p, r in zip(prompt_ids, response_ids)]
+            for idx in token_budget_chunks(lengths, self.config.micro_batch_tokens):
+                batch = pack([prompt_ids[i] for i in idx], [response_ids[i] for i in idx], self.pad_id)
+                with ctx, self._autocast():
+                    lp, _ = forward_logprobs(model, batch.to(self.device))
+                for row, i in enumerate(idx):
+                    out[i] = lp[row, : len(response_ids[i])].float().cpu().tolist()
+        finally:
+            self.model.train(was_training)
+        return out
+
+    # ----------------------------------------------------------------------------------- training
+
+    def train_step(self, samples: Sequence[Sample], advantages: Sequence[float]) -> dict[str, float]:
+        """One GRPO update on ``samples`` with one advantage per sample; returns averaged metrics."""
+        if len(samples) != len(advantages):
+            raise ValueError(f"{len(samples)} samples but {len(advantages)} advantages")
+        cfg = self.config
+        lr = self.lr
+        if not samples:
+            return {"lr": lr, "num_samples": 0.0}
+        self._activate()
+        samples = list(samples)
+        advantages = [float(a) for a in advantages]
+        missing = [i for i, s in enumerate(samples) if len(s.logprobs) != len(s.response_ids)]
+        if missing:  # samples from a backend without log-probs: on-policy, score them now
+            scored = self.logprobs([samples[i].prompt_ids for i in missing],
+                                   [samples[i].response_ids for i in missing])
+            for i, lp in zip(missing, scored):
+                samples[i] = Sample(samples[i].prompt_ids, samples[i].response_ids, samples[i].text, lp,
+                                    samples[i].finished)
+
+        totals: dict[str, float] = {}
+        weights: dict[str, float] = {}
+
+        def add(name: str, value: float, weight: float = 1.0) -> None:
+            totals[name] = totals.get(name, 0.0) + value * weight
+            weights[name] = weights.get(name, 0.0) + weight
+
+        self.model.train()
+        n_mini = min(cfg.mini_batches, len(samples))
+        bounds = [round(k * len(samples) / n_mini) for k in range(n_mini + 1)]
+        skipped = 0
+        for _ in range(cfg.ppo_epochs):
+            for k in range(n_mini):
+                idx = list(range(bounds[k], bounds[k + 1]))
+                stats = self._update([samples[i] for i in idx], [advantages[i] for i in idx])
+                if stats.pop("skipped", 0.0):
+                    skipped += 1
+                tokens = stats.pop("num_tokens")
+                for name, value in stats.items():
+                    add(name, value, tokens if name not in ("grad_norm",) else 1.0)
+        self.scheduler.step()
+        self.step += 1
+        self.model.eval()
+        metrics = {name: totals[name] / max(weights[name], 1e-12) for name in totals}
+        metrics.update(
+            lr=lr,
+            skipped_steps=float(skipped),
+            num_samples=float(len(samples)),
+            response_length=sum(len(s.response_ids) for s in samples) / len(samples),
+            advantage_mean=sum(advantages) / len(advantages),
+        )
+        return metrics
+
+    def _update(self, samples: list[Sample], advantages: list[float]) -> dict[str, float]:
+        """Forward/backward over token-budget micro-batches, then one clipped optimiser step."""
+        cfg = self.config
+        num_tokens = sum(len(s.response_ids) for s in samples)
+        num_seqs = len(samples)
+        norm_constant = cfg.norm_constant or max(len(s.response_ids) for s in samples)
+        self.optimizer.zero_grad(set_to_none=True)
+        sums = {"loss": 0.0, "pg_loss": 0.0, "kl": 0.0}
+        token_stats = {"entropy": 0.0, "clipfrac": 0.0, "clipfrac_lower": 0.0, "ppo_kl": 0.0}
+        lengths = [len(s.prompt_ids) + len(s.response_ids) for s in samples]
+        for idx in token_budget_chunks(lengths, cfg.micro_batch_tokens):
+            mb = [samples[i] for i in idx]
+            batch = pack([s.prompt_ids for s in mb], [s.response_ids for s in mb], self.pad_id).to(self.device)
+            mask = batch.response_mask.float()
+            r_len = batch.response_len
+            if r_len == 0:
+                continue
+            old = torch.tensor([s.logprobs + [0.0] * (r_len - len(s.logprobs)) for s in mb],
+                               dtype=torch.float32, device=self.device)
+            adv = torch.tensor([advantages[i] for i in idx], dtype=torch.float32, device=self.device)
+            with self._autocast():
+                logp, entropy = forward_logprobs(self.model, batch, with_entropy=True,
+                                                 entropy_grad=cfg.entropy_coef > 0)
+            pg_mat, pg_stats = policy_loss(logp, old, adv, mask, clip_low=cfg.clip_low,
+                                           clip_high=cfg.clip_high, dual_clip=cfg.dual_clip)
+            agg = {"num_tokens": num_tokens, "num_seqs": num_seqs, "norm_constant": norm_constant}
+            pg = agg_loss(pg_mat, mask, cfg.loss_agg, **agg)
+            loss = pg
+            kl_value = 0.0
+            if cfg.kl_coef > 0:
+                with torch.no_grad(), self._reference_context(), self._autocast():
+                    ref_logp, _ = forward_logprobs(self._reference_model(), batch)
+                kl = agg_loss(kl_penalty(logp, ref_logp, cfg.kl_type), mask, cfg.loss_agg, **agg)
+                loss = loss + cfg.kl_coef * kl
+                kl_value = float(kl.detach())
+            if cfg.entropy_coef > 0:
+                loss = loss - cfg.entropy_coef * agg_loss(entropy, mask, cfg.loss_agg, **agg)
+            loss.backward()
+            share = float(mask.sum()) / max(num_tokens, 1)
+            sums["loss"] += float(loss.detach())
+            sums["pg_loss"] += float(pg.detach())
+            sums["kl"] += kl_value
+            token_stats["entropy"] += float(masked_mean(entropy.detach(), mask)) * share
+            for name in ("clipfrac", "clipfrac_lower", "ppo_kl"):
+                token_stats[name] += float(pg_stats[name]) * share
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.params, cfg.grad_clip)
+        skipped = not torch.isfinite(grad_norm)
+        if skipped:
+            self.optimizer.zero_grad(set_to_none=True)
+        else:
+            self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        return {**sums, **token_stats, "grad_norm": float(grad_norm), "num_tokens": float(num_tokens),
+                "skipped": float(skipped)}
+
+    # ---------------------------------------------------------------------------------- save/load
+
+    def save(self, directory: str | Path) -> None:
+        """Write weights (model or adapter), optimiser, scheduler and RNG states into ``directory``."""
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        if self.adapter is not None:
+            from peft import get_peft_model_state_dict
+            from safetensors.torch import save_file
+
+            state = get_peft_model_state_dict(self.model, adapter_name=self.adapter)
+            save_file({k: v.detach().contiguous().cpu() for k, v in state.items()},
+                      str(d / "adapter_model.safetensors"))
+            self.model.peft_config[self.adapter].save_pretrained(str(d))
+        else:
+            self.model.save_pretrained(str(d))
+            self.tokenizer.save_pretrained(str(d))
+        torch.save(self.optimizer.state_dict(), d / "optimizer.pt")
+        torch.save(self.scheduler.state_dict(), d / "scheduler.pt")
+        torch.save(_rng_state(), d / "rng.pt")
+        info = {"step": self.step, "adapter": self.adapter, "config": asdict(self.config)}
+        (d / "policy_state.json").write_text(json.dumps(info, indent=1, default=str))
+
+    def load(self, directory: str | Path) -> None:
+        """Restore what ``save`` wrote (into this already-built policy)."""
+        d = Path(directory)
+        if not (d / "policy_state.json").is_file():
+            raise UserError(f"Policy checkpoint {d} is incomplete (no policy_state.json); point to a "
+                            "directory written by Policy.save.")
+        from safetensors.torch import load_file
+
+        if self.adapter is not None:
+            from peft import set_peft_model_state_dict
+
+            state = load_file(str(d / "adapter_model.safetensors"), device=str(self.device))
+            result = set_peft_model_state_dict(self.model, state, adapter_name=self.adapter)
+            if getattr(result, "unexpected_keys", None):
+                raise UserError(f"Adapter checkpoint {d} does not match this model's LoRA layout.")
+        else:
+            state: dict[str, torch.Tensor] = {}
+            for f in sorted(d.glob("*.safetensors")):
+                state.update(load_file(str(f), device=str(self.device)))
+            missing, unexpected = self.model.load_state_dict(state, strict=False)
+            tied = _tied_names(self.model)
+            if unexpected or [k for k in missing if k not in tied]:
+                raise UserError(f"Model checkpoint {d} does not match this model ({len(missing)} missing, "
+                                f"{len(unexpected)} unexpected weights).")
+        self.optimizer.load_state_dict(torch.load(d / "optimizer.pt", map_location=self.device))
+        self.scheduler.load_state_dict(torch.load(d / "scheduler.pt"))
+        _set_rng_state(torch.load(d / "rng.pt", weights_only=False))
+        self.step = int(json.loads((d / "policy_state.json").read_text())["step"])
+
+
+# -------------------------------------------------------------------------------------------- helpers
+
+
+def make_reference(model: Any, dtype: str = "float32") -> Any:
+    """A frozen copy of ``model`` for the KL term (in the compute dtype, to halve it under bf16)."""
+    ref = copy.deepcopy(model)
+    if dtype in ("bfloat16", "float16"):
+        ref = ref.to(getattr(torch, dtype))
+    ref.eval()
+    for p in ref.parameters():
+        p.requires_grad_(False)
+    return ref
+
+
+def _tied_names(model: Any) -> set[str]:
+    seen: dict[int, str] = {}
+    tied = set()
+    for name, p in model.named_parameters(remove_duplicate=False):
+        if id(p) in seen:
+            tied.add(name)
+            tied.add(seen[id(p)])
+        seen[id(p)] = name
+    return tied
+
+
+def _rng_state() -> dict[str, Any]:
+    import numpy as np
+
+    state = {"torch": torch.get_rng_state(), "python": random.getstate(), "numpy": np.random.get_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def _set_rng_state(state: Mapping[str, Any]) -> None:
+    import numpy as np
+
+    torch.set_rng_state(state["torch"])
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def config_from_run(cfg: Any, lora: bool) -> PolicyConfig:
+    """PolicyConfig from the run config (codea1.config.Config) of the trainer."""
+    o, m = cfg.optim, cfg.model
+    known = {f.name for f in fields(PolicyConfig)}
+    values = {
+        "lr": o.lr, "weight_decay": o.weight_decay, "warmup_steps": o.warmup_steps,
+        "total_steps": cfg.train.max_steps, "schedule": o.schedule, "grad_clip": o.grad_clip,
+        "clip_low": o.clip_low, "clip_high": o.clip_high, "dual_clip": o.dual_clip, "kl_coef": o.kl_coef,
+        "kl_type": o.kl_type, "loss_agg": o.loss_agg, "mini_batches": o.mini_batches,
+        "ppo_epochs": o.ppo_epochs, "micro_batch_tokens": o.micro_batch_tokens, "dtype": m.dtype,
+        "gradient_checkpointing": m.gradient_checkpointing, "lora": lora, "lora_r": m.lora_r,
+        "lora_alpha": m.lora_alpha, "lora_dropout": m.lora_dropout, "lora_targets": list(m.lora_targets),
+    }
+    return PolicyConfig(**{k: v for k, v in values.items() if k in known})
+
+
+def build_policies(cfg: Any) -> tuple[Policy, Policy | None]:
+    """``(code_policy, test_policy)`` for a run config, honouring ``model.mode``:
+
+    - ``full``: two fully trained models; when both start from the same model they share one frozen
+      reference copy (the KL target is the same initial model);
+    - ``lora``: one LoRA adapter on each model's own base; the reference is that base (adapter off);
+    - ``dual-lora``: two adapters ("code", "test") on one shared frozen base (:class:`DualPolicy`).
+    Method ``selfplay`` (or mode ``shared``) returns the same policy object twice; ``golden`` returns
+    no test policy.
+    """
+    from codea1.models import load_model_and_tokenizer
+
+    mode = cfg.model.mode
+    code_name = cfg.model.code_policy
+    test_name = getattr(cfg, "test_model_name", None) or getattr(cfg.model, "test_policy", None) or code_name
+    method = getattr(cfg, "method", "a1")
+    torch.manual_seed(getattr(cfg, "seed", 0))
+    # full fine-tuning keeps fp32 weights (bf16 is a compute dtype); a frozen LoRA base may be bf16
+    load_dtype = "float32" if mode in ("full", "shared") else cfg.model.dtype
+    device = cfg.model.device
+
+    if mode == "dual-lora" and method not in ("selfplay", "golden"):
+        from codea1.rl.dual import DualPolicy
+
+        model, tok = load_model_and_tokenizer(code_name, dtype=load_dtype, device=device)
+        dual = DualPolicy(model, tok, config_from_run(cfg, lora=True))
+        return dual.code, dual.test
+
+    pcfg = config_from_run(cfg, lora=mode in ("lora", "dual-lora"))
+    model, tok = load_model_and_tokenizer(code_name, dtype=load_dtype, device=device)
+    code_policy = Policy(model, tok, pcfg, adapter_name="code" if pcfg.lora else None)
+    if method == "selfplay" or mode == "shared":
+        return code_policy, code_policy
+    if method == "golden":
+        return code_policy, None
+    test_model, test_tok = load_model_and_tokenizer(test_name, dtype=load_dtype, device=device)
+    shared_ref = code_policy.reference if (test_name == code_name and not pcfg.lora) else None
+    test_policy = Policy(test_model, test_tok, pcfg, adapter_name="test" if pcfg.lora else None,
+                         reference=shared_ref)
+    return code_policy, test_policy
