@@ -43,15 +43,21 @@ from codea1.sandbox import values
 # Modules a candidate may import: imported here, before privileges are dropped, because the sandbox uid
 # may not be able to read the interpreter's files.
 PRELOAD = (
-    "math", "cmath", "collections", "collections.abc", "itertools", "functools", "heapq", "bisect", "re", "string", "typing",
-    "fractions", "decimal", "statistics", "datetime", "json", "copy", "operator", "random", "array", "struct", "numbers", "enum",
-    "dataclasses", "textwrap", "unicodedata", "calendar", "hashlib", "queue", "abc", "io", "contextlib", "time", "sys", "os", "types",
-    "keyword", "encodings.utf_8", "encodings.latin_1", "encodings.ascii", "encodings.utf_16", "encodings.utf_32",
+    "math", "cmath", "collections", "collections.abc", "itertools", "functools", "heapq", "bisect", "re",
+    "string", "typing", "fractions", "decimal", "statistics", "datetime", "json", "copy", "operator",
+    "random", "array", "struct", "numbers", "enum", "dataclasses", "textwrap", "unicodedata", "calendar",
+    "hashlib", "queue", "abc", "io", "contextlib", "time", "sys", "os", "types", "keyword",
+    "encodings.utf_8", "encodings.latin_1", "encodings.ascii", "encodings.utf_16", "encodings.utf_32",
     "encodings.cp1252", "encodings.idna", "encodings.unicode_escape", "encodings.raw_unicode_escape",
-    "encodings.hex_codec", "encodings.base64_codec", "base64", "binascii", "pprint", "reprlib", "weakref", "zlib", "difflib",
-    "graphlib", "locale", "traceback", "linecache", "tokenize", "ast", "threading", "signal", "warnings", "secrets", "uuid", "pathlib",
-    "csv", "shlex", "fnmatch", "glob", "tempfile", "platform", "_strptime", "typing_extensions", "sortedcontainers",
+    "encodings.hex_codec", "encodings.base64_codec", "base64", "binascii", "pprint", "reprlib", "weakref",
+    "zlib", "difflib", "graphlib", "locale", "traceback", "linecache", "tokenize", "ast", "threading",
+    "signal", "warnings", "secrets", "uuid", "pathlib", "csv", "shlex", "fnmatch", "glob", "tempfile",
+    "platform", "_strptime", "typing_extensions", "sortedcontainers", "subprocess", "select", "selectors",
+    "socket", "inspect", "zoneinfo", "ctypes",
 )
+
+# the numpy flavour of the zygote (numpy loads these submodules lazily, from files the child cannot read)
+NUMPY_PRELOAD = ("numpy", "numpy.random", "numpy.linalg", "numpy.fft", "numpy.polynomial", "numpy.ma")
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWNET = 0x40000000
@@ -65,7 +71,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 def _preload(numpy: bool) -> list[str]:
     loaded = []
-    for name in PRELOAD + (("numpy",) if numpy else ()):
+    for name in PRELOAD + (NUMPY_PRELOAD if numpy else ()):
         try:
             __import__(name)
             loaded.append(name)
