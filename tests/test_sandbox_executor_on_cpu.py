@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import warnings
 from pathlib import Path
 
@@ -177,3 +178,25 @@ def test_cli_missing_input_is_a_user_error(tmp_path: Path, capsys: pytest.Captur
     code = cli_main(["exec", "--input", str(tmp_path / "nope.jsonl"), "--output", str(tmp_path / "o.jsonl")])
     assert code == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def _benchmark_module():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "sandbox_throughput.py"
+    spec = importlib.util.spec_from_file_location("sandbox_throughput", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("sandbox_throughput", module)  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_gt_programs_verdicts_match_a_fresh_interpreter(validation_parquet: Path) -> None:
+    """HumanEval+/MBPP+ GT programs and wrong variants: same verdicts as one `python` per script."""
+    bench = _benchmark_module()
+    programs = bench.load_workload(validation_parquet, 6, 4)
+    assert len(programs) == 12
+    ours = bench.run_executor(programs, 2, 5.0)
+    theirs = bench.run_script_per_program(programs, 2, 5.0)
+    assert ours == theirs
+    assert 0 < sum(ours) < len(ours)  # GT passes, wrong variants fail somewhere
