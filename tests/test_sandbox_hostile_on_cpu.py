@@ -31,7 +31,7 @@ class Case:
     expected: list
     verdicts: list[set[str]]  # allowed statuses per call
     defined: bool = True
-    needs_full: bool = False  # only meaningful with uid isolation (root)
+    needs: str = ""  # isolation layer this case's verdict depends on ("uid", "netns", "mntns")
     visible: bool = False  # run without the mount namespace: only the uid protects the files
 
 
@@ -43,45 +43,45 @@ def _cases(env: dict) -> list[Case]:
     secret_file, canary, listener_port = env["secret_file"], env["canary"], env["port"]
     return [
         # -- files outside the temp dir ------------------------------------------------------------
-        Case("read_root_only_file", "", [f"open({secret_file!r}).read()"], [SECRET], [{"error"}], needs_full=True,
+        Case("read_root_only_file", "", [f"open({secret_file!r}).read()"], [SECRET], [{"error"}], needs="uid",
              visible=True),
-        Case("read_shadow", "", ["open('/etc/shadow').read()[:10]"], ["root:"], [{"error"}], needs_full=True,
+        Case("read_shadow", "", ["open('/etc/shadow').read()[:10]"], ["root:"], [{"error"}], needs="uid",
              visible=True),
         Case("read_repo_source", "", [f"open({str(REPO / 'pyproject.toml')!r}).read()[:9]"], ["[build-sy"],
-             [{"error"}], needs_full=True),
+             [{"error"}], needs="mntns"),
         Case("write_repo_file", "", [f"open({str(REPO / 'pyproject.toml')!r}, 'a').write('x')"], [1],
-             [{"error"}], needs_full=True, visible=True),
-        Case("delete_canary", "import os", [f"os.remove({canary!r})"], [None], [{"error"}], needs_full=True,
+             [{"error"}], needs="uid", visible=True),
+        Case("delete_canary", "import os", [f"os.remove({canary!r})"], [None], [{"error"}], needs="uid",
              visible=True),
         Case("write_host_tmp", "", [f"open({MARKER!r}, 'w').write('x')"], [1], [{"pass", "error"}],
-             needs_full=True),
+             needs="mntns"),
         Case("symlink_to_shadow", "import os\nos.symlink('/etc/shadow', 'link')",
-             ["open('link').read()[:5]"], ["root:"], [{"error"}], needs_full=True),
-        Case("chown_workdir", "import os", ["os.chown('.', 0, 0)"], [None], [{"error"}], needs_full=True),
-        Case("list_other_jobs", "import os", ["os.listdir('..')"], [[]], [{"error"}], needs_full=True),
+             ["open('link').read()[:5]"], ["root:"], [{"error"}], needs="uid"),
+        Case("chown_workdir", "import os", ["os.chown('.', 0, 0)"], [None], [{"error"}], needs="uid"),
+        Case("list_other_jobs", "import os", ["os.listdir('..')"], [[]], [{"error"}], needs="uid"),
         Case("parent_environ", "import os", ["open(f'/proc/{os.getppid()}/environ').read()"], [""],
-             [{"error"}], needs_full=True),
-        Case("become_root", "import os", ["os.setuid(0)"], [None], [{"error"}], needs_full=True),
+             [{"error"}], needs="uid"),
+        Case("become_root", "import os", ["os.setuid(0)"], [None], [{"error"}], needs="uid"),
         Case("fill_disk", "", ["open('big', 'wb').write(b'x' * (64 << 20))"], [64 << 20], [{"error"}]),
         Case("too_many_files", "", ["len([open('/dev/null') for _ in range(100000)])"], [100000], [{"error"}]),
         # -- network and processes -------------------------------------------------------------------
         Case("socket_to_host", "import socket",
              [f"socket.create_connection(('127.0.0.1', {listener_port}), timeout=0.5).close()"], [None],
-             [{"error"}], needs_full=True),
+             [{"error"}], needs="netns"),
         Case("socket_external", "import socket", ["socket.create_connection(('1.1.1.1', 80), timeout=0.5)"],
-             [None], [{"error"}], needs_full=True),
+             [None], [{"error"}], needs="netns"),
         Case("subprocess_shadow", "import subprocess",
              ["subprocess.run(['sh', '-c', 'cat /etc/shadow'], capture_output=True).returncode"], [0],
-             [{"fail", "error"}], needs_full=True),
+             [{"fail", "error"}], needs="uid"),
         Case("fork_bomb", "import os", ["[os.fork() for _ in iter(int, 1)]"], [None], [{"timeout", "error", "crash"}]),
         Case("setsid_daemon", "import os\nif os.fork() == 0:\n    os.setsid()\n    while True: pass",
              ["1 + 1"], [2], [{"pass"}]),
         Case("kill_parent", "import os, signal", ["os.kill(os.getppid(), signal.SIGKILL)"], [None],
-             [{"error"}], needs_full=True),
+             [{"error"}], needs="uid"),
         Case("kill_test_process", "import os, signal", [f"os.kill({os.getpid()}, signal.SIGKILL)"], [None],
-             [{"error"}], needs_full=True),
+             [{"error"}], needs="uid"),
         Case("kill_everything", "import os, signal", ["os.kill(-1, signal.SIGKILL)", "2 + 2"], [None, 4],
-             [{"pass", "crash"}, {"pass"}], needs_full=True),
+             [{"pass", "crash"}, {"pass"}], needs="uid"),
         # -- exhaustion ------------------------------------------------------------------------------
         Case("memory_bomb_once", "", ["len(bytearray(10 ** 11))"], [10 ** 11], [{"error"}]),
         Case("memory_bomb_grow", "x = []", ["[x.append(' ' * (1 << 22)) for _ in iter(int, 1)]"], [None],
@@ -230,8 +230,8 @@ def test_corpus_is_large_enough() -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_hostile_program_is_contained(corpus: dict, name: str) -> None:
     case, res = corpus["cases"][name], corpus["results"][name]
-    if case.needs_full and "uid" not in corpus["level"]:
-        pytest.skip(f"needs uid isolation (level here: {corpus['level']})")
+    if case.needs and case.needs not in corpus["level"].split("+"):
+        pytest.skip(f"needs the {case.needs} layer (level here: {corpus['level']})")
     if case.defined is not None:
         assert res.defined is case.defined, (res.error, res.results)
     assert len(res.results) == len(case.calls)

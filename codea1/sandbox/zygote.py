@@ -93,6 +93,22 @@ def _mount(source: str, target: str, fstype: str | None, flags: int, data: str |
 _SYSTEM_DIRS = {"/", "/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/dev", "/sys", "/run"}
 
 
+def _can_switch_uid(cfg: dict) -> bool:
+    """Whether a forked child can really drop to the sandbox uid (not so in some rootless containers)."""
+    uid = cfg["uid"] if cfg.get("uid", -1) > 0 else 1_700_000_000
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(cfg["gid"])
+            os.setuid(uid)
+            os._exit(0 if os.getuid() == uid and os.geteuid() == uid else 1)
+        finally:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
 def enter_layers(cfg: dict) -> tuple[list[str], str]:
     """Enters the isolation layers asked for in `cfg` that this machine allows; returns (layers, base_dir).
 
@@ -116,7 +132,8 @@ def enter_layers(cfg: dict) -> tuple[list[str], str]:
                             "size=64k,nr_inodes=16,mode=0755") and ok
             if ok:
                 layers.append("mntns")
-        layers.append("uid")
+        if _can_switch_uid(cfg):
+            layers.append("uid")
     elif cfg["isolate"] and cfg.get("userns", True) and _unshare(CLONE_NEWUSER | CLONE_NEWNET):
         # unprivileged: a user namespace lets us own a network namespace (no uid switch possible)
         layers.append("netns")
