@@ -459,7 +459,10 @@ class Executor:
     def _run_one(self, job: Job) -> JobResult:
         worker = self._free.get()
         try:
-            return self._execute(worker.zygote("numpy" in job.code), job)
+            return self._execute(worker.zygote(type(job.code) is str and "numpy" in job.code), job)
+        except Exception as exc:  # noqa: BLE001  (a sandbox failure must not abort the whole batch)
+            err = f"sandbox failure: {type(exc).__name__}: {exc}"[:300]
+            return JobResult(job.id, False, err, [CallResult("invalid", error=err) for _ in job.calls])
         finally:
             self._free.put(worker)
 
