@@ -150,9 +150,8 @@ class ExecutorSection:
     define_timeout: float = knob(5.0, "seconds to define (import) a candidate program", low=0.0,
                                  low_open=True)
     memory_mb: int = knob(1024, "address-space limit per sandboxed child, MiB", low=64)
-    uid_base: int | None = knob(None, "first sandbox uid (slot k runs as uid_base - k); default: derived "
-                                      "from the process id so two runs on one machine never share uids",
-                                low=1000)
+    uid_base: int | None = knob(None, "where the sandbox starts looking for free uids to lease (one per "
+                                      "slot, machine-wide); null: the sandbox's default", low=1000)
 
 
 @dataclass

@@ -128,24 +128,13 @@ def load_training_problems(cfg: Config, executor: Any = None, console: Any = Non
     return problems
 
 
-def sandbox_uid_base(cfg: Config) -> int:
-    """The sandbox's first uid: the config's, else one derived from this process id.
-
-    Sandboxed children of one slot kill every process of their uid before running, so two executors
-    sharing uids (two runs, or a run and a test suite, on one machine) would kill each other's
-    children; a per-process range of 64 uids avoids that."""
-    if cfg.executor.uid_base is not None:
-        return cfg.executor.uid_base
-    return 200_000 + (os.getpid() % 100_000) * 64
-
-
 def make_executor(cfg: Config, hide_paths: list[str] | None = None) -> Any:
     """The sandbox executor of a run, configured from the executor section."""
     from codea1.sandbox import Executor
 
     return Executor(workers=cfg.executor.workers, memory_mb=cfg.executor.memory_mb,
                     define_timeout=cfg.executor.define_timeout, hide_paths=hide_paths,
-                    uid_base=sandbox_uid_base(cfg))
+                    uid_base=cfg.executor.uid_base)
 
 
 def game_config(cfg: Config) -> Any:
@@ -211,6 +200,12 @@ class Trainer:
         cfg = self.cfg
         console = self.console or Console(stderr=True)
         torch.set_num_threads(cfg.train.torch_threads)
+        try:  # checkpoints would print a progress bar per save
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
+        except ImportError:
+            pass
         random.seed(cfg.seed)
         np.random.seed(cfg.seed % (2**32))
         torch.manual_seed(cfg.seed)
@@ -267,6 +262,9 @@ class Trainer:
             load_rng(ckpt)
             console.print(f"resuming from {ckpt.name} (step {state.step})")
         book.rollback_to(state.step)
+        if state.step > 0 and book.last_step != state.step:
+            raise UserError(f"{book.path} holds the Mistake Book up to step {book.last_step}, but the checkpoint "
+                            f"is at step {state.step}; restore the run's own mistake_book.sqlite to resume")
         truncate_metrics(self.run.metrics_path, state.step)
         if self.run.rollouts_dir.is_dir():
             for path in self.run.rollouts_dir.glob("step_*.jsonl"):
@@ -497,7 +495,8 @@ class Trainer:
                                        t_tests))
         metrics.update({"time_gen_code": t_code, "time_gen_tests": t_tests, "time_execute": t_exec,
                         "time_learn": t_learn})
-        rollouts = [rollout_line(p, code_samples[b], test_samples[b], results[b])
+        per_question = book_stats.get("questions", {})
+        rollouts = [rollout_line(p, code_samples[b], test_samples[b], results[b], per_question.get(p.id))
                     for b, p in enumerate(batch)]
         return StepOutput(metrics, rollouts)
 
@@ -530,7 +529,7 @@ def step_metrics(step: int, results: list, book_stats: dict, code_metrics: dict,
     valid_codes = [c for c in codes if c.valid]
     return {
         "step": step,
-        "mistake_book_size": int(book_stats.get("size", 0)),
+        "mistake_book_size": int(book_stats["size"]),
         "mistake_book_added": int(book_stats.get("added", 0)),
         "mistake_book_removed": int(book_stats.get("removed", 0)),
         "code_reward": mean([c.code_reward for c in codes]),
@@ -549,12 +548,16 @@ def step_metrics(step: int, results: list, book_stats: dict, code_metrics: dict,
     }
 
 
-def rollout_line(problem: Any, code_samples: list, test_samples: list[list], result: Any) -> dict[str, Any]:
-    """One `codea1 score` input line (question_id, codes[response, tests]) plus the step's scores."""
-    to_dict = getattr(result, "to_dict", None)
-    scores = to_dict() if to_dict else {}
-    scores.pop("updates", None)
+def rollout_line(problem: Any, code_samples: list, test_samples: list[list], result: Any,
+                 book_summary: dict | None = None) -> dict[str, Any]:
+    """One `codea1 score` input line (question_id, codes[response, tests]) plus the step's scores in
+    the `codea1 score` output form (codes[...], mistake_book{added, removed, size})."""
+    scores = result.to_dict()
     scores.pop("question_id", None)
+    if book_summary is not None:
+        scores["mistake_book"] = book_summary
+    if result.gt_error:
+        scores["gt_error"] = result.gt_error
     return {
         "question_id": problem.id,
         "codes": [{"response": s.text, "tests": [t.text for t in suites]}

@@ -113,8 +113,8 @@ def make_plots(rows: list[dict], plots_dir: Path) -> list[tuple[str, str]]:
          [("mistake_book_size", "size"), ("mistake_book_added", "added"),
           ("mistake_book_removed", "removed")], "tests"),
         ("policy_stats.png", "GRPO statistics",
-         [("code_kl", "code KL"), ("test_kl", "test KL"), ("code_clip_frac", "code clip fraction"),
-          ("test_clip_frac", "test clip fraction")], "value"),
+         [("code_kl", "code KL"), ("test_kl", "test KL"), ("code_clipfrac", "code clip fraction"),
+          ("test_clipfrac", "test clip fraction")], "value"),
     ]
     for name, title, keys, ylabel in specs:
         if _line_plot(plots_dir / name, rows, keys, title, ylabel):
