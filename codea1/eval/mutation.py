@@ -9,9 +9,10 @@ exception-handler replacement and decorator removal. A mutant whose text no long
 Cosmic-Ray keeps it): it cannot be imported, so every test kills it.
 
 Mutants are generated once per source text (cached) and get deterministic ids
-`Operator@line:col[#occurrence]`. `score_mutants` runs each mutant in the sandbox against test calls
-whose GT values are known: a mutant is killed when a call raises, times out, crashes or returns a value
-that differs (Python ==) from GT's; a mutant stops at its first killing call.
+`Operator@line:col[#occurrence]`. `score_mutants` runs the mutants in the sandbox (many per child, each in
+a fresh namespace, so a child start is shared) on the test calls, and the parent compares each value
+with GT's: a mutant is killed when it fails to define, a call raises or returns another value, or its run
+exceeds a limit scaled from GT's runtime; the first killing call is recorded.
 """
 
 from __future__ import annotations
@@ -481,61 +482,161 @@ class MutationReport:
         return out
 
 
-def values_match(out: Any, exp: Any) -> bool:
-    """Python == between a mutant's value and GT's, as an `assert CALL == EXPECTED` test would judge it."""
+HARNESS = """
+def __codea1_mutant(k):
+    src = __CODEA1_PROGRAMS[k]
+    ns = {"__name__": "__codea1_mutant__"}
     try:
-        return bool(out == exp)
-    except Exception:  # noqa: BLE001 - a comparison that raises is a mismatch
-        return False
+        exec(compile(src, "<mutant>", "exec"), ns)
+    except BaseException as exc:
+        return ("undefined", type(exc).__name__ + ": " + str(exc)[:200])
+    out = []
+    for call in __CODEA1_CALLS:
+        try:
+            out.append(("ok", eval(call, ns)))
+        except BaseException as exc:
+            out.append(("error", type(exc).__name__ + ": " + str(exc)[:200]))
+    return ("ran", out)
+"""
 
 
-def call_timeout(gt_seconds: list[float], factor: float = 4.0, floor: float = 1.0) -> float:
-    """Per-call limit scaled from GT's own runtime (EvalPlus style): max(floor, factor * slowest GT call)."""
-    return max(floor, factor * max(gt_seconds, default=0.0))
+def _batch_code(programs: list[str], calls: list[str]) -> str:
+    """A child program holding several programs; `__codea1_mutant(k)` defines program k in a fresh
+    namespace and evaluates every call there, returning plain (status, value) pairs for the parent."""
+    return f"__CODEA1_PROGRAMS = {programs!r}\n__CODEA1_CALLS = {calls!r}\n{HARNESS}"
+
+
+def run_programs(
+    programs: list[str],
+    calls: list[str],
+    executor: Any,
+    *,
+    timeout: float,
+    batch: int = 48,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[tuple[str, Any]]:
+    """Runs each program on all calls in the sandbox, many programs per child (each in its own namespace).
+
+    Returns one entry per program: ("undefined", message), ("ran", [(status, value), ...]), or
+    ("timeout" | "crash" | "error" | "invalid", message) when the program's whole run did not finish within
+    `timeout` seconds. One child serves up to `batch` programs; a program that hangs or crashes its child
+    is cut off alone, the sandbox restarts the child for the next one.
+    """
+    from codea1.sandbox import Job
+
+    jobs = []
+    for b in range(0, len(programs), batch):
+        chunk = programs[b : b + batch]
+        jobs.append(
+            Job(
+                id=f"batch-{b}",
+                code=_batch_code(chunk, calls),
+                calls=[f"__codea1_mutant({k})" for k in range(len(chunk))],
+                timeout=timeout,
+            )
+        )
+    out: list[tuple[str, Any]] = []
+    for job, res in zip(jobs, executor.run(jobs, progress=progress) if jobs else []):
+        if not res.defined:
+            out.extend(("crash", res.error) for _ in job.calls)
+            continue
+        for r in res.results:
+            value = r.value
+            if (
+                r.status == "ok"
+                and type(value) is tuple
+                and len(value) == 2
+                and value[0] in ("undefined", "ran")
+            ):
+                out.append(value)
+            else:
+                out.append((r.status if r.status != "ok" else "invalid", r.error))
+    return out
+
+
+def call_timeout(gt_seconds: float, factor: float = 4.0, floor: float = 1.0) -> float:
+    """A limit scaled from GT's own runtime (EvalPlus style): max(floor, factor * GT's seconds)."""
+    return max(floor, factor * gt_seconds)
+
+
+@dataclass
+class GroundTruthRun:
+    """GT's values on the calls (None where GT itself failed), measured in the same harness as mutants."""
+
+    values: list[Any]
+    ok: list[bool]
+    seconds: float
+
+
+def run_ground_truth(
+    source: str, calls: list[str], executor: Any, *, timeout: float = 30.0
+) -> GroundTruthRun:
+    """Runs GT once through the mutant harness: the reference values and GT's wall time for all calls."""
+    from codea1.sandbox.values import contains_unserializable
+
+    (outcome,) = run_programs([source], calls, executor, timeout=timeout)
+    seconds = 0.0
+    if outcome[0] != "ran":
+        return GroundTruthRun([None] * len(calls), [False] * len(calls), seconds)
+    values, ok = [], []
+    for status, value in outcome[1]:
+        good = status == "ok" and not contains_unserializable(value)
+        values.append(value if good else None)
+        ok.append(good)
+    return GroundTruthRun(values, ok, seconds)
 
 
 def score_mutants(
     source: str,
     calls: list[str],
-    gt_values: list[Any],
     executor: Any,
     *,
     prelude: str = "",
-    timeout: float = 1.0,
+    gt: GroundTruthRun | None = None,
+    timeout_factor: float = 4.0,
+    min_timeout: float = 1.0,
     mutants: list[Mutant] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> MutationReport:
-    """Runs every mutant of `source` on `calls` in the sandbox and compares with GT's values.
+    """Runs every mutant of `source` on `calls` in the sandbox and compares with GT's values (parent side).
 
-    `prelude` (imports) is put before each mutant. A mutant that fails to define is killed (as an
-    import error fails every pytest test); so is one whose first differing call raises, times out or
-    returns another value. With no calls, nothing is killed.
+    `prelude` (imports) goes before GT and each mutant. Calls on which GT itself fails are dropped. A
+    mutant is killed when it fails to define (as an import error fails every pytest test), or when its
+    first differing call raises, returns another value (values_equal), or its run exceeds the limit
+    (max(min_timeout, timeout_factor * GT's time for all calls)) or crashes. With no calls nothing is killed.
     """
-    from codea1.sandbox import Job
+    import time
+
+    from codea1.sandbox.values import values_equal
 
     mutants = generate_mutants(source) if mutants is None else mutants
-    outcomes: list[MutantOutcome] = []
-    jobs = []
-    for m in mutants:
-        code = f"{prelude}\n{m.code}" if prelude else m.code
-        jobs.append(Job(id=m.id, code=code, calls=list(calls), expected=None, timeout=timeout))
-    results = executor.run(jobs, progress=progress) if jobs and calls else []
-    by_id = {r.id: r for r in results}
-    for m in mutants:
-        outcome = MutantOutcome(id=m.id, operator=m.operator, family=m.family, killed=False)
-        result = by_id.get(m.id)
-        if result is not None:
-            if not result.defined:
+    full = f"{prelude}\n{source}" if prelude else source
+    if gt is None:
+        t0 = time.monotonic()
+        gt = run_ground_truth(full, calls, executor)
+        gt.seconds = time.monotonic() - t0
+    keep = [i for i, good in enumerate(gt.ok) if good]
+    calls = [calls[i] for i in keep]
+    expected = [gt.values[i] for i in keep]
+    outcomes = [MutantOutcome(id=m.id, operator=m.operator, family=m.family, killed=False) for m in mutants]
+    if calls and mutants:
+        programs = [f"{prelude}\n{m.code}" if prelude else m.code for m in mutants]
+        limit = call_timeout(gt.seconds, timeout_factor, min_timeout)
+        runs = run_programs(programs, calls, executor, timeout=limit, progress=progress)
+        for outcome, run in zip(outcomes, runs):
+            kind, payload = run
+            if kind == "undefined":
                 outcome.killed, outcome.how = True, "undefined"
+            elif kind != "ran":
+                outcome.killed, outcome.how = True, kind
             else:
-                for i, (res, exp) in enumerate(zip(result.results, gt_values)):
-                    if res.status != "ok":
-                        outcome.killed, outcome.by, outcome.how = True, i, res.status
+                for i, ((status, value), exp) in enumerate(zip(payload, expected)):
+                    if status != "ok":
+                        outcome.killed, outcome.by, outcome.how = True, i, "error"
                         break
-                    if not values_match(res.value, exp):
+                    if not values_equal(value, exp):
                         outcome.killed, outcome.by, outcome.how = True, i, "wrong"
                         break
-        outcomes.append(outcome)
     return summarise(outcomes, skipped_points(source))
 
 
@@ -565,7 +666,8 @@ __all__ = [
     "family_of",
     "generate_mutants",
     "operator_counts",
+    "run_ground_truth",
+    "run_programs",
     "score_mutants",
     "skipped_points",
-    "values_match",
 ]

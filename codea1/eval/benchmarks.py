@@ -1,0 +1,138 @@
+"""Benchmark problem sets for code evaluation: HumanEval+, MBPP+, HumanEval, the bundled set, files.
+
+HumanEval+ and MBPP+ come from either
+- the Code-A1 reference-schema parquet (HumanEval+ 164 + MBPP+ 378 rows with EvalPlus check() programs),
+  given by --data PATH or $CODEA1_EVAL_DATA, or
+- EvalPlus's published release files (HumanEvalPlus.jsonl[.gz], MbppPlus.jsonl[.gz], rows with
+  `base_input` / `plus_input` / `atol`), whose expected values are computed by running the canonical
+  solution, as EvalPlus does.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from codea1.data.problem import Problem, read_problems_jsonl
+from codea1.errors import UserError
+
+SOURCES = {"humaneval+": "humanevalplus", "mbpp+": "mbppplus"}
+DATA_ENV = "CODEA1_EVAL_DATA"
+
+_EVALPLUS_HELPERS = """import numpy as np
+from math import inf, nan
+
+
+def is_floats(x) -> bool:
+    if isinstance(x, float):
+        return True
+    if isinstance(x, (list, tuple)):
+        return all(isinstance(i, float) for i in x)
+    if isinstance(x, np.ndarray):
+        return x.dtype == np.float64 or x.dtype == np.float32
+    return False
+
+
+def assertion(out, exp, atol):
+    exact_match = out == exp
+    if atol == 0 and is_floats(exp):
+        atol = 1e-6
+    if not exact_match and atol != 0:
+        assert np.allclose(out, exp, rtol=1e-07, atol=atol)
+    else:
+        assert exact_match
+"""
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    rows = []
+    with opener(path, "rt", encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise UserError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+    return rows
+
+
+def evalplus_release_problem(row: dict[str, Any], where: str) -> Problem:
+    """A Problem from one EvalPlus release row; the check program's expected values come from GT."""
+    for name in ("task_id", "prompt", "canonical_solution", "entry_point", "base_input"):
+        if name not in row:
+            raise UserError(f"{where}: EvalPlus row lacks field '{name}'")
+    inputs = list(row["base_input"]) + list(row.get("plus_input") or [])
+    atol = float(row.get("atol") or 0)
+    test_code = (
+        f"{_EVALPLUS_HELPERS}\n\ndef check(candidate):\n    inputs = {inputs!r}\n"
+        f"    for i, inp in enumerate(inputs):\n        assertion(candidate(*inp), exp, {atol!r})\n"
+    )
+    prompt = row["prompt"]
+    solution = row["canonical_solution"]
+    gt = solution if f"def {row['entry_point']}" in solution else prompt + solution
+    return Problem(
+        id=row["task_id"],
+        prompt=prompt,
+        description=prompt,
+        entry_point=row["entry_point"],
+        gt_solution=gt,
+        source="evalplus",
+        test_code=test_code,
+        split="eval",
+        meta={"test_format": "evalplus", "atol": atol},
+    )
+
+
+def _data_path(data: str | None) -> Path:
+    path = data or os.environ.get(DATA_ENV)
+    if not path:
+        raise UserError(
+            f"humaneval+/mbpp+ need their data: pass --data PATH (the Code-A1 validation parquet or an EvalPlus "
+            f"HumanEvalPlus/MbppPlus .jsonl[.gz] release file) or set ${DATA_ENV}"
+        )
+    p = Path(path)
+    if not p.is_file():
+        raise UserError(f"{p}: no such benchmark data file (check --data or ${DATA_ENV})")
+    return p
+
+
+def _from_file(path: Path, source: str | None = None) -> list[Problem]:
+    name = path.name
+    if name.endswith(".parquet"):
+        from codea1.data.reference import load_reference_parquet
+
+        return load_reference_parquet(path, sources=[source] if source else None)
+    if name.endswith((".jsonl", ".jsonl.gz")):
+        rows = _read_jsonl(path)
+        if rows and "base_input" in rows[0]:
+            return [evalplus_release_problem(r, f"{path}:{i + 1}") for i, r in enumerate(rows)]
+        return read_problems_jsonl(path)
+    raise UserError(f"{path}: unknown benchmark file type (use .parquet, .jsonl or .jsonl.gz)")
+
+
+def load_benchmark(spec: str, data: str | None = None, limit: int | None = None) -> list[Problem]:
+    """Problems of a benchmark: humaneval+ | mbpp+ | humaneval | bundled[:split] | PATH."""
+    if spec in SOURCES:
+        problems = _from_file(_data_path(data), SOURCES[spec])
+    elif spec == "humaneval" or spec.startswith("bundled"):
+        try:
+            from codea1.data import load_problems  # type: ignore[attr-defined]
+        except ImportError:
+            raise UserError(
+                f"benchmark '{spec}' needs codea1.data.load_problems, which this build lacks"
+            ) from None
+        problems = load_problems(spec)
+    else:
+        path = Path(spec)
+        if not path.is_file():
+            raise UserError(
+                f"unknown benchmark '{spec}': use humaneval+, mbpp+, humaneval, bundled or a file path"
+            )
+        problems = _from_file(path)
+    if not problems:
+        raise UserError(f"benchmark '{spec}' has no problems")
+    return problems[:limit] if limit else problems

@@ -1,0 +1,239 @@
+"""Faithful execution of EvalPlus-style `check(candidate)` programs without running them in the candidate.
+
+An EvalPlus test program defines helpers (`is_floats`, `assertion(out, exp, atol)`, sometimes `ref_func`
+or `_poly`) and `check(candidate)`, which loops over an `inputs` list (and a `results` list) and calls
+`assertion(candidate(*inp), exp, atol)`. Here the program is parsed with `ast`: each input becomes one
+sandboxed call in the candidate's child; expected values come from `results` (or from `ref_func`, or
+GT when neither is given) evaluated in a clean child holding only the benchmark's own code; the verdict
+is computed in this (trusted) process with the same semantics as `assertion`: exact `==`, else
+`np.allclose(out, exp, rtol=1e-07, atol=atol)`, where atol 0 becomes 1e-6 when `exp` is float(s).
+A loop body of another shape (e.g. HumanEval/32's `assert _poly(*candidate(*inp), inp) <= 0.0001`) is
+evaluated in a clean child with the candidate's returned value substituted for the call.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from codea1.sandbox.asserts import split_assert
+
+# Runs around every call in the child: numpy scalars become Python values (EvalPlus compares them with
+# ==), and outputs too large to send back (a 7 MB string) become a tagged sha256 digest of their repr,
+# compared for exact equality only. The same helper runs for expected values, so both sides agree.
+PLAIN_HELPER = """
+def __codea1_plain(value):
+    mod = type(value).__module__
+    if mod == "numpy" and hasattr(value, "item") and getattr(value, "shape", None) == ():
+        return value.item()
+    big = (type(value) in (str, bytes) and len(value) > 200000) or (
+        type(value) in (list, tuple, dict, set, frozenset) and len(value) > 20000)
+    if big:
+        import hashlib
+        return ("__codea1_digest__", type(value).__name__, len(value),
+                hashlib.sha256(repr(value).encode("utf-8", "surrogatepass")).hexdigest())
+    return value
+"""
+
+
+@dataclass
+class CheckSpec:
+    """What a benchmark's test program asks: calls to make and how to obtain and compare expected values.
+
+    mode: "assertion" (results given or computed), "custom" (another loop body), "asserts" (plain
+    `assert CALL == EXPECTED` tests compared exactly).
+    """
+
+    calls: list[str]  # expressions evaluated in the candidate's child
+    inputs: list[str]  # source of each input row (args list)
+    expected_calls: list[str] | None  # expressions evaluated in a clean child for expected values
+    helpers: str  # benchmark code for the clean child (test program without check())
+    imports: str  # the test program's import statements (also given to the candidate, as EvalPlus does)
+    atol: float = 0.0
+    mode: str = "assertion"
+    custom_body: str = ""  # the loop statement, for mode "custom"
+    callee: str = ""
+    ops: list[str] = field(default_factory=list)  # for mode "asserts": comparison per test
+
+
+def _check_def(tree: ast.Module) -> ast.FunctionDef | None:
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "check":
+            return node
+    return None
+
+
+def _list_elements(body: list[ast.stmt], name: str) -> list[ast.expr] | None:
+    for stmt in body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id == name
+            and isinstance(stmt.value, (ast.List, ast.Tuple))
+        ):
+            return list(stmt.value.elts)
+    return None
+
+
+def parse_evalplus(test_code: str, entry_point: str, gt_fallback: bool = True) -> CheckSpec | None:
+    """Parses an EvalPlus check() program; None when it is not of that shape."""
+    try:
+        tree = ast.parse(test_code)
+    except (SyntaxError, ValueError):
+        return None
+    check = _check_def(tree)
+    if check is None or not check.args.args:
+        return None
+    param = check.args.args[0].arg
+    inputs = _list_elements(check.body, "inputs")
+    loop = next((s for s in check.body if isinstance(s, ast.For)), None)
+    if inputs is None or loop is None or len(loop.body) != 1:
+        return None
+    results = _list_elements(check.body, "results")
+    helpers = ast.unparse(ast.Module(body=[n for n in tree.body if n is not check], type_ignores=[]))
+    imports = "\n".join(ast.unparse(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)))
+    inputs_src = [ast.unparse(e) for e in inputs]
+    stmt = loop.body[0]
+    spec = CheckSpec(calls=[], inputs=inputs_src, expected_calls=None, helpers=helpers, imports=imports)
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == "assertion"
+        and len(call.args) == 3
+        and isinstance(call.args[0], ast.Call)
+        and isinstance(call.args[0].func, ast.Name)
+    ):
+        callee = call.args[0].func.id
+        callee = entry_point if callee == param else callee
+        try:
+            atol = float(ast.literal_eval(call.args[2]))
+        except (ValueError, TypeError, SyntaxError):
+            return None
+        spec.callee, spec.atol = callee, atol
+        spec.calls = [f"__codea1_plain({callee}(*{src}))" for src in inputs_src]
+        exp = call.args[1]
+        if isinstance(exp, ast.Name) and results is not None and len(results) == len(inputs):
+            spec.expected_calls = [ast.unparse(e) for e in results]
+        elif isinstance(exp, ast.Call) and isinstance(exp.func, ast.Name) and exp.func.id != param:
+            spec.expected_calls = [f"{exp.func.id}(*{src})" for src in inputs_src]  # e.g. ref_func
+        elif not gt_fallback:
+            return None  # expected values come from GT (spec.expected_calls stays None)
+        return spec
+    # another loop body: find the candidate call `param(*inp)` and substitute its value later
+    spec.mode, spec.callee = "custom", entry_point
+    spec.custom_body = ast.unparse(stmt)
+    spec.calls = [f"__codea1_plain({entry_point}(*{src}))" for src in inputs_src]
+    spec.custom_body = spec.custom_body.replace(f"{param}(*inp)", "__codea1_out")
+    if results is not None and len(results) == len(inputs):
+        spec.expected_calls = [ast.unparse(e) for e in results]
+    return spec
+
+
+def spec_from_asserts(tests: list[str]) -> CheckSpec | None:
+    """A CheckSpec for plain `assert CALL <op> EXPECTED` tests (golden tests), compared exactly."""
+    calls, expected, ops = [], [], []
+    for t in tests:
+        parts = split_assert(t)
+        if parts is None or parts[1] not in ("==", "is"):
+            continue
+        calls.append(f"__codea1_plain({parts[0]})")
+        expected.append(parts[2])
+        ops.append(parts[1])
+    if not calls:
+        return None
+    return CheckSpec(
+        calls=calls,
+        inputs=[],
+        expected_calls=expected,
+        helpers="import math",
+        imports="",
+        mode="asserts",
+        ops=ops,
+    )
+
+
+def is_floats(x: Any) -> bool:
+    """EvalPlus's is_floats on decoded plain values."""
+    if isinstance(x, float):
+        return True
+    if isinstance(x, (list, tuple)):
+        return all(isinstance(i, float) for i in x)
+    return False
+
+
+def evalplus_assertion(out: Any, exp: Any, atol: float) -> bool:
+    """True where EvalPlus's `assertion(out, exp, atol)` would not raise (evaluated here, on plain values)."""
+    try:
+        exact = bool(out == exp)
+    except Exception:  # noqa: BLE001 - a comparison that raises fails the assertion
+        return False
+    if atol == 0 and is_floats(exp):
+        atol = 1e-6
+    if not exact and atol != 0:
+        try:
+            import numpy as np
+
+            return bool(np.allclose(out, exp, rtol=1e-07, atol=atol))
+        except Exception:  # noqa: BLE001 - e.g. shapes or types numpy cannot compare
+            return False
+    return exact
+
+
+def value_source(value: Any) -> str | None:
+    """Python source that rebuilds a plain value (for substituting a candidate's output); None if impossible."""
+    t = type(value)
+    if value is None or t in (bool, int, str, bytes):
+        return repr(value)
+    if t is float:
+        if math.isnan(value):
+            return "float('nan')"
+        if math.isinf(value):
+            return "float('inf')" if value > 0 else "float('-inf')"
+        return repr(value)
+    if t is complex:
+        return f"complex({value_source(value.real)}, {value_source(value.imag)})"
+    if t in (list, tuple, set, frozenset):
+        parts = [value_source(v) for v in value]
+        if any(p is None for p in parts):
+            return None
+        inner = ", ".join(parts)
+        if t is list:
+            return f"[{inner}]"
+        if t is tuple:
+            return f"({inner},)" if len(parts) == 1 else f"({inner})"
+        return f"{t.__name__}([{inner}])"
+    if t is dict:
+        items = []
+        for k, v in value.items():
+            ks, vs = value_source(k), value_source(v)
+            if ks is None or vs is None:
+                return None
+            items.append(f"{ks}: {vs}")
+        return "{" + ", ".join(items) + "}"
+    return None
+
+
+def custom_check_call(spec: CheckSpec, index: int, out: Any) -> str | None:
+    """A clean-child expression that runs a custom loop body with the candidate's output substituted;
+    it evaluates to True when the body's assertion holds."""
+    src = value_source(out)
+    if src is None:
+        return None
+    return f"__codea1_custom({spec.custom_body!r}, {src}, {spec.inputs[index]}, {index})"
+
+
+CUSTOM_HELPER = """
+def __codea1_custom(body, out, inp, i):
+    ns = dict(globals())
+    ns.update({"__codea1_out": out, "inp": inp, "i": i,
+               "exp": __codea1_results[i] if __codea1_results is not None else None})
+    try:
+        exec(body, ns)
+    except AssertionError:
+        return False
+    return True
+"""

@@ -1,0 +1,445 @@
+"""`codea1 eval code | tests | collab | export-tests`: evaluation commands.
+
+Each writes a JSON summary (--output R.json) with the exact configuration, next to R.results.jsonl
+(per-sample or per-function records), R.md and R.html tables; `eval code` also writes R.evalplus.jsonl
+({"task_id", "solution"} lines) for cross-checking with EvalPlus.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from codea1.errors import UserError
+
+
+def _ks(text: str) -> list[int]:
+    try:
+        ks = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--k expects integers like 1,5,10 (got {text!r})") from None
+    if not ks or ks[0] < 1:
+        raise argparse.ArgumentTypeError("--k values must be >= 1")
+    return ks
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--output", "-o", default=None, help="summary JSON path (records, tables written next to it)"
+    )
+    p.add_argument("--limit", type=int, default=None, help="only the first N problems/functions")
+    p.add_argument("--workers", type=int, default=None, help="sandbox workers (default: CPU count)")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed (recorded)")
+    p.add_argument("--dtype", default="float32", help="model dtype: float32 | bfloat16 | float16")
+    p.add_argument("--temperature", type=float, default=0.7)
+    p.add_argument("--top-p", type=float, default=0.95)
+    p.add_argument("--max-new-tokens", type=int, default=512)
+    p.add_argument("--batch-size", type=int, default=16, help="generation rows per forward batch")
+
+
+def register(sub: Any) -> None:
+    ev = sub.add_parser("eval", help="evaluate code generation, test generation, collaboration; export tests")
+    esub = ev.add_subparsers(dest="eval_command", metavar="WHAT")
+
+    p = esub.add_parser("code", help="pass@k of a model or of given samples on a code benchmark")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--model", help="model name or path (tiny-random, smollm2-135m, a local dir, a hub id)")
+    src.add_argument("--samples", help="EvalPlus-style JSONL of {task_id, solution} to score without a model")
+    p.add_argument(
+        "--benchmark", default="humaneval+", help="humaneval+ | mbpp+ | humaneval | bundled | PATH"
+    )
+    p.add_argument("--data", default=None, help="data file for humaneval+/mbpp+ (or $CODEA1_EVAL_DATA)")
+    p.add_argument("--n", type=int, default=32, help="samples per problem")
+    p.add_argument("--k", type=_ks, default=[1], help="pass@k values, e.g. 1,5,10 (k <= n)")
+    _common(p)
+    p.set_defaults(func=cmd_code)
+
+    p = esub.add_parser(
+        "tests", help="pass@k, mut@k, Mul and coverage of a Test LLM's tests (UnLeakedTestBench)"
+    )
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--model", help="test model name or path")
+    src.add_argument(
+        "--tests", help="JSONL of {task_id, tests: [assert ...]} or {task_id, response} to score"
+    )
+    p.add_argument(
+        "--benchmark", default="ult-lite", help="ult-lite | PATH to a ULT file (Lite or full format)"
+    )
+    p.add_argument("--data", default=None, help="ULT file for 'ult-lite' (or $CODEA1_ULT_DATA)")
+    p.add_argument("--k", type=int, default=5, help="tests per function")
+    p.add_argument(
+        "--whitebox", action="store_true", help="show a known-buggy mutant; report the attack rate"
+    )
+    p.add_argument("--no-mutation", action="store_true", help="skip mut@k")
+    p.add_argument("--no-coverage", action="store_true", help="skip coverage")
+    _common(p)
+    p.set_defaults(func=cmd_tests)
+
+    p = esub.add_parser("collab", help="code policy samples n, test policy's tests pick one; pass@1 vs plain")
+    p.add_argument("--code-model", required=True)
+    p.add_argument("--test-model", default=None, help="default: the code model")
+    p.add_argument("--benchmark", default="humaneval+")
+    p.add_argument("--data", default=None)
+    p.add_argument("--n", type=int, default=8, help="solutions per problem")
+    p.add_argument("--tests-per-problem", type=int, default=8)
+    _common(p)
+    p.set_defaults(func=cmd_collab)
+
+    p = esub.add_parser(
+        "export-tests", help="the test policy's GT-validated tests as golden tests (Problem JSONL)"
+    )
+    p.add_argument("--model", required=True, help="test model name or path")
+    p.add_argument(
+        "--benchmark", default="bundled", help="problems: a benchmark name or a Problem/parquet file"
+    )
+    p.add_argument("--data", default=None)
+    p.add_argument("--problems-out", required=True, help="Problem JSONL to write (golden_tests filled)")
+    p.add_argument("--tests-per-problem", type=int, default=8)
+    p.add_argument("--min-valid", type=int, default=1, help="leave out problems with fewer valid tests")
+    _common(p)
+    p.set_defaults(func=cmd_export)
+    ev.set_defaults(func=lambda args: (ev.print_help(), 2)[1])
+
+
+# ------------------------------------------------------------------------------------------- helpers
+
+
+@contextmanager
+def progress_bar(label: str) -> Iterator[Any]:
+    """A rich progress bar (stderr) whose callback takes (done, total)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=False,
+    ) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def _executor(args: argparse.Namespace) -> Any:
+    from codea1.sandbox import Executor
+
+    return Executor(workers=args.workers)
+
+
+def _environment(args: argparse.Namespace, extra: dict[str, Any]) -> dict[str, Any]:
+    import codea1
+    from codea1.sandbox import isolation_level
+
+    config = {k: v for k, v in vars(args).items() if k != "func" and not callable(v)}
+    return {
+        "command": " ".join(["codea1", *sys.argv[1:]]) if sys.argv else "",
+        "args": config,
+        "codea1_version": codea1.__version__,
+        "python": platform.python_version(),
+        "isolation_level": isolation_level(),
+        "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **extra,
+    }
+
+
+def _paths(output: str | None, default: str) -> dict[str, Path]:
+    base = Path(output or default)
+    stem = base.with_suffix("") if base.suffix == ".json" else base
+    base.parent.mkdir(parents=True, exist_ok=True)
+    return {
+        "json": base if base.suffix == ".json" else base.with_suffix(".json"),
+        "records": Path(f"{stem}.results.jsonl"),
+        "evalplus": Path(f"{stem}.evalplus.jsonl"),
+        "md": Path(f"{stem}.md"),
+        "html": Path(f"{stem}.html"),
+    }
+
+
+def _write_outputs(paths: dict[str, Path], summary: dict[str, Any], records: list[dict], title: str) -> None:
+    from codea1.eval.report import html_table, markdown_table
+
+    paths["json"].write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
+    with paths["records"].open("w", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(json.dumps(r, default=str) + "\n")
+    paths["md"].write_text(markdown_table(summary, title), encoding="utf-8")
+    paths["html"].write_text(html_table(summary, title), encoding="utf-8")
+    print(markdown_table(summary, title))
+    print(f"summary: {paths['json']}  records: {paths['records']}", file=sys.stderr)
+
+
+def read_samples(path: str) -> list[tuple[str, str]]:
+    """(task_id, solution) pairs of an EvalPlus-style samples file (`completion` accepted too)."""
+    p = Path(path)
+    if not p.is_file():
+        raise UserError(f"{p}: no such samples file")
+    out = []
+    with p.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{p}:{lineno}: not valid JSON ({exc.msg})") from None
+            code = row.get("solution", row.get("completion")) if isinstance(row, dict) else None
+            if (
+                not isinstance(row, dict)
+                or not isinstance(row.get("task_id"), str)
+                or not isinstance(code, str)
+            ):
+                raise UserError(f"{p}:{lineno}: a sample needs string fields 'task_id' and 'solution'")
+            out.append((row["task_id"], code))
+    return out
+
+
+def _sampling(args: argparse.Namespace, model: str) -> Any:
+    from codea1.eval.generation import SamplingSpec
+
+    return SamplingSpec(
+        model=model,
+        dtype=args.dtype,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        max_new_tokens=args.max_new_tokens,
+        seed=args.seed,
+        batch_size=args.batch_size,
+    )
+
+
+def _solutions_from_model(problems: list, spec: Any, n: int) -> list[tuple[str, str]]:
+    from codea1.eval.generation import Generator
+    from codea1.game import extract_code
+    from codea1.game.prompts import code_messages
+
+    gen = Generator(spec)
+    with progress_bar(f"sampling {n} x {len(problems)} solutions") as cb:
+        texts = gen.sample([code_messages(p) for p in problems], n, progress=cb)
+    return [(p.id, extract_code(t)) for p, group in zip(problems, texts) for t in group]
+
+
+# ------------------------------------------------------------------------------------------- commands
+
+
+def cmd_code(args: argparse.Namespace) -> int:
+    from codea1.eval.benchmarks import load_benchmark
+    from codea1.eval.code_eval import evaluate_samples
+
+    if args.model and any(k > args.n for k in args.k):
+        raise UserError(f"--k {max(args.k)} is larger than --n {args.n}: pass@k needs k <= n samples")
+    problems = load_benchmark(args.benchmark, args.data, args.limit)
+    t0 = time.monotonic()
+    extra: dict[str, Any] = {"benchmark": args.benchmark, "problems": len(problems)}
+    if args.samples:
+        samples = read_samples(args.samples)
+        extra["samples_file"] = args.samples
+        wanted = {p.id for p in problems}
+        samples = [s for s in samples if s[0] in wanted]
+    else:
+        spec = _sampling(args, args.model)
+        extra["sampling"] = spec.to_dict() | {"n": args.n}
+        samples = _solutions_from_model(problems, spec, args.n)
+    t_gen = time.monotonic() - t0
+    with _executor(args) as ex, progress_bar("checking GT") as prep, progress_bar("scoring samples") as score:
+        summary, results, _ = evaluate_samples(problems, samples, ex, args.k, prep, score)
+    summary["seconds"]["generate"] = round(t_gen, 2)
+    summary["config"] = _environment(args, extra)
+    paths = _paths(args.output, f"eval-code-{args.benchmark.replace('+', 'plus').replace('/', '_')}.json")
+    _write_outputs(paths, summary, [r.to_dict() for r in results], f"eval code: {args.benchmark}")
+    with paths["evalplus"].open("w", encoding="utf-8") as fh:
+        for task_id, solution in samples:
+            fh.write(json.dumps({"task_id": task_id, "solution": solution}) + "\n")
+    return 0
+
+
+def _ult_functions(args: argparse.Namespace) -> list:
+    import os
+
+    from codea1.eval.ult import load_ult
+
+    if args.benchmark == "ult-lite":
+        path = args.data or os.environ.get("CODEA1_ULT_DATA")
+        if not path:
+            raise UserError("ult-lite needs its file: pass --data PATH/ULT_Lite.json or set $CODEA1_ULT_DATA")
+    else:
+        path = args.benchmark
+    return load_ult(path, limit=args.limit)
+
+
+def read_tests(path: str, k: int, names: dict[str, str]) -> dict[str, list[str]]:
+    """task_id -> assert statements from {task_id, tests} or {task_id, response} lines."""
+    from codea1.game import parse_test_suite
+
+    p = Path(path)
+    if not p.is_file():
+        raise UserError(f"{p}: no such tests file")
+    out: dict[str, list[str]] = {}
+    for lineno, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{p}:{lineno}: not valid JSON ({exc.msg})") from None
+        tid = str(row.get("task_id")) if isinstance(row, dict) else None
+        if isinstance(row, dict) and isinstance(row.get("tests"), list):
+            out.setdefault(tid, []).extend(str(t) for t in row["tests"])
+        elif isinstance(row, dict) and isinstance(row.get("response"), str):
+            suite = parse_test_suite(row["response"], names.get(tid))
+            out.setdefault(tid, []).extend(t.statement for t in suite.tests)
+        else:
+            raise UserError(f"{p}:{lineno}: a line needs 'task_id' and 'tests' (list) or 'response' (text)")
+    return out
+
+
+def _ult_problem(fn: Any) -> Any:
+    from codea1.data.problem import Problem
+
+    return Problem(
+        id=fn.task_id,
+        prompt=fn.description or fn.func_name,
+        description=fn.description or f"The function {fn.func_name}.",
+        entry_point=fn.func_name,
+        gt_solution=fn.code,
+    )
+
+
+def cmd_tests(args: argparse.Namespace) -> int:
+    from codea1.eval.test_eval import pick_buggy_candidates, score_tests
+
+    functions = _ult_functions(args)
+    extra: dict[str, Any] = {"benchmark": args.benchmark, "functions": len(functions), "k": args.k}
+    t0 = time.monotonic()
+    with _executor(args) as ex:
+        buggy = None
+        if args.whitebox:
+            buggy = pick_buggy_candidates(functions, ex, seed=args.seed)
+            extra["buggy_candidates"] = {tid: m.id for tid, m in buggy.items()}
+        t_pick = time.monotonic() - t0
+        if args.tests:
+            tests = read_tests(args.tests, args.k, {f.task_id: f.func_name for f in functions})
+            extra["tests_file"] = args.tests
+            t_gen = 0.0
+        else:
+            from codea1.eval.generation import Generator
+            from codea1.game import parse_test_suite
+            from codea1.game.prompts import test_messages_whitebox
+
+            spec = _sampling(args, args.model)
+            extra["sampling"] = spec.to_dict()
+            gen = Generator(spec)
+            shown = {
+                f.task_id: (buggy[f.task_id].code if buggy and f.task_id in buggy else f.code)
+                for f in functions
+            }
+            prompts = [test_messages_whitebox(_ult_problem(f), shown[f.task_id], args.k) for f in functions]
+            t1 = time.monotonic()
+            with progress_bar(f"sampling tests for {len(functions)} functions") as cb:
+                texts = gen.sample(prompts, 1, progress=cb)
+            t_gen = time.monotonic() - t1
+            tests = {
+                f.task_id: [t.statement for t in parse_test_suite(g[0], f.func_name).tests]
+                for f, g in zip(functions, texts)
+            }
+        t2 = time.monotonic()
+        with progress_bar("mutation scoring") as cb:
+            summary, records = score_tests(
+                functions,
+                tests,
+                ex,
+                k=args.k,
+                mutation=not args.no_mutation,
+                coverage=not args.no_coverage,
+                buggy=buggy,
+                progress=cb,
+            )
+    summary["seconds"] = {
+        "pick_buggy": round(t_pick, 2),
+        "generate": round(t_gen, 2),
+        "score": round(time.monotonic() - t2, 2),
+    }
+    summary["config"] = _environment(args, extra)
+    paths = _paths(args.output, "eval-tests.json")
+    _write_outputs(paths, summary, [r.to_dict() for r in records], f"eval tests: {args.benchmark}")
+    return 0
+
+
+def cmd_collab(args: argparse.Namespace) -> int:
+    from codea1.eval.benchmarks import load_benchmark
+    from codea1.eval.code_eval import prepare_tasks
+    from codea1.eval.collab import collaborate
+    from codea1.eval.generation import Generator
+    from codea1.game import parse_test_suite
+    from codea1.game.prompts import test_messages_blackbox
+
+    problems = load_benchmark(args.benchmark, args.data, args.limit)
+    code_spec = _sampling(args, args.code_model)
+    pairs = _solutions_from_model(problems, code_spec, args.n)
+    solutions: dict[str, list[str]] = {}
+    for tid, code in pairs:
+        solutions.setdefault(tid, []).append(code)
+    test_spec = _sampling(args, args.test_model or args.code_model)
+    gen = Generator(test_spec)
+    with progress_bar("sampling tests") as cb:
+        texts = gen.sample(
+            [test_messages_blackbox(p, args.tests_per_problem) for p in problems], 1, progress=cb
+        )
+    tests = {
+        p.id: [t.statement for t in parse_test_suite(g[0], p.entry_point).tests][: args.tests_per_problem]
+        for p, g in zip(problems, texts)
+    }
+    with _executor(args) as ex:
+        tasks = prepare_tasks(problems, ex)
+        summary, records = collaborate(tasks, solutions, tests, ex)
+    summary["config"] = _environment(
+        args, {"code_sampling": code_spec.to_dict() | {"n": args.n}, "test_sampling": test_spec.to_dict()}
+    )
+    paths = _paths(args.output, "eval-collab.json")
+    _write_outputs(paths, summary, [r.to_dict() for r in records], f"eval collab: {args.benchmark}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from codea1.data.problem import write_problems_jsonl
+    from codea1.eval.benchmarks import load_benchmark
+    from codea1.eval.export import validated_golden
+    from codea1.eval.generation import Generator
+    from codea1.game import parse_test_suite
+    from codea1.game.prompts import test_messages_blackbox
+
+    problems = load_benchmark(args.benchmark, args.data, args.limit)
+    spec = _sampling(args, args.model)
+    gen = Generator(spec)
+    with progress_bar("sampling tests") as cb:
+        texts = gen.sample(
+            [test_messages_blackbox(p, args.tests_per_problem) for p in problems], 1, progress=cb
+        )
+    tests = {
+        p.id: [t.statement for t in parse_test_suite(g[0], p.entry_point).tests]
+        for p, g in zip(problems, texts)
+    }
+    with _executor(args) as ex:
+        out, stats = validated_golden(
+            problems, tests, ex, max_tests=args.tests_per_problem, min_valid=args.min_valid
+        )
+    write_problems_jsonl(out, args.problems_out)
+    stats["problems_file"] = args.problems_out
+    stats["config"] = _environment(args, {"sampling": spec.to_dict()})
+    paths = _paths(args.output, str(Path(args.problems_out).with_suffix("")) + ".export.json")
+    _write_outputs(
+        paths, stats, [{"task_id": p.id, "golden_tests": p.golden_tests} for p in out], "export tests"
+    )
+    return 0

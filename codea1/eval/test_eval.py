@@ -1,0 +1,282 @@
+"""Test generation evaluation (UnLeakedTestBench style): pass@k, mut@k, Mul, line/branch coverage.
+
+For each function the Test LLM's first k tests are judged against GT in the sandbox:
+- pass@k: share of the k tests that are valid (the assert holds on GT), in percent;
+- mut@k: mean mutation score over the functions whose k tests are all valid (ULT's definition), each
+  score from codea1.eval.mutation with the tests' calls, in percent;
+- Mul = pass@k x mut@k / 100;
+- line and branch coverage of the function by its valid tests, in percent (0 for a function with none).
+Coverage is traced in a sandbox child (generated tests are untrusted): a sys.settrace hook records the
+executed lines and arcs of the function's code, and this process turns them into statement and branch
+coverage with coverage.py's own parser (statements, possible arcs, exits per line). (The children cannot
+import coverage.py itself; the numbers follow its arc model.)
+
+White-box mode: the Test LLM sees a known-buggy candidate (a mutant of GT that the benchmark's own
+tests kill); attack rate = share of those candidates exposed by at least one valid generated test.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from codea1.eval.mutation import Mutant, generate_mutants, run_programs, score_mutants
+from codea1.eval.ult import ULT_PRELUDE, UltFunction
+from codea1.sandbox.asserts import split_assert
+
+Progress = Callable[[int, int], None] | None
+
+TRACE_FILENAME = "<codea1-function>"
+
+COVERAGE_HARNESS = """
+import sys as __codea1_sys
+
+def __codea1_coverage(prelude, source, calls):
+    ns = {"__name__": "__codea1_cov__"}
+    exec(compile(prelude, "<prelude>", "exec"), ns)
+    lines, arcs, last = set(), set(), {}
+
+    def tracer(frame, event, arg):
+        code = frame.f_code
+        if code.co_filename != "__TRACE__":
+            return None
+        key = id(frame)
+        if event == "call":
+            last[key] = -code.co_firstlineno
+        elif event == "line":
+            lines.add(frame.f_lineno)
+            arcs.add((last.get(key, -code.co_firstlineno), frame.f_lineno))
+            last[key] = frame.f_lineno
+        elif event == "return":
+            arcs.add((last.pop(key, -code.co_firstlineno), -code.co_firstlineno))
+        return tracer
+
+    compiled = compile(source, "__TRACE__", "exec")
+    __codea1_sys.settrace(tracer)
+    try:
+        try:
+            exec(compiled, ns)
+        except BaseException:
+            pass
+        for call in calls:
+            try:
+                eval(call, ns)
+            except BaseException:
+                pass
+    finally:
+        __codea1_sys.settrace(None)
+    return (sorted(lines), sorted(arcs))
+""".replace("__TRACE__", TRACE_FILENAME)
+
+
+@dataclass
+class Coverage:
+    line: float  # percent of statements executed
+    branch: float  # percent of branch exits taken (100 when the code has no branches)
+    statements: int = 0
+    branches: int = 0
+
+
+def coverage_from_trace(source: str, lines: list[int], arcs: list[tuple[int, int]]) -> Coverage:
+    """Statement and branch coverage of `source` from executed lines/arcs, with coverage.py's parser."""
+    from coverage.parser import PythonParser
+
+    parser = PythonParser(text=source)
+    parser.parse_source()
+    statements = set(parser.statements)
+    executed = {parser.first_line(n) for n in lines}
+    possible = set(parser.arcs())
+    exits = parser.exit_counts()
+    taken = {(parser.first_line(a) if a > 0 else a, parser.first_line(b) if b > 0 else b) for a, b in arcs}
+    branch_lines = {n for n, c in exits.items() if c > 1}
+    total_branches = sum(exits[n] for n in branch_lines)
+    covered_branches = sum(1 for a, b in possible if a in branch_lines and (a, b) in taken)
+    line = 100.0 * len(statements & executed) / len(statements) if statements else 100.0
+    branch = 100.0 * covered_branches / total_branches if total_branches else 100.0
+    return Coverage(line=line, branch=branch, statements=len(statements), branches=total_branches)
+
+
+def measure_coverage(
+    functions: list[UltFunction], calls_per_function: list[list[str]], executor: Any, timeout: float = 5.0
+) -> list[Coverage]:
+    """Coverage of each function by its calls, traced in a sandbox child."""
+    from codea1.sandbox import Job
+
+    jobs = [
+        Job(
+            id=fn.task_id,
+            code=COVERAGE_HARNESS,
+            calls=[f"__codea1_coverage({ULT_PRELUDE!r}, {fn.code!r}, {calls!r})"],
+            timeout=timeout * max(1, len(calls)),
+        )
+        for fn, calls in zip(functions, calls_per_function)
+    ]
+    out = []
+    for fn, calls, res in zip(functions, calls_per_function, executor.run(jobs) if jobs else []):
+        r = res.results[0] if res.defined and res.results else None
+        if not calls or r is None or r.status != "ok" or type(r.value) is not tuple:
+            out.append(Coverage(line=0.0, branch=0.0))
+            continue
+        lines, arcs = r.value
+        try:
+            out.append(coverage_from_trace(fn.code, list(lines), [tuple(a) for a in arcs]))
+        except Exception:  # noqa: BLE001 - a trace that does not fit the source: no coverage
+            out.append(Coverage(line=0.0, branch=0.0))
+    return out
+
+
+@dataclass
+class FunctionTestResult:
+    """One function's tests and their scores."""
+
+    task_id: str
+    tests: list[str]
+    valid: list[bool]
+    all_valid: bool
+    mutants: int = 0
+    killed: int = 0
+    mutation_score: float | None = None  # percent; None when not all k tests are valid
+    by_family: dict[str, dict[str, int]] = field(default_factory=dict)
+    line_coverage: float = 0.0
+    branch_coverage: float = 0.0
+    buggy_candidate: str | None = None  # white-box: the mutant id shown to the Test LLM
+    exposed: bool | None = None  # white-box: a valid test fails on that candidate
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def first_k(tests: list[str], k: int) -> list[str]:
+    """The first k tests; missing ones are empty strings (they count as invalid)."""
+    tests = list(tests)[:k]
+    return tests + [""] * (k - len(tests))
+
+
+def score_tests(
+    functions: list[UltFunction],
+    tests: dict[str, list[str]],
+    executor: Any,
+    *,
+    k: int = 5,
+    mutation: bool = True,
+    coverage: bool = True,
+    buggy: dict[str, Mutant] | None = None,
+    timeout: float = 2.0,
+    progress: Progress = None,
+) -> tuple[dict[str, Any], list[FunctionTestResult]]:
+    """Scores given tests (task_id -> assert statements) of each function; returns (summary, records)."""
+    chosen = [first_k(tests.get(fn.task_id, []), k) for fn in functions]
+    ran = executor.run_tests_many([(fn.program, t) for fn, t in zip(functions, chosen)], timeout=timeout)
+    records: list[FunctionTestResult] = []
+    valid_calls: list[list[str]] = []
+    for fn, t, res in zip(functions, chosen, ran):
+        valid = (
+            [bool(s) and r.status == "pass" for s, r in zip(t, res.results)] if res.defined else [False] * k
+        )
+        records.append(FunctionTestResult(task_id=fn.task_id, tests=t, valid=valid, all_valid=all(valid)))
+        valid_calls.append([split_assert(s)[0] for s, v in zip(t, valid) if v])
+    done = 0
+    if mutation:
+        for fn, rec, calls in zip(functions, records, valid_calls):
+            if rec.all_valid:
+                report = score_mutants(fn.code, calls, executor, prelude=ULT_PRELUDE)
+                rec.mutants, rec.killed = report.total, report.killed
+                rec.mutation_score = 100.0 * report.score if report.total else None
+                rec.by_family = report.by_family
+            done += 1
+            if progress is not None:
+                progress(done, len(functions))
+    if coverage:
+        for rec, cov in zip(records, measure_coverage(functions, valid_calls, executor)):
+            rec.line_coverage, rec.branch_coverage = cov.line, cov.branch
+    if buggy:
+        programs, index = [], []
+        for i, (fn, calls) in enumerate(zip(functions, valid_calls)):
+            m = buggy.get(fn.task_id)
+            if m is None:
+                continue
+            records[i].buggy_candidate = m.id
+            if not calls:
+                records[i].exposed = False
+                continue
+            gt = run_programs([f"{ULT_PRELUDE}\n{fn.code}"], calls, executor, timeout=10.0)[0]
+            programs.append((i, f"{ULT_PRELUDE}\n{m.code}", calls, gt))
+            index.append(i)
+        for i, program, calls, gt in programs:
+            (run,) = run_programs([program], calls, executor, timeout=10.0)
+            records[i].exposed = _differs(run, gt)
+    return summarize_tests(records, k), records
+
+
+def _differs(run: tuple[str, Any], gt: tuple[str, Any]) -> bool:
+    from codea1.sandbox.values import values_equal
+
+    if run[0] != "ran":
+        return True
+    if gt[0] != "ran":
+        return False
+    for (s1, v1), (s2, v2) in zip(run[1], gt[1]):
+        if s2 != "ok":
+            continue
+        if s1 != "ok" or not values_equal(v1, v2):
+            return True
+    return False
+
+
+def summarize_tests(records: list[FunctionTestResult], k: int) -> dict[str, Any]:
+    """pass@k, mut@k, Mul, coverage (all in percent), counts, and the attack rate in white-box mode."""
+    n = len(records)
+    valid = sum(sum(r.valid) for r in records)
+    pass_k = 100.0 * valid / (n * k) if n else 0.0
+    scored = [r.mutation_score for r in records if r.mutation_score is not None]
+    mut_k = sum(scored) / len(scored) if scored else 0.0
+    families: dict[str, dict[str, int]] = {}
+    for r in records:
+        for fam, c in r.by_family.items():
+            agg = families.setdefault(fam, {"total": 0, "killed": 0})
+            agg["total"] += c["total"]
+            agg["killed"] += c["killed"]
+    summary: dict[str, Any] = {
+        f"pass@{k}": pass_k,
+        f"mut@{k}": mut_k,
+        "Mul": pass_k * mut_k / 100.0,
+        "line_coverage": sum(r.line_coverage for r in records) / n if n else 0.0,
+        "branch_coverage": sum(r.branch_coverage for r in records) / n if n else 0.0,
+        "functions": n,
+        "functions_all_valid": sum(r.all_valid for r in records),
+        "functions_mutation_scored": len(scored),
+        "mutants": sum(r.mutants for r in records),
+        "killed": sum(r.killed for r in records),
+        "by_family": dict(sorted(families.items())),
+        "k": k,
+    }
+    attacked = [r for r in records if r.exposed is not None]
+    if attacked:
+        summary["attack_rate"] = 100.0 * sum(bool(r.exposed) for r in attacked) / len(attacked)
+        summary["buggy_candidates"] = len(attacked)
+    return summary
+
+
+def pick_buggy_candidates(
+    functions: list[UltFunction], executor: Any, seed: int = 0, max_mutants: int = 64
+) -> dict[str, Mutant]:
+    """One known-buggy candidate per function: a compiling mutant, chosen with `seed`, that the
+    benchmark's own tests (ULT's test_list) kill; functions without given tests or such a mutant get none."""
+    rng = random.Random(seed)
+    out: dict[str, Mutant] = {}
+    for fn in functions:
+        calls = [p[0] for p in (split_assert(t) for t in fn.tests) if p]
+        if not calls:
+            continue
+        mutants = [m for m in generate_mutants(fn.code) if m.compiles]
+        rng.shuffle(mutants)
+        mutants = mutants[:max_mutants]
+        if not mutants:
+            continue
+        report = score_mutants(fn.code, calls, executor, prelude=ULT_PRELUDE, mutants=mutants)
+        killed = [m for m, o in zip(mutants, report.outcomes) if o.killed and o.how == "wrong"]
+        if killed:
+            out[fn.task_id] = killed[0]
+    return out
