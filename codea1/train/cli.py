@@ -16,7 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", type=Path, help="YAML config (see configs/); defaults apply to missing keys")
     p.add_argument("--run-dir", type=Path, help="new run directory (default runs/<config>-<time>)")
     p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue this run from its last checkpoint")
-    p.add_argument("--max-steps", type=int, help="stop at this step (total, not additional)")
+    p.add_argument("--max-steps", type=int,
+                   help="stop at this step (total, not additional); the LR schedule still spans train.max_steps")
     p.add_argument("--no-progress", action="store_true", help="no live progress display")
     p.add_argument("--list-keys", action="store_true", help="print every config key with its help and exit")
     p.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. game.M=4")

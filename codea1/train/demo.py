@@ -21,24 +21,20 @@ EXPECTED_MINUTES = "10-15"
 
 
 def evaluate_code_policy(policy: Any, problems: list, executor: Any, cfg: Config, seed: int) -> dict[str, Any]:
-    """Pass rate of `policy` on `problems`: n samples each, a sample passes if it passes every golden
-    test of its problem (executed in the sandbox). Returns {"pass_rate", "per_problem": {id: [0/1...]}}."""
-    import torch
-
-    from codea1.game.config import GameConfig
-    from codea1.game.play import golden_step
+    """pass@1 of `policy` (in memory, as trained) on `problems`: eval.n_samples seeded samples each, scored
+    by codea1.eval's code evaluation in the sandbox (problems whose GT fails its own tests are excluded
+    and listed). Returns {"pass_rate", "tasks": {id: {"n", "correct"}}, "excluded", "n_samples", "problems"}."""
+    from codea1.eval.code_eval import evaluate_samples
+    from codea1.game.parsing import extract_code
     from codea1.game.prompts import code_messages
-    from codea1.rl.policy import GenerationConfig
+    from codea1.rl.rollout import GenerationConfig
 
-    torch.manual_seed(seed)
     gen = GenerationConfig(n=cfg.eval.n_samples, temperature=cfg.eval.temperature, top_p=cfg.eval.top_p,
-                           max_new_tokens=cfg.eval.max_new_tokens)
+                           max_new_tokens=cfg.eval.max_new_tokens, seed=seed)
     samples = policy.generate([code_messages(p) for p in problems], gen)
-    rewards = golden_step(problems, [[s.text for s in row] for row in samples], executor,
-                          GameConfig(test_timeout=cfg.executor.timeout))
-    per_problem = {p.id: [1 if r >= 1.0 else 0 for r in row] for p, row in zip(problems, rewards)}
-    flat = [x for row in per_problem.values() for x in row]
-    return {"pass_rate": sum(flat) / len(flat) if flat else 0.0, "per_problem": per_problem,
+    solutions = [(p.id, extract_code(s.text)) for p, row in zip(problems, samples) for s in row]
+    summary, _results, _tasks = evaluate_samples(problems, solutions, executor)
+    return {"pass_rate": float(summary["pass@1"]), "tasks": summary["tasks"], "excluded": summary["excluded"],
             "n_samples": cfg.eval.n_samples, "problems": len(problems)}
 
 
@@ -56,11 +52,13 @@ def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path
     cfg = load_config(config or PRESETS / "smollm2-cpu.yaml", overrides)
     run_dir = Path(run_dir or Path("runs") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}")
     total_steps = steps or cfg.train.max_steps
+    duration = (f"This takes about {EXPECTED_MINUTES} minutes on 2 CPU cores (the first run also converts "
+                f"the bundled model once)." if config is None and not overrides and steps is None
+                else "The duration depends on the preset and overrides given.")
     console.print(f"[bold]codea1 demo[/bold]: {cfg.model.code_policy} plays Code-A1 against itself for "
                   f"{total_steps} steps (B={cfg.train.batch_size}, M={cfg.game.M}, N={cfg.game.N}) on the "
                   f"bundled train split, with a before/after evaluation on {cfg.eval.limit} held-out "
-                  f"problems. This takes about {EXPECTED_MINUTES} minutes on 2 CPU cores (the first run also "
-                  f"converts the bundled model once).")
+                  f"problems. {duration}")
     console.print(f"run directory: {run_dir}")
 
     eval_problems = load_problems(cfg.eval.problems)[: cfg.eval.limit]

@@ -29,6 +29,12 @@ def _series(rows: list[dict], key: str) -> tuple[list[int], list[float]]:
     return xs, ys
 
 
+def _integer_steps(ax: object) -> None:
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
 def _line_plot(path: Path, rows: list[dict], keys: list[tuple[str, str]], title: str, ylabel: str) -> bool:
     import matplotlib.pyplot as plt
 
@@ -40,6 +46,7 @@ def _line_plot(path: Path, rows: list[dict], keys: list[tuple[str, str]], title:
             ax.plot(xs, ys, marker="o", markersize=3, label=label)
             drawn = True
     if drawn:
+        _integer_steps(ax)
         ax.set_title(title)
         ax.set_xlabel("step")
         ax.set_ylabel(ylabel)
@@ -85,6 +92,7 @@ def _phase_plot(path: Path, rows: list[dict]) -> bool:
         bottom = [b + v for b, v in zip(bottom, values)]
     other = [max(float(r.get("time_step") or 0.0) - b, 0.0) for r, b in zip(rows, bottom)]
     ax.bar(steps, other, bottom=bottom, label="other (bookkeeping)")
+    _integer_steps(ax)
     ax.set_xlabel("step")
     ax.set_ylabel("seconds")
     ax.set_title("Time per phase")
@@ -198,6 +206,23 @@ def _summary_table(rows: list[dict]) -> str:
             f"{body}</table>")
 
 
+def _eval_html(run: RunDir) -> str:
+    """The demo's before/after evaluation (eval.json), when present."""
+    path = run.root / "eval.json"
+    if not path.is_file():
+        return ""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        before, after = data["before"], data["after"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    return (f"<h2>Evaluation of the code policy</h2><p>{after.get('problems')} held-out problems from "
+            f"{html.escape(str(data.get('eval_problems')))}, {after.get('n_samples')} samples each; a sample "
+            f"passes if it passes every golden test.</p><table><tr><th></th><th>pass rate</th></tr>"
+            f"<tr><td>before training</td><td>{before['pass_rate']:.3f}</td></tr>"
+            f"<tr><td>after {data.get('steps')} steps</td><td>{after['pass_rate']:.3f}</td></tr></table>")
+
+
 def write_report(run_dir: str | Path, examples: int = 3) -> Path:
     """Writes RUN_DIR/report.html (+ plots/*.png) and returns the HTML path."""
     run = RunDir.open(run_dir)
@@ -221,6 +246,7 @@ pre{{background:#f4f4f4;padding:6px;overflow-x:auto;max-height:320px}} td,th{{pa
 <h1>codea1 run {esc(run.root.name)}</h1>
 <p>{len(rows)} step(s) logged.</p>
 {_summary_table(rows)}
+{_eval_html(run)}
 <h2>Plots</h2>
 {images}
 <h2>Example rollouts (step {step if step is not None else '-'})</h2>
