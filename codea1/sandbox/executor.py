@@ -10,6 +10,7 @@ values it alone holds. A call that hangs or crashes ends that child: the parent 
 from __future__ import annotations
 
 import ast
+import fcntl
 import json
 import math
 import os
@@ -36,7 +37,8 @@ from codea1.sandbox.asserts import split_assert
 FULL_LEVEL = "netns+mntns+uid+rlimits"
 MAX_FRAME = 16 << 20  # bytes of one result frame; a larger announced frame is a protocol violation
 ZYGOTE_REPLY_TIMEOUT = 60.0  # seconds for the zygote to fork or clean up; past that it is restarted
-GRACE = 0.25  # seconds added to each wall deadline for the frame to travel
+GRACE = 0.25
+F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)  # seconds added to each wall deadline for the frame to travel
 NOBODY_GID = 65534
 # Children run as dedicated uids, one per slot, leased machine-wide (a lock file per uid), never as
 # "nobody": the end-of-job sweep kills every process of the slot's uid and RLIMIT_NPROC counts per uid,
@@ -180,6 +182,7 @@ class _Slot:
         self.start()
 
     def start(self) -> None:
+        self.unanswered = 0
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pkg_root = str(Path(__file__).resolve().parents[2])
         # a minimal environment: the children's memory starts as a copy of the zygote's, so no secrets
@@ -204,25 +207,39 @@ class _Slot:
         self.layers = hello["layers"]
         self.vm = hello["vm"]
 
-    def request(self, msg: dict, fds: list[int] | None = None) -> dict:
+    def request(self, msg: dict, fds: list[int] | None = None, *, wait: bool = True) -> dict:
+        """Sends one request; returns its reply (earlier unanswered replies are read and dropped first).
+
+        wait=False leaves the reply unread, so the caller need not wait for the zygote's clean-up: the
+        zygote handles requests in order, so the next request's reply comes after it.
+        """
         assert self.sock is not None
         data = json.dumps(msg).encode()
         if fds:
             socket.send_fds(self.sock, [data], fds)
         else:
             self.sock.send(data)
-        try:
-            reply = self.sock.recv(1 << 16)
-        except TimeoutError as exc:
-            raise SandboxError("sandbox zygote did not answer") from exc
-        if not reply:
-            raise SandboxError("sandbox zygote exited")
+        if not wait:
+            self.unanswered += 1
+            return {}
+        reply = b""
+        for _ in range(self.unanswered + 1):
+            try:
+                reply = self.sock.recv(1 << 16)
+            except TimeoutError as exc:
+                raise SandboxError("sandbox zygote did not answer") from exc
+            if not reply:
+                raise SandboxError("sandbox zygote exited")
+        self.unanswered = 0
         return json.loads(reply)
 
-    def finish(self, pid: int) -> dict:
-        """Asks the zygote to end child `pid` (and all it left); restarts a zygote that fails to answer."""
+    def finish(self, pid: int, wait: bool = True) -> dict:
+        """Asks the zygote to end child `pid` (and all it left); restarts a zygote that fails to answer.
+
+        With wait=False the clean-up overlaps the caller's next steps; its reply ({} here) is not needed.
+        """
         try:
-            return self.request({"op": "finish", "pid": pid})
+            return self.request({"op": "finish", "pid": pid}, wait=wait)
         except (OSError, SandboxError, ValueError):
             self.close()  # killing the zygote kills its children (parent-death signal)
             self.start()
@@ -501,7 +518,7 @@ class Executor:
                         results[i] = CallResult("crash", error=f"could not run the code again: {why}")
                     break
                 if frame["k"] == "undefined":
-                    slot.finish(pid)
+                    slot.finish(pid, wait=False)
                     err = str(frame.get("error"))[:300]
                     if first:
                         return JobResult(job.id, False, err, [CallResult("invalid", error=err) for _ in calls])
@@ -535,7 +552,7 @@ class Executor:
                     if type(frame) is dict and frame.get("k") == "done":
                         out = frame.get("out")
                         stdout = out[:4096] if type(out) is str else ""
-                    slot.finish(pid)
+                    slot.finish(pid, wait=False)
                     start = n
             finally:
                 os.close(res_r)
@@ -546,6 +563,16 @@ class Executor:
                cpu: float) -> tuple[int, _FrameReader, int] | None:
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
+        payload = json.dumps({"code": code, "calls": [c if i >= start else None for i, c in enumerate(calls)],
+                              "start": start}).encode()
+        # the job goes into its pipe before the fork when it fits, so the child never waits for it
+        try:
+            capacity = fcntl.fcntl(job_w, F_SETPIPE_SZ, min(max(len(payload), 1 << 16), 1 << 20))
+        except OSError:
+            capacity = 1 << 16
+        view = memoryview(payload)
+        if len(payload) <= capacity:
+            view = view[os.write(job_w, view):]
         try:
             req = {"op": "fork", "cpu_seconds": cpu, "memory": self.memory_mb << 20, **self.limits}
             try:
@@ -562,10 +589,7 @@ class Executor:
             os.close(job_r)
             os.close(res_w)
         pid = int(reply["pid"])
-        payload = json.dumps({"code": code, "calls": [c if i >= start else None for i, c in enumerate(calls)],
-                              "start": start}).encode()
         try:
-            view = memoryview(payload)
             while view:
                 view = view[os.write(job_w, view):]
         except OSError:

@@ -377,10 +377,14 @@ def serve(sock: socket.socket, cfg: dict) -> None:
                     _child(fds[0], fds[1], req, cfg, layers, base)
                 for fd in fds:
                     os.close(fd)
-                sock.send(json.dumps({"pid": pid}).encode())
+                reply = {"pid": pid}
             elif req["op"] == "finish":
-                sock.send(json.dumps(_finish(req["pid"], cfg, layers, base)).encode())
+                reply = _finish(req["pid"], cfg, layers, base)
             else:
+                break
+            try:
+                sock.send(json.dumps(reply).encode())
+            except OSError:  # the parent is gone
                 break
     finally:
         _kill_survivors(cfg, layers)
