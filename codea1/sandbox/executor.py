@@ -99,9 +99,18 @@ def _default_hide_paths() -> list[str]:
     """Directories hidden from children (under an empty tmpfs) where a mount namespace is available.
 
     The caller's working directory (runs, checkpoints, Mistake Book, data usually live below it), the
-    home directory, the directory this package lives in, plus any in $CODEA1_SANDBOX_HIDE (os.pathsep).
+    home directory, the source checkout this package runs from and the directory holding it (data sets
+    often sit next to the checkout; skipped when the Python installation lives there), /var/tmp,
+    /dev/shm, plus any in $CODEA1_SANDBOX_HIDE (os.pathsep-separated). Python's own files need not be
+    visible: the zygote imports what children use before hiding anything.
     """
-    paths = [os.getcwd(), str(Path.home()), str(Path(__file__).resolve().parents[2]), "/var/tmp", "/dev/shm"]
+    paths = [os.getcwd(), str(Path.home()), "/var/tmp", "/dev/shm"]
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "pyproject.toml").is_file():
+        paths.append(str(checkout))
+        prefix = Path(sys.base_prefix).resolve()
+        if checkout.parent != Path("/") and checkout.parent not in (prefix, *prefix.parents):
+            paths.append(str(checkout.parent))
     extra = os.environ.get("CODEA1_SANDBOX_HIDE", "")
     paths += [p for p in extra.split(os.pathsep) if p]
     return paths
