@@ -123,7 +123,7 @@ def enter_layers(cfg: dict) -> tuple[list[str], str]:
             layers.append("netns")
         private = cfg.get("hide", True) and _unshare(CLONE_NEWNS)
         if private and _mount("none", "/", None, MS_REC | MS_PRIVATE, None):
-            ok = _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1g,nr_inodes=200k,mode=1777")
+            ok = _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,nr_inodes=64k,mode=1777")
             for path in cfg.get("hide_paths", []):
                 path = os.path.realpath(path)
                 if path in _SYSTEM_DIRS or not os.path.isdir(path) or path.startswith("/tmp"):
