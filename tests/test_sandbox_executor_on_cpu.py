@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -200,3 +201,16 @@ def test_gt_programs_verdicts_match_a_fresh_interpreter(validation_parquet: Path
     theirs = bench.run_script_per_program(programs, 2, 5.0)
     assert ours == theirs
     assert 0 < sum(ours) < len(ours)  # GT passes, wrong variants fail somewhere
+
+
+def test_no_file_descriptor_leak(ex: Executor) -> None:
+    jobs = [Job(str(i), "import os", ["1", "os._exit(1)" if i % 3 == 0 else "2", "[0 for _ in iter(int, 1)]"
+                                      if i % 5 == 0 else "3"], timeout=0.3) for i in range(20)]
+    ex.run(jobs[:2])
+    before = len(os.listdir("/proc/self/fd"))
+    res = ex.run(jobs)
+    assert len(os.listdir("/proc/self/fd")) == before
+    assert res[0].results[1].status == "crash" and res[0].results[2].status == "timeout"
+    assert res[1].results == [CallResult("ok", 1, None, res[1].results[0].seconds),
+                              CallResult("ok", 2, None, res[1].results[1].seconds),
+                              CallResult("ok", 3, None, res[1].results[2].seconds)]

@@ -615,7 +615,9 @@ class Executor:
         for i, r in enumerate(result.results):
             if r.status == "ok":
                 if i < len(expected):
-                    ok = values.values_equal(r.value, expected[i], job.float_tol)
+                    # the expected value as plain data too (e.g. a numpy scalar becomes its Python value)
+                    plain = values.from_json(values.to_json(expected[i]))
+                    ok = values.values_equal(r.value, plain, job.float_tol)
                     r.status = "pass" if ok else "fail"
                 else:
                     r.status, r.error = "invalid", "no expected value for this call"
