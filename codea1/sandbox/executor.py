@@ -223,6 +223,13 @@ class _Slot:
         zygote handles requests in order, so the next request's reply comes after it.
         """
         assert self.sock is not None
+        while self.unanswered:  # replies nobody waited for: drop those already there
+            try:
+                if not self.sock.recv(1 << 16, socket.MSG_DONTWAIT):
+                    raise SandboxError("sandbox zygote exited")
+            except BlockingIOError:
+                break
+            self.unanswered -= 1
         data = json.dumps(msg).encode()
         if fds:
             socket.send_fds(self.sock, [data], fds)
@@ -242,13 +249,13 @@ class _Slot:
         self.unanswered = 0
         return json.loads(reply)
 
-    def finish(self, pid: int, wait: bool = True) -> dict:
-        """Asks the zygote to end child `pid` (and all it left); restarts a zygote that fails to answer.
+    def finish(self, wait: bool = True) -> dict:
+        """Asks the zygote to end its current child (and all it left); restarts a zygote that fails.
 
         With wait=False the clean-up overlaps the caller's next steps; its reply ({} here) is not needed.
         """
         try:
-            return self.request({"op": "finish", "pid": pid}, wait=wait)
+            return self.request({"op": "finish"}, wait=wait)
         except (OSError, SandboxError, ValueError):
             self.close()  # killing the zygote kills its children (parent-death signal)
             self.start()
@@ -513,12 +520,12 @@ class Executor:
                     return JobResult(job.id, False, err, [CallResult("invalid", error=err) for _ in calls])
                 final = [r or CallResult("crash", error=err) for r in results]
                 return self._finalise(job, JobResult(job.id, True, None, final, stdout))
-            pid, reader, res_r = run
+            reader, res_r = run
             info: dict = {}
             try:
                 frame = reader.read(time.monotonic() + self.define_timeout + GRACE)
                 if type(frame) is not dict or frame.get("k") not in ("defined", "undefined"):
-                    info = slot.finish(pid)
+                    info = slot.finish()
                     why = {"timeout": f"timed out after {self.define_timeout:g}s while running the code"}.get(
                         frame if type(frame) is str else "", f"crashed while running the code ({_signal_name(info)})")
                     if first:
@@ -527,7 +534,7 @@ class Executor:
                         results[i] = CallResult("crash", error=f"could not run the code again: {why}")
                     break
                 if frame["k"] == "undefined":
-                    slot.finish(pid, wait=False)
+                    slot.finish(wait=False)
                     err = str(frame.get("error"))[:300]
                     if first:
                         return JobResult(job.id, False, err, [CallResult("invalid", error=err) for _ in calls])
@@ -546,7 +553,7 @@ class Executor:
                         else:
                             results[i] = CallResult("error", None, str(frame.get("error"))[:300], took)
                         continue
-                    info = slot.finish(pid)
+                    info = slot.finish()
                     ended = True
                     if frame == "timeout":
                         results[i] = CallResult("timeout", error=f"no result within {timeout:g}s", seconds=took)
@@ -561,7 +568,7 @@ class Executor:
                     if type(frame) is dict and frame.get("k") == "done":
                         out = frame.get("out")
                         stdout = out[:4096] if type(out) is str else ""
-                    slot.finish(pid, wait=False)
+                    slot.finish(wait=False)
                     start = n
             finally:
                 os.close(res_r)
@@ -569,7 +576,7 @@ class Executor:
         return self._finalise(job, JobResult(job.id, True, None, final, stdout))
 
     def _spawn(self, slot: _Slot, code: str, calls: list[str | None], start: int,
-               cpu: float) -> tuple[int, _FrameReader, int] | None:
+               cpu: float) -> tuple[_FrameReader, int] | None:
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
         payload = json.dumps({"code": code, "calls": [c if i >= start else None for i, c in enumerate(calls)],
@@ -584,12 +591,14 @@ class Executor:
             view = view[os.write(job_w, view):]
         try:
             req = {"op": "fork", "cpu_seconds": cpu, "memory": self.memory_mb << 20, **self.limits}
+            # no wait for the reply (the child's pid): the child's first frame is what matters, and the
+            # zygote knows its current child when asked to finish it
             try:
-                reply = slot.request(req, [job_r, res_w])
+                slot.request(req, [job_r, res_w], wait=False)
             except (OSError, SandboxError, ValueError):
                 slot.close()
                 slot.start()
-                reply = slot.request(req, [job_r, res_w])
+                slot.request(req, [job_r, res_w], wait=False)
         except Exception:  # noqa: BLE001
             for fd in (job_w, res_r):
                 os.close(fd)
@@ -597,7 +606,6 @@ class Executor:
         finally:
             os.close(job_r)
             os.close(res_w)
-        pid = int(reply["pid"])
         try:
             while view:
                 view = view[os.write(job_w, view):]
@@ -605,7 +613,7 @@ class Executor:
             pass  # the child died before reading its job: seen as a crash
         finally:
             os.close(job_w)
-        return pid, _FrameReader(res_r), res_r
+        return _FrameReader(res_r), res_r
 
     def _finalise(self, job: Job, result: JobResult) -> JobResult:
         """Turns "ok" into "pass"/"fail" where the job carries expected values (the parent decides)."""

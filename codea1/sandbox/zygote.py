@@ -5,10 +5,10 @@ imports the modules candidates commonly use, enters the isolation layers it can 
 a mount namespace hiding the caller's directories, when root), then serves requests over a Unix socket:
 
 - ``fork`` (with two file descriptors attached: the job pipe's read end, the result pipe's write end):
-  forks a child, answers its pid. The zygote never reads the job or its results; the parent writes the
+  forks a child (the current child), answers its pid (the parent need not wait for that answer). The zygote never reads the job or its results; the parent writes the
   job straight into the child's pipe and reads the child's results itself, so no job data (GT code,
   candidate code, results) ever sits in the zygote's memory where a later child could find it.
-- ``finish``: kills the child's process group and, under uid isolation, every process left with the
+- ``finish``: kills the current child's process group and, under uid isolation, every process left with the
   slot's uid; reaps the child; removes its temp dir; answers how it ended.
 
 The child: new session (process group), stdio on /dev/null with Python-level stdout/stderr captured and
@@ -361,6 +361,7 @@ def serve(sock: socket.socket, cfg: dict) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock.send(json.dumps({"k": "ready", "layers": layers, "preloaded": loaded, "pid": os.getpid(),
                           "vm": _vm_bytes()}).encode())
+    current: int | None = None  # the child of the job in progress
     try:
         while True:
             try:
@@ -371,15 +372,23 @@ def serve(sock: socket.socket, cfg: dict) -> None:
                 break
             req = json.loads(msg)
             if req["op"] == "fork":
-                pid = os.fork()
+                if current is not None:  # a fork before the previous child was finished: finish it
+                    _finish(current, cfg, layers, base)
+                try:
+                    pid = os.fork()
+                except OSError as exc:  # the parent sees its result pipe close: a crash
+                    pid, reply = None, {"error": str(exc)}
                 if pid == 0:
                     sock.close()
                     _child(fds[0], fds[1], req, cfg, layers, base)
                 for fd in fds:
                     os.close(fd)
-                reply = {"pid": pid}
+                current = pid
+                if pid is not None:
+                    reply = {"pid": pid}
             elif req["op"] == "finish":
-                reply = _finish(req["pid"], cfg, layers, base)
+                reply = _finish(current, cfg, layers, base) if current is not None else {}
+                current = None
             else:
                 break
             try:
