@@ -371,6 +371,7 @@ class Executor:
         self._leases: list[_UidLease] = []
         self._free: queue.Queue[_Worker] = queue.Queue()
         self._closed = False
+        self._owner = os.getpid()
         try:
             for k in range(self.workers):
                 uid = -1
@@ -391,7 +392,7 @@ class Executor:
                        "run as root on Linux with namespaces for full isolation; running with what is available")
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="codea1-sandbox")
         # an Executor dropped without close() still stops its zygotes and frees its uids
-        self._finalizer = weakref.finalize(self, _release, self._slots, self._leases)
+        self._finalizer = weakref.finalize(self, _release, self._slots, self._leases, os.getpid())
 
     # -- public API ---------------------------------------------------------------------------------
     def __enter__(self) -> Executor:  # noqa: PYI034
@@ -486,7 +487,7 @@ class Executor:
         pool = getattr(self, "_pool", None)
         if pool is not None:
             pool.shutdown(wait=True)
-        _release(self._slots, self._leases)
+        _release(self._slots, self._leases, self._owner)
 
     # -- internals ----------------------------------------------------------------------------------
     def _run_one(self, job: Job) -> JobResult:
@@ -632,7 +633,9 @@ class Executor:
         return result
 
 
-def _release(workers: list[_Worker], leases: list[_UidLease]) -> None:
+def _release(workers: list[_Worker], leases: list[_UidLease], owner: int | None = None) -> None:
+    if owner is not None and os.getpid() != owner:
+        return  # a forked copy of the owning process must not stop the owner's zygotes
     for worker in workers:
         worker.close()
     for lease in leases:
