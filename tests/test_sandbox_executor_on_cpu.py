@@ -214,3 +214,44 @@ def test_no_file_descriptor_leak(ex: Executor) -> None:
     assert res[1].results == [CallResult("ok", 1, None, res[1].results[0].seconds),
                               CallResult("ok", 2, None, res[1].results[1].seconds),
                               CallResult("ok", 3, None, res[1].results[2].seconds)]
+
+
+NONROOT_SCRIPT = """
+import sys, warnings
+sys.path.insert(0, {repo!r})
+from codea1.sandbox import Executor, Job
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    ex = Executor(1)
+with ex:
+    [res] = ex.run([Job("a", "def f(x): return x * 2", ["f(2)", "f(3)", "[0 for _ in iter(int, 1)]", "f(4)"],
+                        expected=[4, 7, None, 8], timeout=0.5)])
+print(ex.isolation_level, len(caught), *[r.status for r in res.results])
+"""
+
+
+def test_really_unprivileged_process_falls_back() -> None:
+    """As uid 65534 with the system Python: a weaker level, one warning, same verdicts."""
+    import shutil
+    import stat
+    import subprocess
+
+    system_python = Path("/usr/bin/python3")
+    repo = Path(__file__).resolve().parents[1]
+    if os.geteuid() != 0 or shutil.which("setpriv") is None or not system_python.exists():
+        pytest.skip("needs root, setpriv and a system python3")
+    if any(not p.stat().st_mode & stat.S_IXOTH for p in (repo, *repo.parents)):
+        pytest.skip("the checkout is not readable by other users")
+    version = subprocess.run([str(system_python), "-c", "import sys; print(sys.version_info >= (3, 10))"],
+                             capture_output=True, text=True, check=False).stdout.strip()
+    if version != "True":
+        pytest.skip("the system python3 is older than 3.10")
+    out = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i",
+                          "PATH=/usr/bin:/bin", "HOME=/", str(system_python), "-c",
+                          NONROOT_SCRIPT.format(repo=str(repo))],
+                         capture_output=True, text=True, timeout=120, check=False, cwd="/")
+    assert out.returncode == 0, out.stderr[-2000:]
+    level, warned, *statuses = out.stdout.split()
+    assert "uid" not in level and level.endswith("rlimits")
+    assert warned == "1"
+    assert statuses == ["pass", "fail", "timeout", "pass"]
