@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from codea1.errors import UserError
 
@@ -47,7 +48,7 @@ class Problem:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, row: dict[str, Any], where: str = "row") -> "Problem":
+    def from_dict(cls, row: dict[str, Any], where: str = "row") -> Problem:
         """Builds a Problem from a plain dict; a missing or mistyped field is a UserError naming it."""
         if not isinstance(row, dict):
             raise UserError(f"{where}: expected a JSON object, got {type(row).__name__}")

@@ -1,0 +1,270 @@
+"""Checking ground truth: does each problem's GT solution pass its own tests?
+
+`check_problems` runs, in the sandbox (`codea1.sandbox.Executor`):
+1. a static check of the GT (it parses and defines the entry point), reported without running anything;
+2. every golden test (`assert CALL == EXPECTED`) against the GT, CALL in the GT's child and the verdict
+   decided by the parent, with a per-call limit `timeout`;
+3. the source's own test program (`test_code`) when its format is known (meta["test_format"]):
+   "evalplus" / "humaneval" (a `check(candidate)` function, called with the entry point) or "pytest"
+   (`from solution import ...` resolved to the GT; every argument-less `test*` function is called),
+   under one limit `test_code_timeout` for the whole program.
+
+Time limits: the GT is the reference, so it gets generous limits here and its measured runtime is
+reported (CheckResult.gt_seconds / test_code_seconds). Limits for candidates should scale with it, as
+EvalPlus does: `time_limit(gt_seconds)` = max(minimum, factor * gt_seconds).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from codea1.data.problem import Problem
+from codea1.data.static import gt_problem
+
+TEST_CODE_FORMATS = ("evalplus", "humaneval", "pytest")
+MAX_REASON = 240
+
+
+def time_limit(gt_seconds: float, factor: float = 4.0, minimum: float = 1.0) -> float:
+    """Per-test limit for a candidate from the GT's own runtime (EvalPlus style): max(minimum, factor * gt)."""
+    return max(minimum, factor * gt_seconds)
+
+
+@dataclass
+class CheckResult:
+    """Outcome of checking one problem's GT. ok: every golden test passed and test_code (if run) passed."""
+
+    id: str
+    ok: bool
+    reason: str = ""  # why not ok: the first failure, short; "" when ok
+    tests_total: int = 0
+    tests_passed: int = 0
+    failures: list[str] = field(default_factory=list)  # one short line per failing golden test
+    test_code_status: str = ""  # "pass" | "fail" | "timeout" | "crash" | "" (not run)
+    gt_seconds: float = 0.0  # slowest golden-test call of the GT
+    test_code_seconds: float = 0.0  # the GT's run of test_code
+    note: str = ""  # e.g. "no tests" when there was nothing to run
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _short(text: Any, limit: int = MAX_REASON) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# Runs a pytest-style test program against the GT module (as `solution`). The sandbox child may not be able
+# to import pytest, so a minimal stand-in (raises, approx, mark) is provided when the import fails.
+PYTEST_HARNESS = '''
+def __codea1_run_test_code():
+    import math
+    import re
+    import sys
+    import types
+    try:
+        import pytest  # noqa: F401
+    except ImportError:
+        shim = types.ModuleType("pytest")
+
+        class _Raises:
+            def __init__(self, kind, match=None):
+                self.kind, self.match, self.value = kind, match, None
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, kind, value, tb):
+                if kind is None:
+                    raise AssertionError(f"DID NOT RAISE {self.kind}")
+                if not issubclass(kind, self.kind):
+                    return False
+                if self.match is not None and not re.search(self.match, str(value)):
+                    raise AssertionError(f"exception message does not match {self.match!r}")
+                self.value = value
+                return True
+
+        class _Approx:
+            def __init__(self, expected, rel=None, abs=None):
+                self.expected, self.rel, self.abs = expected, rel or 1e-6, abs or 1e-12
+
+            def _close(self, a, b):
+                if isinstance(b, (list, tuple)):
+                    return isinstance(a, (list, tuple)) and len(a) == len(b) and all(
+                        self._close(x, y) for x, y in zip(a, b))
+                if isinstance(b, dict):
+                    return isinstance(a, dict) and a.keys() == b.keys() and all(self._close(a[k], b[k]) for k in b)
+                return math.isclose(a, b, rel_tol=self.rel, abs_tol=self.abs)
+
+            def __eq__(self, other):
+                try:
+                    return self._close(other, self.expected)
+                except TypeError:
+                    return False
+
+        class _Mark:
+            def __getattr__(self, name):
+                def decorator(*args, **kwargs):
+                    if len(args) == 1 and callable(args[0]) and not kwargs:
+                        return args[0]
+                    return lambda fn: fn
+                return decorator
+
+        shim.raises = _Raises
+        shim.approx = _Approx
+        shim.mark = _Mark()
+        sys.modules["pytest"] = shim
+    module = types.ModuleType("solution")
+    module.__dict__.update(globals())
+    sys.modules["solution"] = module
+    namespace = {"__name__": "__codea1_tests__"}
+    exec(compile(__codea1_test_source, "<test_code>", "exec"), namespace)
+    ran = 0
+    for name, fn in list(namespace.items()):
+        if name.startswith("test") and isinstance(fn, types.FunctionType) and fn.__code__.co_argcount == 0:
+            fn()
+            ran += 1
+    return ran
+'''
+
+# Runs a `check(candidate)` program (EvalPlus / HumanEval) in its own namespace, which starts as a copy of
+# the GT module: check() may call GT helpers by name, and a GT function that is itself named `check`
+# (MBPP/56) is passed in before the program's own check() replaces that name.
+CHECK_HARNESS = '''
+def __codea1_run_test_code():
+    namespace = dict(globals())
+    candidate = globals()[__codea1_entry_point]
+    exec(compile(__codea1_test_source, "<test_code>", "exec"), namespace)
+    namespace["check"](candidate)
+    return True
+'''
+
+
+def test_code_program(problem: Problem) -> str | None:
+    """The GT followed by a function `__codea1_run_test_code()` that runs test_code against it, or None."""
+    fmt = problem.meta.get("test_format", "")
+    if not problem.test_code.strip() or fmt not in TEST_CODE_FORMATS:
+        return None
+    harness = PYTEST_HARNESS if fmt == "pytest" else CHECK_HARNESS
+    return (
+        f"{problem.gt_solution}\n\n"
+        f"__codea1_test_source = {problem.test_code!r}\n"
+        f"__codea1_entry_point = {problem.entry_point!r}\n\n{harness}"
+    )
+
+
+def _golden_failure(index: int, test: str, result: Any) -> str:
+    if result.status == "fail":
+        return _short(f"golden test {index + 1} fails: {test} (GT returned {result.value!r})")
+    return _short(f"golden test {index + 1} {result.status}: {test} ({result.error or 'no detail'})")
+
+
+def check_problems(
+    problems: list[Problem],
+    executor: Any | None = None,
+    *,
+    timeout: float = 10.0,
+    test_code_timeout: float = 120.0,
+    run_test_code: bool = True,
+    workers: int | None = None,
+    memory_mb: int = 1024,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[CheckResult]:
+    """Runs each problem's GT against its golden tests (and test_code), in the sandbox; one result each.
+
+    executor: a `codea1.sandbox.Executor` to use (else one is made with `workers` and `memory_mb` and
+    closed after).
+    timeout: per golden-test call, seconds. test_code_timeout: for the whole test_code run.
+    progress(done, total) is called as sandbox jobs finish.
+    """
+    from codea1.sandbox import Executor, Job
+
+    results = [CheckResult(id=p.id, ok=True) for p in problems]
+    runnable: list[int] = []
+    for i, problem in enumerate(problems):
+        error = gt_problem(problem.gt_solution, problem.entry_point)
+        if error is not None:
+            results[i] = CheckResult(id=problem.id, ok=False, reason=_short(problem.meta.get("gt_error") or error),
+                                     tests_total=len(problem.golden_tests))
+        else:
+            runnable.append(i)
+    golden = [i for i in runnable if problems[i].golden_tests]
+    programs = {i: test_code_program(problems[i]) for i in runnable} if run_test_code else {}
+    with_code = [i for i in runnable if programs.get(i)]
+    total = len(golden) + len(with_code)
+    done_before = 0
+
+    def report(done: int, _total: int) -> None:
+        if progress is not None:
+            progress(done_before + done, total)
+
+    own = executor is None
+    ex = Executor(workers=workers, memory_mb=memory_mb) if own else executor
+    try:
+        items = [(problems[i].gt_solution, problems[i].golden_tests) for i in golden]
+        ids = [problems[i].id for i in golden]
+        with warnings.catch_warnings():  # tests parsed in this process may hold odd escapes in strings
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            if hasattr(ex, "run_tests_many"):
+                ran = ex.run_tests_many(items, timeout=timeout, ids=ids, progress=report) if items else []
+            else:  # the contract's minimal API
+                ran = []
+                for n, (code, tests) in enumerate(items):
+                    ran.append(ex.run_tests(code, tests, timeout=timeout))
+                    report(n + 1, total)
+        for i, job in zip(golden, ran):
+            res = results[i]
+            tests = problems[i].golden_tests
+            res.tests_total = len(tests)
+            if not job.defined:
+                res.ok = False
+                res.reason = _short(f"GT does not run: {job.error}")
+                continue
+            res.tests_passed = sum(r.status == "pass" for r in job.results)
+            res.gt_seconds = max((r.seconds for r in job.results), default=0.0)
+            res.failures = [_golden_failure(k, t, r) for k, (t, r) in enumerate(zip(tests, job.results))
+                            if r.status != "pass"]
+            if res.failures:
+                res.ok = False
+                res.reason = res.failures[0]
+        done_before = len(golden)
+        jobs = [Job(id=problems[i].id, code=programs[i], calls=["__codea1_run_test_code()"],
+                    timeout=test_code_timeout) for i in with_code]
+        for i, job in zip(with_code, ex.run(jobs, progress=report) if jobs else []):
+            res = results[i]
+            if not job.defined:
+                res.test_code_status = "crash"
+                detail = f"test_code could not start: {job.error}"
+            else:
+                call = job.results[0]
+                res.test_code_seconds = call.seconds
+                res.test_code_status = {"ok": "pass", "error": "fail"}.get(call.status, call.status)
+                detail = f"test_code {res.test_code_status}: {call.error or 'no detail'}"
+            if res.test_code_status != "pass":
+                res.ok = False
+                res.reason = res.reason or _short(detail)
+    finally:
+        if own:
+            ex.close()
+    for i in runnable:
+        if not problems[i].golden_tests and not programs.get(i):
+            results[i].note = "no tests"
+    return results
+
+
+def drop_failing(problems: list[Problem], results: list[CheckResult]) -> tuple[list[Problem], list[CheckResult]]:
+    """Problems whose GT passed (with their measured GT runtimes put into meta) and the failing results."""
+    kept, failed = [], []
+    for problem, res in zip(problems, results):
+        if res.ok:
+            problem.meta["gt_seconds"] = round(res.gt_seconds, 6)
+            if res.test_code_status:
+                problem.meta["gt_test_code_seconds"] = round(res.test_code_seconds, 6)
+            kept.append(problem)
+        else:
+            failed.append(res)
+    return kept, failed

@@ -1,0 +1,70 @@
+"""`load_problems(spec)`: one entry point for every problem source.
+
+spec: "bundled" | "bundled:train" | "bundled:eval" | "humaneval" | "kodcode" (KodCode-V1 from the hub) |
+"kodcode:PATH" (a local copy: dataset dir, .parquet or .jsonl) | a path to a .jsonl of Problem rows | a path
+to a reference-schema .parquet (HumanEval+/MBPP+ as used by Code-A1).
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+from codea1.data.problem import Problem, read_problems_jsonl
+from codea1.errors import UserError
+
+NAMED = ("bundled", "bundled:train", "bundled:eval", "humaneval", "kodcode", "kodcode:PATH")
+
+
+def _load(spec: str, difficulty: str | None) -> list[Problem]:
+    name, sep, arg = spec.partition(":")
+    if name == "bundled":
+        from codea1.data.bundled import load_bundled
+
+        return load_bundled(arg or None)
+    if name == "humaneval" and not sep:
+        from codea1.data.humaneval import load_humaneval
+
+        return load_humaneval()
+    if name == "kodcode":
+        from codea1.data.kodcode import HUB_ID, load_kodcode
+
+        return load_kodcode(arg or HUB_ID, difficulty)
+    path = Path(spec)
+    if path.suffix == ".jsonl":
+        return read_problems_jsonl(path)
+    if path.suffix == ".parquet":
+        from codea1.data.reference import load_reference_parquet
+
+        return load_reference_parquet(path)
+    raise UserError(f"problem source '{spec}' is unknown; use one of {', '.join(NAMED)}, "
+                    "a .jsonl file of problems or a reference-schema .parquet file")
+
+
+def load_problems(spec: str, *, split: str | None = None, limit: int | None = None, check: bool = False,
+                  difficulty: str | None = None, workers: int | None = None) -> list[Problem]:
+    """Problems from `spec` (see module doc), filtered by split and difficulty, at most `limit` of them.
+
+    check=True runs every GT against its tests in the sandbox (`check_problems`) and drops the failing
+    ones with one warning that counts them; kept problems get meta["gt_seconds"] (their GT runtime).
+    """
+    problems = _load(spec, difficulty)
+    if split is not None:
+        problems = [p for p in problems if p.split == split]
+    if difficulty is not None:
+        problems = [p for p in problems if p.difficulty == difficulty]
+    if limit is not None:
+        problems = problems[: max(0, limit)]
+    if check and problems:
+        from codea1.data.check import check_problems, drop_failing
+
+        kept, failed = drop_failing(problems, check_problems(problems, workers=workers))
+        if failed:
+            shown = ", ".join(r.id for r in failed[:5]) + (", ..." if len(failed) > 5 else "")
+            warnings.warn(f"{spec}: dropped {len(failed)} of {len(problems)} problems whose GT fails its own "
+                          f"tests ({shown}); run `codea1 data check {spec}` for the reasons",
+                          RuntimeWarning, stacklevel=2)
+        problems = kept
+    if not problems:
+        raise UserError(f"{spec}: no problems left (split={split}, difficulty={difficulty}, limit={limit})")
+    return problems
