@@ -156,8 +156,15 @@ def _vm_bytes() -> int:
 class _CappedWriter:
     """A text stream that keeps the first `cap` characters written and drops the rest."""
 
+    encoding = "utf-8"
+    errors = "replace"
+
     def __init__(self, cap: int) -> None:
         self.cap, self.parts, self.size = cap, [], 0
+        self.buffer = _CappedBytes(self)  # for code that writes bytes to sys.stdout.buffer
+
+    def writable(self) -> bool:
+        return True
 
     def write(self, s: object) -> int:
         s = str(s) if type(s) is not str else s
@@ -174,6 +181,20 @@ class _CappedWriter:
 
     def text(self) -> str:
         return "".join(self.parts)
+
+
+class _CappedBytes:
+    """The `.buffer` of a _CappedWriter: bytes written are decoded and kept by the text stream."""
+
+    def __init__(self, text: _CappedWriter) -> None:
+        self.text = text
+
+    def write(self, b: bytes) -> int:
+        self.text.write(bytes(b).decode("utf-8", "replace"))
+        return len(b)
+
+    def flush(self) -> None:
+        pass
 
 
 _dumps, _write = json.dumps, os.write  # the harness's own references, out of reach of naive patching
