@@ -1,6 +1,7 @@
 """Executor: runs untrusted (code, calls) jobs in isolated children forked from warm zygotes.
 
-One zygote per worker slot; one forked child per job runs the code once and then each call in order.
+Each worker slot has a warm zygote (plus one with numpy, started when a job's code mentions numpy) and
+its own leased uid; one forked child per job runs the code once and then each call in order.
 The parent thread of the slot writes the job into the child's pipe, reads one frame per event with a
 deadline per call, and decides every verdict itself by comparing decoded plain values with the expected
 values it alone holds. A call that hangs or crashes ends that child: the parent records it ("timeout" /

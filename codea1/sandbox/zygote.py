@@ -1,15 +1,17 @@
 """The warm zygote and the sandboxed child it forks for every candidate.
 
 The zygote is a fresh interpreter (started by the Executor with `python -m codea1.sandbox.zygote`) that
-imports the modules candidates commonly use, enters the isolation layers it can (a network namespace and
-a mount namespace hiding the caller's directories, when root), then serves requests over a Unix socket:
+imports the modules candidates commonly use (numpy only in the numpy flavour), enters the isolation
+layers it can (a network namespace, and a mount namespace hiding the caller's directories, when root),
+then serves requests over a Unix socket, in order:
 
 - ``fork`` (with two file descriptors attached: the job pipe's read end, the result pipe's write end):
-  forks a child (the current child), answers its pid (the parent need not wait for that answer). The zygote never reads the job or its results; the parent writes the
-  job straight into the child's pipe and reads the child's results itself, so no job data (GT code,
-  candidate code, results) ever sits in the zygote's memory where a later child could find it.
-- ``finish``: kills the current child's process group and, under uid isolation, every process left with the
-  slot's uid; reaps the child; removes its temp dir; answers how it ended.
+  forks the current child and answers its pid (the parent need not wait for that answer). The zygote
+  never reads the job or its results: the parent writes the job straight into the child's pipe and
+  reads the child's results itself, so no job data (GT code, candidate code, results) ever sits in the
+  zygote's memory, where a later child could find it.
+- ``finish``: kills the current child's process group and, if descendants outlived it, every process
+  left with the slot's uid; reaps; removes the child's temp dir; answers how the child ended.
 
 The child: new session (process group), stdio on /dev/null with Python-level stdout/stderr captured and
 capped, a private temp dir as cwd, supplementary groups dropped and uid/gid switched to the slot's
