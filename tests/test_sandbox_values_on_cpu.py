@@ -82,3 +82,11 @@ def test_float_tolerance_is_opt_in() -> None:
     assert values_equal([1.0000001, (2.0,)], [1.0, (2.0000001,)], float_tol=1e-6)
     assert not values_equal(1.1, 1.0, float_tol=1e-6)
     assert values_equal(3, 3.0000001, float_tol=1e-6)
+
+
+def test_decoder_rejects_hash_flooding_and_oversized_input() -> None:
+    p = 2**61 - 1  # ints equal modulo p share one hash: quadratic insertion if accepted
+    assert from_json({"$t": "set", "v": [k * p + 1 for k in range(20000)]}) is UNSERIALIZABLE
+    assert from_json({"$t": "dict", "v": [[k * p + 1, 0] for k in range(20000)]}) is UNSERIALIZABLE
+    assert from_json([0] * 500_000) is UNSERIALIZABLE
+    assert from_json(to_json(set(range(50_000)))) == set(range(50_000))  # honest large sets still decode

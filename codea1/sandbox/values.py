@@ -125,42 +125,59 @@ def _enc(v: Any, depth: int, budget: list[int]) -> Any:
     return _unserializable(name if type(name) is str else "object")
 
 
-def from_json(obj: Any, *, max_depth: int = MAX_DEPTH + 2) -> Any:
+def from_json(obj: Any, *, max_depth: int = MAX_DEPTH + 2, max_items: int = 2 * MAX_ITEMS) -> Any:
     """Decodes a tagged form made by `to_json` (or forged by a hostile child) into a plain value.
 
-    Malformed input (unknown tag, unhashable dict key or set element, too deep) gives `UNSERIALIZABLE`,
-    never an exception.
+    Malformed input (unknown tag, unhashable dict key or set element, too deep, too many elements, or
+    sets/dicts whose keys were chosen to collide in the hash table, a denial-of-service trick) gives
+    `UNSERIALIZABLE`, never an exception.
     """
     try:
-        return _dec(obj, max_depth)
+        return _dec(obj, max_depth, [max_items])
     except (ValueError, TypeError, KeyError, RecursionError, OverflowError, _TooLarge):
         return UNSERIALIZABLE
 
 
-def _dec(o: Any, depth: int) -> Any:
+def _items(v: Any, budget: list[int]) -> list:
+    if type(v) is not list:
+        raise ValueError("expected a list")
+    budget[0] -= len(v)
+    if budget[0] < 0:
+        raise _TooLarge("items")
+    return v
+
+
+def _no_flooding(keys: list) -> list:
+    """Rejects hash keys built to collide (distinct values, one hash: quadratic set/dict insertion)."""
+    if len(keys) > 64 and len(keys) - len({hash(k) for k in keys}) > 64:
+        raise _TooLarge("colliding hashes")
+    return keys
+
+
+def _dec(o: Any, depth: int, budget: list[int]) -> Any:
     if depth <= 0:
         raise _TooLarge("depth")
     t = type(o)
     if o is None or t in (bool, int, float, str):
         return o
     if t is list:
-        return [_dec(x, depth - 1) for x in o]
+        return [_dec(x, depth - 1, budget) for x in _items(o, budget)]
     if t is not dict or set(o) != {"$t", "v"}:
         raise ValueError("bad tagged value")
     tag, v = o["$t"], o["v"]
     if tag == "tuple":
-        return tuple(_dec(x, depth - 1) for x in _as_list(v))
-    if tag == "set":
-        return {_dec(x, depth - 1) for x in _as_list(v)}
-    if tag == "frozenset":
-        return frozenset(_dec(x, depth - 1) for x in _as_list(v))
+        return tuple(_dec(x, depth - 1, budget) for x in _items(v, budget))
+    if tag in ("set", "frozenset"):
+        elems = _no_flooding([_dec(x, depth - 1, budget) for x in _items(v, budget)])
+        return set(elems) if tag == "set" else frozenset(elems)
     if tag == "dict":
-        out = {}
-        for pair in _as_list(v):
+        pairs = []
+        for pair in _items(v, budget):
             if type(pair) is not list or len(pair) != 2:
                 raise ValueError("bad dict pair")
-            out[_dec(pair[0], depth - 1)] = _dec(pair[1], depth - 1)
-        return out
+            pairs.append((_dec(pair[0], depth - 1, budget), _dec(pair[1], depth - 1, budget)))
+        _no_flooding([k for k, _ in pairs])
+        return dict(pairs)
     if tag == "int":
         if type(v) is not str or len(v) > 300_000:
             raise ValueError("bad int")
@@ -170,10 +187,12 @@ def _dec(o: Any, depth: int) -> Any:
             raise ValueError("bad float")
         return float(v)
     if tag == "bytes":
+        if type(v) is not str or len(v) > 2 * MAX_CHARS:
+            raise ValueError("bad bytes")
         return bytes.fromhex(v)
     if tag == "complex":
         re, im = _as_list(v)
-        re, im = _dec(re, depth - 1), _dec(im, depth - 1)
+        re, im = _dec(re, depth - 1, budget), _dec(im, depth - 1, budget)
         if type(re) is not float or type(im) is not float:
             raise ValueError("bad complex")
         return complex(re, im)
