@@ -15,25 +15,52 @@ from __future__ import annotations
 
 import ast
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 from codea1.sandbox.asserts import split_assert
 
-# Runs around every call in the child: numpy scalars become Python values (EvalPlus compares them with
-# ==), and outputs too large to send back (a 7 MB string) become a tagged sha256 digest of their repr,
-# compared for exact equality only. The same helper runs for expected values, so both sides agree.
+# Runs around every call in the child, on the candidate's output and on expected values alike, so both
+# sides agree: numpy scalars become Python values and dict/list/tuple subclasses (Counter, OrderedDict,
+# namedtuple) their plain base type, which Python's == treats the same way; outputs too large to send
+# back (a 7 MB string, a million-digit int) become a tagged sha256 digest, compared for equality only.
 PLAIN_HELPER = """
-def __codea1_plain(value):
-    mod = type(value).__module__
-    if mod == "numpy" and hasattr(value, "item") and getattr(value, "shape", None) == ():
+def __codea1_too_big(value):
+    stack, items, chars = [value], 0, 0
+    while stack:
+        x = stack.pop()
+        items += 1
+        if isinstance(x, (str, bytes)):
+            chars += len(x)
+        elif isinstance(x, int) and not isinstance(x, bool):
+            chars += x.bit_length() // 3
+        elif isinstance(x, dict):
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        elif isinstance(x, (list, tuple, set, frozenset)):
+            stack.extend(x)
+        if items > 50000 or chars > 500000:
+            return True
+    return False
+
+
+def __codea1_plain(value, depth=0):
+    t = type(value)
+    if t.__module__ == "numpy" and hasattr(value, "item") and getattr(value, "shape", None) == ():
         return value.item()
-    big = (type(value) in (str, bytes) and len(value) > 200000) or (
-        type(value) in (list, tuple, dict, set, frozenset) and len(value) > 20000)
-    if big:
+    if depth == 0 and __codea1_too_big(value):
         import hashlib
-        return ("__codea1_digest__", type(value).__name__, len(value),
-                hashlib.sha256(repr(value).encode("utf-8", "surrogatepass")).hexdigest())
+        text = hex(value) if isinstance(value, int) and not isinstance(value, bool) else repr(value)
+        return ("__codea1_digest__", type(value).__name__, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
+    if depth > 20:
+        return value
+    if isinstance(value, dict):
+        return {__codea1_plain(k, depth + 1): __codea1_plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [__codea1_plain(v, depth + 1) for v in value]
+    if isinstance(value, tuple):
+        return tuple(__codea1_plain(v, depth + 1) for v in value)
     return value
 """
 
@@ -81,7 +108,9 @@ def _list_elements(body: list[ast.stmt], name: str) -> list[ast.expr] | None:
 def parse_evalplus(test_code: str, entry_point: str, gt_fallback: bool = True) -> CheckSpec | None:
     """Parses an EvalPlus check() program; None when it is not of that shape."""
     try:
-        tree = ast.parse(test_code)
+        with warnings.catch_warnings():  # benchmark code has invalid escapes ("\\w") that only warn
+            warnings.simplefilter("ignore")
+            tree = ast.parse(test_code)
     except (SyntaxError, ValueError):
         return None
     check = _check_def(tree)

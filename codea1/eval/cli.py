@@ -36,6 +36,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--limit", type=int, default=None, help="only the first N problems/functions")
     p.add_argument("--workers", type=int, default=None, help="sandbox workers (default: CPU count)")
+    p.add_argument("--memory-mb", type=int, default=4096, help="address space per sandboxed program (MiB)")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (recorded)")
     p.add_argument("--dtype", default="float32", help="model dtype: float32 | bfloat16 | float16")
     p.add_argument("--temperature", type=float, default=0.7)
@@ -136,7 +137,7 @@ def progress_bar(label: str) -> Iterator[Any]:
 def _executor(args: argparse.Namespace) -> Any:
     from codea1.sandbox import Executor
 
-    return Executor(workers=args.workers)
+    return Executor(workers=args.workers, memory_mb=args.memory_mb)
 
 
 def _environment(args: argparse.Namespace, extra: dict[str, Any]) -> dict[str, Any]:

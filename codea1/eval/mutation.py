@@ -404,7 +404,10 @@ def _compiles(code: str) -> bool:
 def _generate(source: str) -> tuple[tuple[Mutant, ...], int]:
     src = _Source(source)
     finder = _Finder(src)
-    finder.visit(ast.parse(source))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tree = ast.parse(source)
+    finder.visit(tree)
     edits = sorted(finder.edits, key=lambda e: (e[1], e[2], e[0]))
     mutants = []
     seen: Counter = Counter()

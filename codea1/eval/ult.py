@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,9 @@ def load_ult(path: str | Path, limit: int | None = None, parseable_only: bool = 
         fn = ult_function_from_row(row, i, str(path))
         if parseable_only:
             try:
-                ast.parse(fn.code)
+                with warnings.catch_warnings():  # invalid escapes in real-world code only warn
+                    warnings.simplefilter("ignore")
+                    ast.parse(fn.code)
             except (SyntaxError, ValueError):
                 continue
         out.append(fn)

@@ -1,0 +1,190 @@
+"""Code evaluation: EvalPlus check() parsing, the assertion semantics, sandboxed scoring, exclusions."""
+
+import json
+
+import pytest
+
+from codea1.data.problem import Problem, write_problems_jsonl
+from codea1.eval.checker import evalplus_assertion, parse_evalplus
+from codea1.eval.code_eval import evaluate_samples
+
+
+@pytest.fixture(scope="module")
+def executor():
+    from codea1.sandbox import Executor
+
+    with Executor(workers=2) as ex:
+        yield ex
+
+
+HELPERS = """
+import numpy as np
+
+def is_floats(x) -> bool:
+    if isinstance(x, float):
+        return True
+    if isinstance(x, (list, tuple)):
+        return all(isinstance(i, float) for i in x)
+    return False
+
+def assertion(out, exp, atol):
+    exact_match = out == exp
+    if atol == 0 and is_floats(exp):
+        atol = 1e-6
+    if not exact_match and atol != 0:
+        assert np.allclose(out, exp, rtol=1e-07, atol=atol)
+    else:
+        assert exact_match
+"""
+
+HALF_TEST = (
+    HELPERS
+    + """
+def check(candidate):
+    inputs = [[1], [2], [3], [10]]
+    results = [0.5, 1.0, 1.5, 5.0]
+    for i, (inp, exp) in enumerate(zip(inputs, results)):
+        assertion(candidate(*inp), exp, 0)
+"""
+)
+
+REF_TEST = (
+    HELPERS
+    + """
+def ref_func(s):
+    return s[::-1]
+
+def check(candidate):
+    inputs = [["abc"], [""], ["xy"]]
+    for i, inp in enumerate(inputs):
+        assertion(candidate(*inp), ref_func(*inp), 0)
+"""
+)
+
+CUSTOM_TEST = (
+    HELPERS
+    + """
+def check(candidate):
+    inputs = [[4], [9]]
+    results = [2, 3]
+    for i, (inp, exp) in enumerate(zip(inputs, results)):
+        assert abs(candidate(*inp) ** 2 - inp[0]) <= 0.0001
+"""
+)
+
+
+def problem(pid: str, entry: str, gt: str, test_code: str) -> Problem:
+    return Problem(
+        id=pid, prompt=pid, description=pid, entry_point=entry, gt_solution=gt, test_code=test_code
+    )
+
+
+PROBLEMS = [
+    problem("T/half", "half", "def half(x):\n    return x / 2\n", HALF_TEST),
+    problem("T/rev", "rev", "def rev(s):\n    return ''.join(reversed(s))\n", REF_TEST),
+    problem("T/sqrt", "root", "def root(x):\n    return x ** 0.5\n", CUSTOM_TEST),
+    problem("T/broken", "half", "def half(x):\n    return x // 2\n", HALF_TEST),
+]
+
+
+def test_parse_evalplus_shapes():
+    spec = parse_evalplus(HALF_TEST, "half")
+    assert spec.mode == "assertion" and spec.atol == 0.0 and len(spec.calls) == 4
+    assert spec.expected_calls == ["0.5", "1.0", "1.5", "5.0"]
+    assert parse_evalplus(REF_TEST, "rev").expected_calls[0] == "ref_func(*['abc'])"
+    custom = parse_evalplus(CUSTOM_TEST, "root")
+    assert custom.mode == "custom" and "__codea1_out" in custom.custom_body
+    assert parse_evalplus("def check(candidate):\n    assert candidate(1) == 2\n", "f") is None
+
+
+def test_evalplus_assertion_semantics():
+    assert evalplus_assertion(0.30000000000000004, 0.3, 0)  # float exp: atol becomes 1e-6
+    assert not evalplus_assertion(0.31, 0.3, 0)
+    assert evalplus_assertion([1.0, 2.0000001], [1.0, 2.0], 0)
+    assert not evalplus_assertion(3, 4, 0)  # ints compare exactly
+    assert evalplus_assertion(100.00001, 100.0, 1e-4)
+    assert not evalplus_assertion([1, 2], (1, 2), 0)  # list is not tuple
+    assert not evalplus_assertion("a", 1.0, 0)  # allclose cannot compare: a failure, not a crash
+    assert evalplus_assertion(True, 1, 0)  # Python ==, as the checker itself
+
+
+def test_scoring_in_the_sandbox(executor):
+    samples = [
+        ("T/half", "def half(x):\n    return x / 2\n"),
+        ("T/half", "def half(x):\n    return x * 0.5 + 1e-9\n"),  # within EvalPlus's float tolerance
+        ("T/half", "def half(x):\n    return x // 2\n"),  # wrong on odd input
+        (
+            "T/half",
+            "class Any:\n    def __eq__(self, o):\n        return True\ndef half(x):\n    return Any()\n",
+        ),
+        ("T/half", "def half(x):\n    while True:\n        pass\n"),
+        ("T/half", "def half(x) return\n"),
+        ("T/rev", "def rev(s):\n    return s[::-1]\n"),
+        ("T/rev", "def rev(s):\n    return s\n"),
+        ("T/sqrt", "import math\ndef root(x):\n    return math.sqrt(x)\n"),
+        ("T/sqrt", "def root(x):\n    return x / 2\n"),
+        ("T/broken", "def half(x):\n    return x / 2\n"),
+    ]
+    summary, results, tasks = evaluate_samples(PROBLEMS, samples, executor, ks=[1, 2])
+    verdicts = [(r.task_id, r.passed, r.status) for r in results]
+    assert [v[1] for v in verdicts] == [
+        True,
+        True,
+        False,
+        False,
+        False,
+        False,
+        True,
+        False,
+        True,
+        False,
+        False,
+    ]
+    assert verdicts[3][2] == "fail"  # an object with a forged __eq__ never reaches the comparison
+    assert verdicts[4][2] == "timeout" and verdicts[5][2] == "undefined"
+    assert results[2].failed_input == 0
+    assert summary["excluded"] == ["T/broken"]
+    assert "GT fails its own tests" in summary["excluded_reasons"]["T/broken"]
+    assert summary["tasks"] == {
+        "T/half": {"n": 6, "correct": 2},
+        "T/rev": {"n": 2, "correct": 1},
+        "T/sqrt": {"n": 2, "correct": 1},
+    }
+    assert summary["pass@1"] == pytest.approx((2 / 6 + 1 / 2 + 1 / 2) / 3)
+    assert all(t.timeout >= 1.0 for t in tasks if not t.excluded)
+
+
+def test_reference_rows_gt_pass_and_known_broken_row_excluded(executor, validation_parquet):
+    from codea1.data.reference import load_reference_parquet
+
+    wanted = {"HumanEval/0", "HumanEval/32", "MBPP/82"}
+    problems = [p for p in load_reference_parquet(validation_parquet) if p.id in wanted]
+    samples = [(p.id, p.gt_solution) for p in problems]
+    summary, results, _ = evaluate_samples(problems, samples, executor)
+    assert summary["excluded"] == ["HumanEval/32"]
+    assert summary["pass@1"] == 1.0 and summary["scored_tasks"] == 2
+
+
+def test_cli_eval_code_with_samples(tmp_path):
+    from codea1.cli import main
+
+    bench = tmp_path / "bench.jsonl"
+    write_problems_jsonl(PROBLEMS[:2], bench)
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text(
+        json.dumps({"task_id": "T/half", "solution": "def half(x):\n    return x / 2\n"})
+        + "\n"
+        + json.dumps({"task_id": "T/rev", "solution": "def rev(s):\n    return s\n"})
+        + "\n"
+    )
+    out = tmp_path / "r.json"
+    assert main(["eval", "code", "--samples", str(samples), "--benchmark", str(bench), "-o", str(out)]) == 0
+    summary = json.loads(out.read_text())
+    assert summary["pass@1"] == 0.5 and summary["excluded"] == []
+    assert summary["tasks"]["T/rev"] == {"n": 1, "correct": 0}
+    assert summary["config"]["samples_file"] == str(samples)
+    rows = [json.loads(x) for x in (tmp_path / "r.results.jsonl").read_text().splitlines()]
+    assert [r["passed"] for r in rows] == [True, False]
+    assert (tmp_path / "r.evalplus.jsonl").read_text().count("task_id") == 2
+    assert "pass@1" in (tmp_path / "r.md").read_text()
+    assert main(["eval", "code", "--samples", str(tmp_path / "none.jsonl"), "--benchmark", str(bench)]) == 2
