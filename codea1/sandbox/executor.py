@@ -37,6 +37,7 @@ from codea1.sandbox.asserts import split_assert
 
 FULL_LEVEL = "netns+mntns+uid+rlimits"
 MAX_FRAME = 16 << 20  # bytes of one result frame; a larger announced frame is a protocol violation
+MAX_CHILD_BYTES = 64 << 20  # bytes one child may send in all; past that it is treated as malformed
 ZYGOTE_REPLY_TIMEOUT = 60.0  # seconds for the zygote to fork or clean up; past that it is restarted
 GRACE = 0.25
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)  # seconds added to each wall deadline for the frame to travel
@@ -289,6 +290,7 @@ class _FrameReader:
         self.fd = fd
         self.buf = bytearray()
         self.eof = False
+        self.total = 0
         self.poller = select.poll()
         self.poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
 
@@ -320,6 +322,9 @@ class _FrameReader:
             if not chunk:
                 self.eof = True
             else:
+                self.total += len(chunk)
+                if self.total > MAX_CHILD_BYTES:
+                    return "bad"
                 self.buf += chunk
 
 
