@@ -85,6 +85,11 @@ def _cases(env: dict) -> list[Case]:
              [{"error"}], needs="uid"),
         Case("kill_everything", "import os, signal", ["os.kill(-1, signal.SIGKILL)", "2 + 2"], [None, 4],
              [{"pass", "crash"}, {"pass"}], needs="uid"),
+        Case("ptrace_zygote", "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)",
+             ["libc.ptrace(16, os.getppid(), 0, 0)"], [0], [{"fail"}], needs="uid"),  # PTRACE_ATTACH: -1
+        Case("raise_own_limits", "import resource",
+             ["resource.setrlimit(resource.RLIMIT_NPROC, (10 ** 6, 10 ** 6))"], [None], [{"error"}], needs="uid"),
+        Case("write_dev_shm", "", ["open('/dev/shm/x', 'w').write('x')"], [1], [{"error"}], needs="mntns"),
         # -- exhaustion ------------------------------------------------------------------------------
         Case("memory_bomb_once", "", ["len(bytearray(10 ** 11))"], [10 ** 11], [{"error"}]),
         Case("memory_bomb_grow", "x = []", ["[x.append(' ' * (1 << 22)) for _ in iter(int, 1)]"], [None],
