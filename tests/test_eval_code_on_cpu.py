@@ -160,7 +160,7 @@ def test_reference_rows_gt_pass_and_known_broken_row_excluded(executor, validati
     wanted = {"HumanEval/0", "HumanEval/32", "MBPP/82"}
     problems = [p for p in load_reference_parquet(validation_parquet) if p.id in wanted]
     samples = [(p.id, p.gt_solution) for p in problems]
-    summary, results, _ = evaluate_samples(problems, samples, executor)
+    summary, _, _ = evaluate_samples(problems, samples, executor)
     assert summary["excluded"] == ["HumanEval/32"]
     assert summary["pass@1"] == 1.0 and summary["scored_tasks"] == 2
 
