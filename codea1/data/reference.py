@@ -17,7 +17,9 @@ How a row becomes a Problem:
   `inputs` / `results` lists whose values are plain literals and whose assert stays under
   `GOLDEN_MAX_CHARS` characters; only for the common loop `assertion(f(*inp), exp, atol)`. Rows whose
   check() compares against a `ref_func` or a custom predicate get no golden tests. The whole program stays
-  in test_code (meta["test_format"] = "evalplus"); meta["atol"] keeps the loop's tolerance. When the
+  in test_code (meta["test_format"] = "evalplus"). The asserts compare exactly; the program itself
+  accepts floats within a tolerance (1e-6, or the loop's atol, kept in meta["atol"]), which a consumer
+  can pass on as the sandbox's float_tol. When the
   program's assertion() compares sets, the asserts compare `set(f(ARGS)) == set(EXPECTED)`; when it
   compares something else (e.g. `exp == (out is not None)` in MBPP/737, 787, 794) no golden tests are made
   (meta["comparison"] says which).
@@ -146,7 +148,7 @@ def check_program_facts(test_code: str, entry_point: str) -> dict[str, Any]:
 
     Returns {"called": name or None, "atol": value or None, "comparison": "equal" | "set" | "other",
     "golden_tests": [...]}; no golden tests for an "other" comparison. Reads the program's
-    text around check() (its loop is parsed with `ast`, its big literals are tokenized only as far as needed).
+    text around check() (its loop is parsed with `ast`, its big literals are scanned only as far as needed).
     """
     facts: dict[str, Any] = {"called": None, "atol": None, "comparison": None, "golden_tests": []}
     match = _CHECK_DEF.search(test_code)
