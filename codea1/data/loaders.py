@@ -16,7 +16,7 @@ from codea1.errors import UserError
 NAMED = ("bundled", "bundled:train", "bundled:eval", "humaneval", "kodcode", "kodcode:PATH")
 
 
-def _load(spec: str, difficulty: str | None) -> list[Problem]:
+def _load(spec: str, difficulty: str | None, limit: int | None) -> list[Problem]:
     name, sep, arg = spec.partition(":")
     if name == "bundled":
         from codea1.data.bundled import load_bundled
@@ -29,7 +29,7 @@ def _load(spec: str, difficulty: str | None) -> list[Problem]:
     if name == "kodcode":
         from codea1.data.kodcode import HUB_ID, load_kodcode
 
-        return load_kodcode(arg or HUB_ID, difficulty)
+        return load_kodcode(arg or HUB_ID, difficulty, limit=limit)  # stops reading after `limit` rows
     path = Path(spec)
     if path.suffix == ".jsonl":
         return read_problems_jsonl(path)
@@ -48,7 +48,7 @@ def load_problems(spec: str, *, split: str | None = None, limit: int | None = No
     check=True runs every GT against its tests in the sandbox (`check_problems`) and drops the failing
     ones with one warning that counts them; kept problems get meta["gt_seconds"] (their GT runtime).
     """
-    problems = _load(spec, difficulty)
+    problems = _load(spec, difficulty, limit if split is None else None)
     if split is not None:
         problems = [p for p in problems if p.split == split]
     if difficulty is not None:
