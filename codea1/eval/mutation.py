@@ -486,7 +486,7 @@ class MutationReport:
 
 
 HARNESS = """
-def __codea1_mutant(k):
+def __codea1_mutant(k, stop_on_error=True):
     src = __CODEA1_PROGRAMS[k]
     ns = {"__name__": "__codea1_mutant__"}
     try:
@@ -499,6 +499,8 @@ def __codea1_mutant(k):
             out.append(("ok", eval(call, ns)))
         except BaseException as exc:
             out.append(("error", type(exc).__name__ + ": " + str(exc)[:200]))
+            if stop_on_error:  # GT does not raise on scored calls: an exception already kills
+                break
     return ("ran", out)
 """
 
@@ -516,6 +518,7 @@ def run_programs(
     *,
     timeout: float,
     batch: int = 48,
+    stop_on_error: bool = True,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[tuple[str, Any]]:
     """Runs each program on all calls in the sandbox, many programs per child (each in its own namespace).
@@ -523,7 +526,8 @@ def run_programs(
     Returns one entry per program: ("undefined", message), ("ran", [(status, value), ...]), or
     ("timeout" | "crash" | "error" | "invalid", message) when the program's whole run did not finish within
     `timeout` seconds. One child serves up to `batch` programs; a program that hangs or crashes its child
-    is cut off alone, the sandbox restarts the child for the next one.
+    is cut off alone, the sandbox restarts the child for the next one. With stop_on_error a program's run
+    ends at its first raising call (its list is then shorter than `calls`).
     """
     from codea1.sandbox import Job
 
@@ -534,7 +538,7 @@ def run_programs(
             Job(
                 id=f"batch-{b}",
                 code=_batch_code(chunk, calls),
-                calls=[f"__codea1_mutant({k})" for k in range(len(chunk))],
+                calls=[f"__codea1_mutant({k}, {stop_on_error})" for k in range(len(chunk))],
                 timeout=timeout,
             )
         )
@@ -577,7 +581,7 @@ def run_ground_truth(
     """Runs GT once through the mutant harness: the reference values and GT's wall time for all calls."""
     from codea1.sandbox.values import contains_unserializable
 
-    (outcome,) = run_programs([source], calls, executor, timeout=timeout)
+    (outcome,) = run_programs([source], calls, executor, timeout=timeout, stop_on_error=False)
     seconds = 0.0
     if outcome[0] != "ran":
         return GroundTruthRun([None] * len(calls), [False] * len(calls), seconds)
@@ -632,6 +636,8 @@ def score_mutants(
                 outcome.killed, outcome.how = True, "undefined"
             elif kind != "ran":
                 outcome.killed, outcome.how = True, kind
+            elif len(payload) < len(expected) and (not payload or payload[-1][0] == "ok"):
+                outcome.killed, outcome.how = True, "crash"  # fewer results than calls: not a clean run
             else:
                 for i, ((status, value), exp) in enumerate(zip(payload, expected)):
                     if status != "ok":

@@ -201,7 +201,9 @@ def score_tests(
             if not calls:
                 records[i].exposed = False
                 continue
-            gt = run_programs([f"{ULT_PRELUDE}\n{fn.code}"], calls, executor, timeout=10.0)[0]
+            gt = run_programs(
+                [f"{ULT_PRELUDE}\n{fn.code}"], calls, executor, timeout=10.0, stop_on_error=False
+            )[0]
             programs.append((i, f"{ULT_PRELUDE}\n{m.code}", calls, gt))
             index.append(i)
         for i, program, calls, gt in programs:
