@@ -79,11 +79,20 @@ def problem(pid: str, entry: str, gt: str, test_code: str) -> Problem:
     )
 
 
+ORDER_TEST = HELPERS + '''
+def check(candidate):
+    inputs = [["ab"]]
+    results = [("a", "b")]
+    for i, (inp, exp) in enumerate(zip(inputs, results)):
+        assertion(candidate(*inp), exp, 0)
+'''
+
 PROBLEMS = [
     problem("T/half", "half", "def half(x):\n    return x / 2\n", HALF_TEST),
     problem("T/rev", "rev", "def rev(s):\n    return ''.join(reversed(s))\n", REF_TEST),
     problem("T/sqrt", "root", "def root(x):\n    return x ** 0.5\n", CUSTOM_TEST),
     problem("T/broken", "half", "def half(x):\n    return x // 2\n", HALF_TEST),
+    problem("T/order", "chars", "def chars(s):\n    return tuple(reversed(s))\n", ORDER_TEST),
 ]
 
 
@@ -143,8 +152,9 @@ def test_scoring_in_the_sandbox(executor):
     assert verdicts[3][2] == "fail"  # an object with a forged __eq__ never reaches the comparison
     assert verdicts[4][2] == "timeout" and verdicts[5][2] == "undefined"
     assert results[2].failed_input == 0
-    assert summary["excluded"] == ["T/broken"]
+    assert summary["excluded"] == ["T/broken", "T/order"]
     assert "GT fails its own tests" in summary["excluded_reasons"]["T/broken"]
+    assert "only the order of items differs" in summary["excluded_reasons"]["T/order"]
     assert summary["tasks"] == {
         "T/half": {"n": 6, "correct": 2},
         "T/rev": {"n": 2, "correct": 1},

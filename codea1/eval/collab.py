@@ -88,7 +88,7 @@ def collaborate(
     summary = {
         "pass@1_picked": sum(r.picked_correct for r in records) / n if n else 0.0,
         "pass@1_plain": sum(sum(r.correct) / len(r.correct) for r in records if r.correct) / n if n else 0.0,
-        "tasks": n,
+        "scored_tasks": n,
         "tasks_with_valid_tests": sum(r.valid_tests > 0 for r in records),
         "excluded": sorted(t.task_id for t in tasks if t.excluded),
     }

@@ -475,6 +475,7 @@ class MutationReport:
     killed: int
     score: float  # killed / total (0.0 when there are no mutants)
     by_family: dict[str, dict[str, int]] = field(default_factory=dict)  # family -> {"total", "killed"}
+    by_operator: dict[str, dict[str, int]] = field(default_factory=dict)  # Cosmic-Ray operator -> same
     outcomes: list[MutantOutcome] = field(default_factory=list)
     skipped_points: int = 0
 
@@ -651,10 +652,12 @@ def score_mutants(
 
 def summarise(outcomes: list[MutantOutcome], skipped: int = 0) -> MutationReport:
     by_family: dict[str, dict[str, int]] = {}
+    by_operator: dict[str, dict[str, int]] = {}
     for o in outcomes:
-        fam = by_family.setdefault(o.family, {"total": 0, "killed": 0})
-        fam["total"] += 1
-        fam["killed"] += int(o.killed)
+        for table, key in ((by_family, o.family), (by_operator, o.operator)):
+            row = table.setdefault(key, {"total": 0, "killed": 0})
+            row["total"] += 1
+            row["killed"] += int(o.killed)
     killed = sum(o.killed for o in outcomes)
     total = len(outcomes)
     return MutationReport(
@@ -662,6 +665,7 @@ def summarise(outcomes: list[MutantOutcome], skipped: int = 0) -> MutationReport
         killed=killed,
         score=killed / total if total else 0.0,
         by_family=dict(sorted(by_family.items())),
+        by_operator=dict(sorted(by_operator.items())),
         outcomes=outcomes,
         skipped_points=skipped,
     )
