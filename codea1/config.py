@@ -378,13 +378,18 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
     """YAML file (or the defaults) + dotted overrides -> a validated Config."""
     data = read_yaml(path) if path is not None else {}
-    data = apply_overrides(data, list(overrides or []))
+    if path is not None:
+        try:
+            config_from_dict(data)
+        except UserError as exc:
+            raise UserError(f"{path}: {exc}") from None
+    if not overrides:
+        return config_from_dict(data)
+    data = apply_overrides(data, list(overrides))
     try:
         return config_from_dict(data)
     except UserError as exc:
-        if path is not None:
-            raise UserError(f"{path}: {exc}") from None
-        raise
+        raise UserError(f"command-line override: {exc}") from None
 
 
 def save_config(cfg: Config, path: str | Path) -> None:

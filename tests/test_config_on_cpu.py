@@ -63,7 +63,14 @@ def test_bad_values_name_the_key(override: str, fragment: str) -> None:
     with pytest.raises(UserError) as info:
         load_config(CONFIGS / "tiny-cpu.yaml", [override])
     assert fragment in str(info.value)
-    assert "tiny-cpu.yaml" in str(info.value) or "key=value" in str(info.value)
+    assert "command-line override" in str(info.value) or "key=value" in str(info.value)
+
+
+def test_errors_in_the_file_name_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "my.yaml"
+    path.write_text("game:\n  M: 0\n")
+    with pytest.raises(UserError, match=r"my.yaml: config key 'game.M' must be >= 1"):
+        load_config(path)
 
 
 def test_unreadable_or_malformed_config_files(tmp_path: Path) -> None:

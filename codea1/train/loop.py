@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -96,35 +97,31 @@ def mean(values: Sequence[float]) -> float:
 
 
 def load_training_problems(cfg: Config, executor: Any = None, console: Any = None) -> list[Any]:
-    """The training problems after the difficulty filter, limit and (optionally) the GT check."""
-    from codea1.data import load_problems
+    """The training problems: data.train filtered by difficulty and limit, then (data.check_gt) only
+    those whose GT passes its own golden tests; golden runs also need golden tests."""
+    from codea1.data import check_problems, load_problems
 
     try:
-        problems = load_problems(cfg.data.train)
+        problems = load_problems(cfg.data.train, difficulty=cfg.data.difficulty, limit=cfg.data.limit)
     except UserError:
         raise
     except (OSError, ValueError) as exc:
         raise UserError(f"data.train: cannot read dataset {cfg.data.train!r} ({exc})") from None
-    if cfg.data.difficulty:
-        problems = [p for p in problems if p.difficulty == cfg.data.difficulty]
     if cfg.method == "golden":
         problems = [p for p in problems if p.golden_tests]
-    if cfg.data.limit:
-        problems = problems[: cfg.data.limit]
     if cfg.data.check_gt and problems:
-        from codea1.data import check_problems
-
-        results = check_problems(problems, executor=executor)
-        broken = [r for r in results if not getattr(r, "ok", True)]
+        results = check_problems(problems, executor, timeout=cfg.executor.timeout * 5)
+        broken = [r for r in results if not r.ok]
         if broken and console is not None:
-            ids = ", ".join(str(getattr(r, "id", getattr(r, "problem_id", "?"))) for r in broken[:5])
-            console.print(f"[yellow]dropping {len(broken)} problem(s) whose GT fails its golden tests: "
-                          f"{ids}{' ...' if len(broken) > 5 else ''}[/yellow]")
-        ok_ids = {getattr(r, "id", getattr(r, "problem_id", None)) for r in results if getattr(r, "ok", True)}
-        problems = [p for p in problems if p.id in ok_ids]
+            shown = ", ".join(f"{r.id} ({r.reason})" for r in broken[:3])
+            console.print(f"[yellow]data.train: dropping {len(broken)} of {len(problems)} problem(s) whose GT "
+                          f"fails its own golden tests: {shown}{' ...' if len(broken) > 3 else ''}[/yellow]")
+        ok = {r.id for r in results if r.ok}
+        problems = [p for p in problems if p.id in ok]
     if not problems:
-        raise UserError(f"data.train: no usable problems in {cfg.data.train!r} after the difficulty filter "
-                        f"and GT check; check the dataset or set data.difficulty=null")
+        raise UserError(f"data.train: no usable problems in {cfg.data.train!r} (every GT failed its golden "
+                        f"tests, or none has golden tests for method {cfg.method}); fix the dataset or "
+                        f"choose another")
     return problems
 
 
@@ -181,8 +178,10 @@ class Trainer:
 
     def __init__(self, cfg: Config, run: RunDir, *, max_steps: int | None = None,
                  policy_factory: Callable[[Config], tuple[Any, Any]] | None = None,
-                 console: Any = None, progress: bool | None = None, executor: Any = None) -> None:
+                 console: Any = None, progress: bool | None = None, executor: Any = None,
+                 new_run: bool = False) -> None:
         self.cfg = cfg
+        self.new_run = new_run
         self.executor = executor
         self.run = run
         self.max_steps = max_steps
@@ -227,6 +226,8 @@ class Trainer:
             test_policy = None
         elif cfg.method == "selfplay":
             test_policy = code_policy  # one policy writes the code and the tests
+        if self.new_run:
+            RunDir.create(self.run.root, cfg)
         book = MistakeBook(self.run.mistake_book_path)
         state = self._restore(code_policy, test_policy, book, console)
         logger = MetricsLogger(
@@ -585,7 +586,25 @@ def summary_line(m: dict[str, Any], total: int) -> str:
 def train(cfg: Config, run_dir: str | Path, *, resume: bool = False, max_steps: int | None = None,
           policy_factory: Callable[[Config], tuple[Any, Any]] | None = None, console: Any = None,
           progress: bool | None = None, executor: Any = None) -> dict[str, Any]:
-    """Starts a new run in run_dir (or resumes it); returns {"steps", "run_dir"}."""
-    run = RunDir.open(run_dir) if resume else RunDir.create(run_dir, cfg)
-    return Trainer(cfg, run, max_steps=max_steps, policy_factory=policy_factory, console=console,
-                   progress=progress, executor=executor).train()
+    """Starts a new run in run_dir (or resumes it); returns {"steps", "run_dir"}.
+
+    A new run writes its config.yaml only once the problems and models have loaded, so a run that
+    fails to start (missing model, bad dataset) leaves no run directory behind."""
+    root = Path(run_dir)
+    if resume:
+        run = RunDir.open(root)
+        return Trainer(cfg, run, max_steps=max_steps, policy_factory=policy_factory, console=console,
+                       progress=progress, executor=executor).train()
+    RunDir.check_new(root)
+    created = not root.exists()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create run directory {root}: {exc.strerror or exc}") from None
+    try:
+        return Trainer(cfg, RunDir(root), max_steps=max_steps, policy_factory=policy_factory, console=console,
+                       progress=progress, executor=executor, new_run=True).train()
+    except BaseException:
+        if created and not (root / "config.yaml").exists():
+            shutil.rmtree(root, ignore_errors=True)
+        raise

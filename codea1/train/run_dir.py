@@ -59,13 +59,19 @@ class RunDir:
     def rollout_path(self, step: int) -> Path:
         return self.rollouts_dir / f"step_{step}.jsonl"
 
+    @staticmethod
+    def check_new(root: str | Path) -> None:
+        """Refuses a directory that already holds a run (its config.yaml)."""
+        root = Path(root)
+        if (root / "config.yaml").exists():
+            raise UserError(f"{root} already holds a run; continue it with "
+                            f"`codea1 train --resume {root}` or choose another --run-dir")
+
     @classmethod
     def create(cls, root: str | Path, cfg: Config) -> RunDir:
         """Makes a new run directory and writes the resolved config; refuses to overwrite a run."""
         run = cls(Path(root))
-        if run.config_path.exists():
-            raise UserError(f"{run.root} already holds a run; continue it with "
-                            f"`codea1 train --resume {run.root}` or choose another --run-dir")
+        cls.check_new(run.root)
         try:
             run.root.mkdir(parents=True, exist_ok=True)
             run.rollouts_dir.mkdir(exist_ok=True)

@@ -1,0 +1,106 @@
+"""`codea1 train/report` on bad input: one sentence, exit 2, and never a partial checkpoint."""
+
+from __future__ import annotations
+
+import errno
+import json
+from pathlib import Path
+
+import pytest
+
+from codea1.cli import main
+
+CONFIG = str(Path(__file__).resolve().parents[1] / "codea1" / "configs" / "tiny-cpu.yaml")
+OVERRIDES = ["game.M=2", "game.N=2", "train.batch_size=2", "data.limit=4", "game.tests_per_suite=2",
+             "train.checkpoint_every=1"]
+
+
+def train_args(run_dir: Path, *extra: str) -> list[str]:
+    """`codea1 train` arguments: options first, then the key=value overrides (argparse wants them last)."""
+    options = [e for e in extra if e.startswith("--") or not ("=" in e)]
+    overrides = [e for e in extra if e not in options]
+    return ["train", "--config", CONFIG, "--no-progress", "--run-dir", str(run_dir), *options, *OVERRIDES,
+            *overrides]
+
+
+def _error(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err, "no error message"
+    return err[-1]
+
+
+@pytest.mark.parametrize(
+    ("override", "fragment"),
+    [("game.M=0", "'game.M' must be >= 1"), ("game.alpha=2", "'game.alpha' must be <= 1"),
+     ("game.colour=red", "unknown config key 'game.colour'")],
+)
+def test_bad_config_values_exit_2_naming_the_key(override: str, fragment: str, tmp_path: Path, capsys) -> None:
+    assert main(train_args(tmp_path / "r", override)) == 2
+    message = _error(capsys)
+    assert message.startswith("codea1: error:") and fragment in message
+    assert not (tmp_path / "r").exists()
+
+
+def test_missing_model_is_one_sentence(tmp_path: Path, capsys) -> None:
+    rc = main(train_args(tmp_path / "r", f"model.code_policy={tmp_path / 'nope'}"))
+    assert rc == 2
+    assert "nope" in _error(capsys)
+    assert not (tmp_path / "r").exists()  # a run that could not start leaves nothing behind
+
+
+def test_unreadable_dataset_is_one_sentence(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "problems.jsonl"
+    bad.write_text("{not json\n")
+    assert main(train_args(tmp_path / "r", f"data.train={bad}")) == 2
+    assert "problems.jsonl" in _error(capsys)
+    assert main(train_args(tmp_path / "r2", f"data.train={tmp_path / 'gone.jsonl'}")) == 2
+    assert "gone.jsonl" in _error(capsys)
+
+
+def test_dataset_whose_gts_all_fail_is_refused(tmp_path: Path, capsys) -> None:
+    from codea1.data import load_problems
+
+    problems = load_problems("bundled:train")[:2]
+    path = tmp_path / "broken.jsonl"
+    with path.open("w") as handle:
+        for p in problems:
+            row = p.to_dict()
+            row["gt_solution"] = f"def {p.entry_point}(*args, **kwargs):\n    raise ValueError('broken')\n"
+            handle.write(json.dumps(row) + "\n")
+    rc = main(train_args(tmp_path / "r", f"data.train={path}", "data.check_gt=true"))
+    assert rc == 2
+    assert "no usable problems" in _error(capsys)
+
+
+def test_resume_needs_a_run_directory_and_a_new_run_needs_a_fresh_one(tmp_path: Path, capsys) -> None:
+    assert main(["train", "--resume", str(tmp_path)]) == 2
+    assert "not a codea1 run directory" in _error(capsys)
+    (tmp_path / "config.yaml").write_text("method: a1\n")
+    assert main(train_args(tmp_path)) == 2
+    assert "already holds a run" in _error(capsys)
+
+
+def test_full_disk_on_checkpoint_is_one_sentence_and_nothing_partial(tmp_path: Path, capsys, monkeypatch) -> None:
+    from codea1.train import checkpoint
+
+    def full(_root: Path) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(checkpoint, "_fsync_tree", full)
+    run_dir = tmp_path / "r"
+    assert main(train_args(run_dir, "--max-steps=1")) == 2
+    message = _error(capsys)
+    assert "disk is full" in message and "no complete checkpoint" in message
+    assert list((run_dir / "checkpoints").iterdir()) == []
+
+
+def test_train_resume_and_report_through_the_cli(tmp_path: Path, capsys) -> None:
+    run_dir = tmp_path / "r"
+    assert main(train_args(run_dir, "--max-steps=1")) == 0
+    assert main(["train", "--resume", str(run_dir), "--max-steps", "2", "--no-progress"]) == 0
+    rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2]
+    assert main(["report", str(run_dir)]) == 0
+    assert "report.html" in capsys.readouterr().out
+    assert main(["train", "--list-keys"]) == 0
+    assert "game.alpha" in capsys.readouterr().out

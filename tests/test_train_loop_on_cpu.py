@@ -1,0 +1,116 @@
+"""The training loop on tiny-random models: a1, golden and selfplay runs, their files, and the report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from train_scripted import scripted_factory
+
+from codea1.config import load_config
+from codea1.train.loop import batch_indices, derive_seed, epoch_permutation, planned_steps, train
+from codea1.train.metrics import read_metrics
+
+CONFIGS = Path(__file__).resolve().parents[1] / "codea1" / "configs"
+SMALL = ["game.M=2", "game.N=2", "train.batch_size=2", "data.limit=6", "train.checkpoint_every=2",
+         "train.progress=false"]
+
+
+def _problems(cfg):
+    from codea1.data import load_problems
+
+    return load_problems(cfg.data.train)
+
+
+def test_data_order_is_a_fresh_permutation_per_epoch() -> None:
+    n, size = 7, 3
+    seen = batch_indices(0, n, 0, 4 * n)
+    for epoch in range(4):
+        assert sorted(seen[epoch * n:(epoch + 1) * n]) == list(range(n))
+    assert seen[:n] != seen[n:2 * n]
+    assert batch_indices(0, n, 5, size) == seen[5:8]  # a cursor reads the same order
+    assert epoch_permutation(1, 0, n) != epoch_permutation(0, 0, n)
+    assert derive_seed(0, 3, "gen_code") == derive_seed(0, 3, "gen_code") != derive_seed(0, 4, "gen_code")
+
+
+def test_planned_steps_is_capped_by_the_data() -> None:
+    cfg = load_config(CONFIGS / "tiny-cpu.yaml", ["train.batch_size=4", "train.data_epochs=2"])
+    assert planned_steps(cfg, 10, None) == 5
+    assert planned_steps(cfg, 100, 7) == 7
+
+
+@pytest.fixture(scope="module")
+def a1_run(tmp_path_factory) -> Path:
+    cfg = load_config(CONFIGS / "tiny-cpu.yaml", SMALL)
+    run_dir = tmp_path_factory.mktemp("a1") / "run"
+    result = train(cfg, run_dir, max_steps=3, policy_factory=scripted_factory(_problems(cfg)))
+    assert result["steps"] == 3
+    return run_dir
+
+
+def test_a1_run_writes_metrics_rollouts_checkpoints_and_book(a1_run: Path) -> None:
+    from codea1.game.mistake_book import MistakeBook
+
+    rows = read_metrics(a1_run / "metrics.jsonl")
+    assert [r["step"] for r in rows] == [1, 2, 3]
+    for key in ("code_reward", "test_reward", "valid_ratio", "adv", "hist_pass", "gen_pass", "golden_pass_rate",
+                "mistake_book_size", "mistake_book_added", "mistake_book_removed", "code_kl", "test_kl",
+                "code_response_len", "code_tokens_per_s", "time_gen_code", "time_gen_tests", "time_execute",
+                "time_learn", "outside_model_frac"):
+        assert key in rows[-1], key
+    assert 0.0 < sum(r["code_reward"] for r in rows)  # scripted GT codes pass their tests
+    with MistakeBook(a1_run / "mistake_book.sqlite") as book:
+        assert book.last_step == 3
+        assert book.size() == rows[-1]["mistake_book_size"] > 0  # wrong variants failed some tests
+    assert sorted(p.name for p in (a1_run / "checkpoints").iterdir()) == ["step_000002", "step_000003"]
+    assert (a1_run / "config.yaml").is_file()
+    lines = [json.loads(x) for x in (a1_run / "rollouts" / "step_1.jsonl").read_text().splitlines()]
+    assert len(lines) == 2
+    for line in lines:
+        assert len(line["codes"]) == 2 and all(len(c["tests"]) == 2 for c in line["codes"])
+        assert isinstance(line["codes"][0]["response"], str)
+        assert len(line["scores"]["codes"]) == 2
+
+
+def test_rollouts_rescore_with_codea1_score(a1_run: Path, tmp_path: Path) -> None:
+    """Rollout files are `codea1 score` input; step 1 starts from an empty Mistake Book, so re-scoring
+    it must reproduce the logged scores exactly."""
+    from codea1.cli import main
+
+    out = tmp_path / "scores.jsonl"
+    rollouts = a1_run / "rollouts" / "step_1.jsonl"
+    assert main(["score", "--problems", "bundled", "--rollouts", str(rollouts), "--output", str(out),
+                 "--history-size", "8", "--timeout", "1.0"]) == 0
+    logged = [json.loads(x) for x in rollouts.read_text().splitlines()]
+    rescored = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [r["question_id"] for r in rescored] == [r["question_id"] for r in logged]
+    for line, again in zip(logged, rescored):
+        assert again["codes"] == line["scores"]["codes"]
+        assert again["mistake_book"] == line["scores"]["mistake_book"]
+
+
+def test_report_has_plots_and_examples(a1_run: Path) -> None:
+    from codea1.train.report import write_report
+
+    path = write_report(a1_run, examples=2)
+    page = path.read_text()
+    for name in ("rewards.png", "pass_rates.png", "mistake_book.png", "valid_vs_adv.png", "phase_times.png"):
+        assert (a1_run / "plots" / name).stat().st_size > 1000
+        assert f"plots/{name}" in page
+    assert "attacking suite" in page and "Example rollouts (step 3)" in page
+
+
+@pytest.mark.parametrize("method", ["golden", "selfplay"])
+def test_baselines_run_two_steps(method: str, tmp_path: Path) -> None:
+    cfg = load_config(CONFIGS / "tiny-cpu.yaml", [*SMALL, f"method={method}"])
+    train(cfg, tmp_path / "run", max_steps=2, policy_factory=scripted_factory(_problems(cfg)))
+    rows = read_metrics(tmp_path / "run" / "metrics.jsonl")
+    assert [r["step"] for r in rows] == [1, 2]
+    assert all("mistake_book_size" in r and "code_reward" in r for r in rows)
+    ckpt = tmp_path / "run" / "checkpoints" / "step_000002"
+    assert (ckpt / "code_policy").is_dir() and not (ckpt / "test_policy").exists()
+    if method == "golden":
+        assert rows[-1]["golden_pass_rate"] == rows[-1]["code_reward"]
+    else:
+        assert "test_reward" in rows[-1]
