@@ -87,9 +87,12 @@ def load_model_and_tokenizer(name_or_path: str, dtype: str = "float32", device: 
     else:
         path = Path(name_or_path).expanduser()
         if path.exists():
-            if not (path / "config.json").is_file():
+            if (path / "adapter_config.json").is_file() and not (path / "config.json").is_file():
+                model, tok = _load_adapter_dir(path, dtype, device)
+            elif not (path / "config.json").is_file():
                 raise UserError(f"Model directory {path} has no config.json; point to a saved HF model dir.")
-            model, tok = _load_hf_dir(path, dt)
+            else:
+                model, tok = _load_hf_dir(path, dt)
         elif _looks_like_hub_id(name_or_path):
             model, tok = _load_hub(name_or_path, dt)
         else:
@@ -99,6 +102,8 @@ def load_model_and_tokenizer(name_or_path: str, dtype: str = "float32", device: 
             )
     model = model.to(device=device, dtype=dt)
     model.eval()
+    if name_or_path in BUILTIN_MODELS:  # recorded by peft in adapter configs as the base model
+        model.name_or_path = model.config._name_or_path = name_or_path
     _finish_tokenizer(tok, model)
     return model, tok
 
@@ -261,6 +266,21 @@ def _load_hf_dir(path: Path, dt: Any) -> tuple[Any, Any]:
 
     tok = AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path, dtype=dt)
+    return model, tok
+
+
+def _load_adapter_dir(path: Path, dtype: str, device: str) -> tuple[Any, Any]:
+    """A LoRA adapter directory (e.g. a LoRA policy checkpoint): load its base, merge the adapter in."""
+    import json
+
+    from peft import PeftModel
+
+    base = json.loads((path / "adapter_config.json").read_text()).get("base_model_name_or_path")
+    if not base:
+        raise UserError(f"Adapter {path}/adapter_config.json names no base_model_name_or_path; set it to the "
+                        "base model's name or directory.")
+    model, tok = load_model_and_tokenizer(base, dtype=dtype, device=device)
+    model = PeftModel.from_pretrained(model, str(path)).merge_and_unload()
     return model, tok
 
 

@@ -233,3 +233,35 @@ def test_build_policies_modes():
     assert code is test
     code, test = build_policies(_run_cfg("full", method="golden"))
     assert test is None
+
+
+def test_rollout_backend_sync_from_another_learner(samples):
+    from codea1.rl.rollout import TransformersRollout
+
+    learner = make_policy()
+    learner.train_step(flat(samples), [1.0, -1.0, 0.5] * 3)
+    engine_policy = make_policy()  # a separate engine copy, still at the initial weights
+    backend = engine_policy.rollout
+    assert isinstance(backend, TransformersRollout)
+    s = flat(samples)[0]
+    assert engine_policy.logprobs([s.prompt_ids], [s.response_ids]) != learner.logprobs([s.prompt_ids],
+                                                                                         [s.response_ids])
+    backend.sync_from(learner)
+    assert engine_policy.logprobs([s.prompt_ids], [s.response_ids]) == learner.logprobs([s.prompt_ids],
+                                                                                         [s.response_ids])
+    backend.sync_from(engine_policy)  # its own model: nothing to copy
+    with pytest.raises(ValueError):
+        backend.load_weights({"no.such.weight": torch.zeros(1)})
+
+
+def test_lora_checkpoint_loads_as_a_merged_model(tmp_path, samples):
+    pol = make_policy(lora=True, lr=1e-2)
+    rows = flat(samples)
+    pol.train_step(rows, [1.0, -1.0, 0.5] * 3)
+    pol.train_step(rows, [1.0, -1.0, 0.5] * 3)
+    pol.save(tmp_path / "code_policy")
+    merged, tok = load_model_and_tokenizer(str(tmp_path / "code_policy"))
+    plain = Policy(merged, tok, PolicyConfig(kl_coef=0.0))
+    s = rows[0]
+    expect = torch.tensor(pol.logprobs([s.prompt_ids], [s.response_ids])[0])
+    assert torch.allclose(torch.tensor(plain.logprobs([s.prompt_ids], [s.response_ids])[0]), expect, atol=1e-5)
