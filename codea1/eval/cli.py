@@ -182,8 +182,9 @@ def _write_outputs(paths: dict[str, Path], summary: dict[str, Any], records: lis
     print(f"summary: {paths['json']}  records: {paths['records']}", file=sys.stderr)
 
 
-def read_samples(path: str) -> list[tuple[str, str]]:
-    """(task_id, solution) pairs of an EvalPlus-style samples file (`completion` accepted too)."""
+def read_samples(path: str, prompts: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    """(task_id, solution) pairs of an EvalPlus-style samples file; a `completion` (no `solution`) is
+    appended to the problem's prompt, as EvalPlus does."""
     p = Path(path)
     if not p.is_file():
         raise UserError(f"{p}: no such samples file")
@@ -203,6 +204,8 @@ def read_samples(path: str) -> list[tuple[str, str]]:
                 or not isinstance(code, str)
             ):
                 raise UserError(f"{p}:{lineno}: a sample needs string fields 'task_id' and 'solution'")
+            if "solution" not in row and prompts and row["task_id"] in prompts:
+                code = prompts[row["task_id"]] + code
             out.append((row["task_id"], code))
     return out
 
@@ -245,7 +248,7 @@ def cmd_code(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     extra: dict[str, Any] = {"benchmark": args.benchmark, "problems": len(problems)}
     if args.samples:
-        samples = read_samples(args.samples)
+        samples = read_samples(args.samples, {p.id: p.prompt for p in problems})
         extra["samples_file"] = args.samples
         wanted = {p.id for p in problems}
         samples = [s for s in samples if s[0] in wanted]
