@@ -333,6 +333,7 @@ def cmd_tests(args: argparse.Namespace) -> int:
             buggy = pick_buggy_candidates(functions, ex, seed=args.seed)
             extra["buggy_candidates"] = {tid: m.id for tid, m in buggy.items()}
         t_pick = time.monotonic() - t0
+        responses: dict[str, str] = {}
         if args.tests:
             tests = read_tests(args.tests, args.k, {f.task_id: f.func_name for f in functions})
             extra["tests_file"] = args.tests
@@ -354,6 +355,7 @@ def cmd_tests(args: argparse.Namespace) -> int:
             with progress_bar(f"sampling tests for {len(functions)} functions") as cb:
                 texts = gen.sample(prompts, 1, progress=cb)
             t_gen = time.monotonic() - t1
+            responses = {f.task_id: g[0] for f, g in zip(functions, texts)}
             tests = {
                 f.task_id: [t.statement for t in parse_test_suite(g[0], f.func_name).tests]
                 for f, g in zip(functions, texts)
@@ -377,7 +379,10 @@ def cmd_tests(args: argparse.Namespace) -> int:
     }
     summary["config"] = _environment(args, extra)
     paths = _paths(args.output, "eval-tests.json")
-    _write_outputs(paths, summary, [r.to_dict() for r in records], f"eval tests: {args.benchmark}")
+    rows = [
+        r.to_dict() | ({"response": responses[r.task_id]} if r.task_id in responses else {}) for r in records
+    ]
+    _write_outputs(paths, summary, rows, f"eval tests: {args.benchmark}")
     return 0
 
 
