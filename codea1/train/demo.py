@@ -55,8 +55,8 @@ def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path
     duration = (f"This takes about {EXPECTED_MINUTES} minutes on 2 CPU cores (the first run also converts "
                 f"the bundled model once)." if config is None and not overrides and steps is None
                 else "The duration depends on the preset and overrides given.")
-    console.print(f"[bold]codea1 demo[/bold]: {cfg.model.code_policy} plays Code-A1 against itself for "
-                  f"{total_steps} steps (B={cfg.train.batch_size}, M={cfg.game.M}, N={cfg.game.N}) on the "
+    console.print(f"[bold]codea1 demo[/bold]: a Code LLM and a Test LLM, both {cfg.model.code_policy}, play "
+                  f"Code-A1 for {total_steps} steps (B={cfg.train.batch_size}, M={cfg.game.M}, N={cfg.game.N}) on the "
                   f"bundled train split, with a before/after evaluation on {cfg.eval.limit} held-out "
                   f"problems. {duration}")
     console.print(f"run directory: {run_dir}")
