@@ -114,3 +114,5 @@ def test_baselines_run_two_steps(method: str, tmp_path: Path) -> None:
         assert rows[-1]["golden_pass_rate"] == rows[-1]["code_reward"]
     else:
         assert "test_reward" in rows[-1]
+    train(cfg, tmp_path / "run", resume=True, max_steps=3, policy_factory=scripted_factory(_problems(cfg)))
+    assert [r["step"] for r in read_metrics(tmp_path / "run" / "metrics.jsonl")] == [1, 2, 3]

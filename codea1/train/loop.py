@@ -263,7 +263,7 @@ class Trainer:
             load_rng(ckpt)
             console.print(f"resuming from {ckpt.name} (step {state.step})")
         book.rollback_to(state.step)
-        if state.step > 0 and book.last_step != state.step:
+        if self.cfg.method != "golden" and state.step > 0 and book.last_step != state.step:
             raise UserError(f"{book.path} holds the Mistake Book up to step {book.last_step}, but the checkpoint "
                             f"is at step {state.step}; restore the run's own mistake_book.sqlite to resume")
         truncate_metrics(self.run.metrics_path, state.step)
