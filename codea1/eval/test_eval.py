@@ -192,7 +192,7 @@ def score_tests(
         for rec, cov in zip(records, measure_coverage(functions, valid_calls, executor)):
             rec.line_coverage, rec.branch_coverage = cov.line, cov.branch
     if buggy:
-        programs, index = [], []
+        programs = []
         for i, (fn, calls) in enumerate(zip(functions, valid_calls)):
             m = buggy.get(fn.task_id)
             if m is None:
@@ -205,7 +205,6 @@ def score_tests(
                 [f"{ULT_PRELUDE}\n{fn.code}"], calls, executor, timeout=10.0, stop_on_error=False
             )[0]
             programs.append((i, f"{ULT_PRELUDE}\n{m.code}", calls, gt))
-            index.append(i)
         for i, program, calls, gt in programs:
             (run,) = run_programs([program], calls, executor, timeout=10.0)
             records[i].exposed = _differs(run, gt)
