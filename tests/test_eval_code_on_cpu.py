@@ -79,13 +79,16 @@ def problem(pid: str, entry: str, gt: str, test_code: str) -> Problem:
     )
 
 
-ORDER_TEST = HELPERS + '''
+ORDER_TEST = (
+    HELPERS
+    + """
 def check(candidate):
     inputs = [["ab"]]
     results = [("a", "b")]
     for i, (inp, exp) in enumerate(zip(inputs, results)):
         assertion(candidate(*inp), exp, 0)
-'''
+"""
+)
 
 PROBLEMS = [
     problem("T/half", "half", "def half(x):\n    return x / 2\n", HALF_TEST),
