@@ -92,3 +92,20 @@ def test_metrics_log_read_and_truncate(tmp_path: Path) -> None:
     assert [r["step"] for r in rows] == [1, 2, 3, 4, 5] and rows[0]["kl"] is None
     truncate_metrics(path, 3)
     assert [r["step"] for r in read_metrics(path)] == [1, 2, 3]
+
+
+def test_optional_sinks(tmp_path: Path) -> None:
+    import importlib.util
+
+    path = tmp_path / "metrics.jsonl"
+    if importlib.util.find_spec("tensorboard") is None:
+        with pytest.raises(UserError, match="train.tensorboard"):
+            MetricsLogger(path, tensorboard_dir=tmp_path / "tb")
+    else:
+        logger = MetricsLogger(path, tensorboard_dir=tmp_path / "tb")
+        logger.log({"step": 1, "code_reward": 0.5})
+        logger.close()
+        assert any((tmp_path / "tb").iterdir())
+    if importlib.util.find_spec("wandb") is None:
+        with pytest.raises(UserError, match="train.wandb"):
+            MetricsLogger(path, wandb_project="codea1")
