@@ -104,3 +104,15 @@ def test_train_resume_and_report_through_the_cli(tmp_path: Path, capsys) -> None
     assert "report.html" in capsys.readouterr().out
     assert main(["train", "--list-keys"]) == 0
     assert "game.alpha" in capsys.readouterr().out
+
+
+def test_demo_runs_end_to_end_on_a_tiny_preset(tmp_path: Path, capsys) -> None:
+    run_dir = tmp_path / "demo"
+    assert main(["demo", "--config", CONFIG, "--steps", "1", "--run-dir", str(run_dir), *OVERRIDES,
+                 "eval.limit=2"]) == 0
+    out = capsys.readouterr().out
+    assert f"run directory: {run_dir}" in out and "report.html" in out
+    summary = json.loads((run_dir / "eval.json").read_text())
+    assert summary["before"]["problems"] == summary["after"]["problems"] == 2
+    assert 0.0 <= summary["after"]["pass_rate"] <= 1.0
+    assert "Evaluation of the code policy" in (run_dir / "report.html").read_text()

@@ -46,6 +46,7 @@ def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path
     from codea1.data import load_problems
     from codea1.train.loop import build_policies, make_executor, train
     from codea1.train.report import write_report
+    from codea1.train.run_dir import RunDir
 
     console = Console(stderr=True)
     start = time.perf_counter()
@@ -69,6 +70,8 @@ def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path
             policies["pair"] = build_policies(c)
         return policies["pair"]
 
+    RunDir.check_new(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)  # must exist for the sandbox to hide it
     with make_executor(cfg, hide_paths=[str(run_dir.resolve())]) as executor:
         console.print("loading models ...")
         code_policy, _ = factory(cfg)
