@@ -1,1 +1,9 @@
-"""codea1.rl"""
+"""codea1.rl: GRPO for the two policies of Code-A1.
+
+- ``grpo``: the maths as pure tensor functions (advantages, clipped loss, aggregation, KL, entropy);
+- ``logprobs``: packing (prompt, response) batches and per-token log-probs of a model;
+- ``rollout``: the sampling interface (``Sample``, ``GenerationConfig``, ``TransformersRollout``);
+- ``policy``: ``Policy`` (generate / train_step / save / load), ``PolicyConfig``, ``build_policies``;
+- ``dual``: ``DualPolicy``, two LoRA adapters (code, test) on one frozen base.
+Submodules import torch; this package itself stays light.
+"""
