@@ -4,7 +4,9 @@ Accepts the Lite split (a JSON array of {"task_id", "func_name", "code", "prompt
 full benchmark's file, a JSON array (or JSON lines) of {"task_id", "code", "prompt"} rows where
 `func_name` and `test_list` may be absent (the function name is then the first top-level `def`).
 ULT functions are real-world code that often uses modules without importing them; like ULT's own
-harness, every program runs after a fixed import prelude (imports that are unavailable are skipped).
+harness, every program runs after a fixed import prelude (imports that are unavailable are skipped);
+the prelude also seeds `random` and numpy's global RNG, so that GT, mutants and test validity are the
+same from run to run (ULT's own harness leaves them unseeded).
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ try:
     import pandas as pd
 except ImportError:
     pass
+random.seed(0)  # reproducible runs of functions that draw random numbers (GT and mutants alike)
+if "np" in globals():
+    np.random.seed(0)
 """
 
 _DEF = re.compile(r"^def\s+([A-Za-z_]\w*)\s*\(", re.MULTILINE)
