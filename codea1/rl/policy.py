@@ -348,7 +348,9 @@ class Policy:
             from peft import get_peft_model_state_dict
             from safetensors.torch import save_file
 
-            state = get_peft_model_state_dict(self.model, adapter_name=self.adapter)
+            # save_embedding_layers=False: LoRA here never touches embeddings, and the "auto" check
+            # would try to fetch the base config from the hub
+            state = get_peft_model_state_dict(self.model, adapter_name=self.adapter, save_embedding_layers=False)
             save_file({k: v.detach().contiguous().cpu() for k, v in state.items()},
                       str(d / "adapter_model.safetensors"))
             self.model.peft_config[self.adapter].save_pretrained(str(d))
