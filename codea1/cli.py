@@ -47,7 +47,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # argparse binds only the first run of key=value overrides (`train`, `demo`); later runs, between
+        # or after options, come back unknown and join them, in order. Anything else is still refused.
+        if isinstance(getattr(args, "overrides", None), list) and not any(u.startswith("-") for u in unknown):
+            args.overrides += unknown
+        else:
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -16,7 +16,7 @@ OVERRIDES = ["game.M=2", "game.N=2", "train.batch_size=2", "data.limit=4", "game
 
 
 def train_args(run_dir: Path, *extra: str) -> list[str]:
-    """`codea1 train` arguments: options first, then the key=value overrides (argparse wants them last)."""
+    """`codea1 train` arguments: options first, then the key=value overrides."""
     options = [e for e in extra if e.startswith("--") or not ("=" in e)]
     overrides = [e for e in extra if e not in options]
     return ["train", "--config", CONFIG, "--no-progress", "--run-dir", str(run_dir), *options, *OVERRIDES,
@@ -39,6 +39,21 @@ def test_bad_config_values_exit_2_naming_the_key(override: str, fragment: str, t
     message = _error(capsys)
     assert message.startswith("codea1: error:") and fragment in message
     assert not (tmp_path / "r").exists()
+
+
+def test_overrides_may_stand_between_options(tmp_path: Path, monkeypatch) -> None:
+    from codea1.train import loop
+
+    seen = {}
+    monkeypatch.setattr(loop, "train", lambda cfg, run_dir, **kwargs: seen.update(cfg=cfg, run_dir=run_dir))
+    argv = ["train", "game.M=3", "--config", CONFIG, "game.N=2", "--run-dir", str(tmp_path / "r"),
+            "--no-progress", "game.M=4"]
+    assert main(argv) == 0
+    assert seen["run_dir"] == tmp_path / "r"
+    assert (seen["cfg"].game.M, seen["cfg"].game.N) == (4, 2)  # all three applied, in order: the last M wins
+    with pytest.raises(SystemExit) as exc:  # an unknown option is still refused
+        main(["train", "--config", CONFIG, "game.M=2", "--bogus", "game.N=2"])
+    assert exc.value.code == 2
 
 
 def test_missing_model_is_one_sentence(tmp_path: Path, capsys) -> None:
