@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import ast
 import gzip
-import json
 from importlib import resources
 from pathlib import Path
 
 from codea1.data.kodcode import SAFE_BUILTINS
-from codea1.data.problem import Problem
+from codea1.data.problem import Problem, jsonl_rows
 from codea1.data.static import gt_problem
 from codea1.errors import UserError
 from codea1.sandbox.asserts import split_assert
@@ -71,14 +70,8 @@ def load_humaneval(path: str | Path | None = None) -> list[Problem]:
     opener = gzip.open if path.suffix == ".gz" else open
     problems = []
     with opener(path, "rt", encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
+        for lineno, row in jsonl_rows(handle, path):
             where = f"{path}:{lineno}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{where}: not valid JSON ({exc.msg})") from None
             for name in ("task_id", "prompt", "entry_point", "canonical_solution", "test"):
                 if not isinstance(row.get(name), str) or not row[name].strip():
                     raise UserError(f"{where}: field '{name}' is missing or not a non-empty string")

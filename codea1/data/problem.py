@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -66,23 +66,26 @@ class Problem:
         return cls(**{k: v for k, v in row.items() if k in known})
 
 
+def jsonl_rows(lines: Iterable[str], path: str | Path) -> Iterator[tuple[int, Any]]:
+    """(line number, decoded value) of each non-blank line of a JSONL file read from `path`; a line that is
+    not JSON is a UserError naming file and line."""
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+        yield lineno, row
+
+
 def read_problems_jsonl(path: str | Path) -> list[Problem]:
     """Reads a JSONL file of Problem records; a malformed line is a UserError naming file and line."""
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path}: no such problem file")
-    problems = []
     with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{where}: not valid JSON ({exc.msg})") from None
-            problems.append(Problem.from_dict(row, where))
-    return problems
+        return [Problem.from_dict(row, f"{path}:{lineno}") for lineno, row in jsonl_rows(handle, path)]
 
 
 def write_problems_jsonl(problems: Iterable[Problem], path: str | Path) -> None:

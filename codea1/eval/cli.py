@@ -185,18 +185,14 @@ def _write_outputs(paths: dict[str, Path], summary: dict[str, Any], records: lis
 def read_samples(path: str, prompts: dict[str, str] | None = None) -> list[tuple[str, str]]:
     """(task_id, solution) pairs of an EvalPlus-style samples file; a `completion` (no `solution`) is
     appended to the problem's prompt, as EvalPlus does."""
+    from codea1.data.problem import jsonl_rows
+
     p = Path(path)
     if not p.is_file():
         raise UserError(f"{p}: no such samples file")
     out = []
     with p.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{p}:{lineno}: not valid JSON ({exc.msg})") from None
+        for lineno, row in jsonl_rows(fh, p):
             code = row.get("solution", row.get("completion")) if isinstance(row, dict) else None
             if (
                 not isinstance(row, dict)
@@ -285,19 +281,14 @@ def _ult_functions(args: argparse.Namespace) -> list:
 
 def read_tests(path: str, k: int, names: dict[str, str]) -> dict[str, list[str]]:
     """task_id -> assert statements from {task_id, tests} or {task_id, response} lines."""
+    from codea1.data.problem import jsonl_rows
     from codea1.game import parse_test_suite
 
     p = Path(path)
     if not p.is_file():
         raise UserError(f"{p}: no such tests file")
     out: dict[str, list[str]] = {}
-    for lineno, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{p}:{lineno}: not valid JSON ({exc.msg})") from None
+    for lineno, row in jsonl_rows(p.read_text(encoding="utf-8").splitlines(), p):
         tid = str(row.get("task_id")) if isinstance(row, dict) else None
         if isinstance(row, dict) and isinstance(row.get("tests"), list):
             out.setdefault(tid, []).extend(str(t) for t in row["tests"])

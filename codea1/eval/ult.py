@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codea1.data.problem import jsonl_rows
 from codea1.errors import UserError
 
 # the modules ULT's harness imports before each function (written as tolerant imports)
@@ -66,13 +67,7 @@ def _read_rows(path: Path) -> list[dict]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
-        data = []
-        for lineno, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    data.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+        data = [row for _, row in jsonl_rows(text.splitlines(), path)]  # JSON Lines
     if isinstance(data, dict):  # {"task_id": row} or {"data": [...]}
         data = data.get("data") if isinstance(data.get("data"), list) else list(data.values())
     if not isinstance(data, list):
