@@ -5,6 +5,7 @@ import json
 import pytest
 
 from codea1.data.problem import Problem, write_problems_jsonl
+from codea1.eval.benchmarks import EVALPLUS_HELPERS
 from codea1.eval.checker import evalplus_assertion, parse_evalplus
 from codea1.eval.code_eval import evaluate_samples
 
@@ -17,28 +18,8 @@ def executor():
         yield ex
 
 
-HELPERS = """
-import numpy as np
-
-def is_floats(x) -> bool:
-    if isinstance(x, float):
-        return True
-    if isinstance(x, (list, tuple)):
-        return all(isinstance(i, float) for i in x)
-    return False
-
-def assertion(out, exp, atol):
-    exact_match = out == exp
-    if atol == 0 and is_floats(exp):
-        atol = 1e-6
-    if not exact_match and atol != 0:
-        assert np.allclose(out, exp, rtol=1e-07, atol=atol)
-    else:
-        assert exact_match
-"""
-
 HALF_TEST = (
-    HELPERS
+    EVALPLUS_HELPERS
     + """
 def check(candidate):
     inputs = [[1], [2], [3], [10]]
@@ -49,7 +30,7 @@ def check(candidate):
 )
 
 REF_TEST = (
-    HELPERS
+    EVALPLUS_HELPERS
     + """
 def ref_func(s):
     return s[::-1]
@@ -62,7 +43,7 @@ def check(candidate):
 )
 
 CUSTOM_TEST = (
-    HELPERS
+    EVALPLUS_HELPERS
     + """
 def check(candidate):
     inputs = [[4], [9]]
@@ -80,7 +61,7 @@ def problem(pid: str, entry: str, gt: str, test_code: str) -> Problem:
 
 
 ORDER_TEST = (
-    HELPERS
+    EVALPLUS_HELPERS
     + """
 def check(candidate):
     inputs = [["ab"]]

@@ -11,18 +11,18 @@ HumanEval+ and MBPP+ come from either
 from __future__ import annotations
 
 import gzip
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-from codea1.data.problem import Problem, read_problems_jsonl
+from codea1.data.problem import Problem, jsonl_rows, read_problems_jsonl
 from codea1.errors import UserError
 
 SOURCES = {"humaneval+": "humanevalplus", "mbpp+": "mbppplus"}
 DATA_ENV = "CODEA1_EVAL_DATA"
 
-_EVALPLUS_HELPERS = """import numpy as np
+# EvalPlus's check() helpers is_floats and assertion, plus the names inf and nan that input reprs may use
+EVALPLUS_HELPERS = """import numpy as np
 from math import inf, nan
 
 
@@ -49,15 +49,8 @@ def assertion(out, exp, atol):
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     opener = gzip.open if path.suffix == ".gz" else open
-    rows = []
     with opener(path, "rt", encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
-    return rows
+        return [row for _, row in jsonl_rows(handle, path)]
 
 
 def evalplus_release_problem(row: dict[str, Any], where: str) -> Problem:
@@ -68,7 +61,7 @@ def evalplus_release_problem(row: dict[str, Any], where: str) -> Problem:
     inputs = list(row["base_input"]) + list(row.get("plus_input") or [])
     atol = float(row.get("atol") or 0)
     test_code = (
-        f"{_EVALPLUS_HELPERS}\n\ndef check(candidate):\n    inputs = {inputs!r}\n"
+        f"{EVALPLUS_HELPERS}\n\ndef check(candidate):\n    inputs = {inputs!r}\n"
         f"    for i, inp in enumerate(inputs):\n        assertion(candidate(*inp), exp, {atol!r})\n"
     )
     prompt = row["prompt"]
