@@ -429,18 +429,15 @@ class _GoldenTest:
 
 
 def _golden_form(statement: str) -> _GoldenTest | None:
-    from codea1.sandbox.asserts import split_assert
+    from codea1.sandbox.asserts import parse_assert, split_assert
 
     parts = split_assert(statement)
     if parts is not None and parts[1] == "==":
         return _GoldenTest(parts[0], parts[2])
-    try:
-        tree = ast.parse(statement.strip())
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    node = parse_assert(statement)
+    if node is None:
         return None
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
-        return None
-    return _GoldenTest(f"bool({ast.unparse(tree.body[0].test)})", None)
+    return _GoldenTest(f"bool({ast.unparse(node.test)})", None)
 
 
 def golden_step(

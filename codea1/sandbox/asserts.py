@@ -11,6 +11,18 @@ import ast
 COMPARATORS = {ast.Eq: "==", ast.NotEq: "!=", ast.Is: "is", ast.IsNot: "is not"}
 
 
+def parse_assert(statement: str) -> ast.Assert | None:
+    """The `ast.Assert` of a text that is exactly one assert statement, else None (several statements, another
+    statement, or text that does not parse)."""
+    try:
+        tree = ast.parse(statement.strip())
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
+        return None
+    return tree.body[0]
+
+
 def split_assert(statement: str) -> tuple[str, str, str] | None:
     """Returns (call, op, expected) for a single `assert CALL <op> EXPECTED` statement, else None.
 
@@ -18,13 +30,10 @@ def split_assert(statement: str) -> tuple[str, str, str] | None:
     as normalised source (ast.unparse). A message after the comma is dropped. Chained comparisons,
     other operators, several statements, or text that does not parse give None.
     """
-    try:
-        tree = ast.parse(statement.strip())
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+    node = parse_assert(statement)
+    if node is None:
         return None
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
-        return None
-    test = tree.body[0].test
+    test = node.test
     if not isinstance(test, ast.Compare) or len(test.ops) != 1 or len(test.comparators) != 1:
         return None
     op = COMPARATORS.get(type(test.ops[0]))
