@@ -35,6 +35,15 @@ def _integer_steps(ax: object) -> None:
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
+def _save(fig: object, path: Path) -> None:
+    """Writes a finished figure as a PNG and frees it."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def _line_plot(path: Path, rows: list[dict], keys: list[tuple[str, str]], title: str, ylabel: str) -> bool:
     import matplotlib.pyplot as plt
 
@@ -45,17 +54,17 @@ def _line_plot(path: Path, rows: list[dict], keys: list[tuple[str, str]], title:
         if xs:
             ax.plot(xs, ys, marker="o", markersize=3, label=label)
             drawn = True
-    if drawn:
-        _integer_steps(ax)
-        ax.set_title(title)
-        ax.set_xlabel("step")
-        ax.set_ylabel(ylabel)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return drawn
+    if not drawn:
+        plt.close(fig)
+        return False
+    _integer_steps(ax)
+    ax.set_title(title)
+    ax.set_xlabel("step")
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    _save(fig, path)
+    return True
 
 
 def _valid_adv_plot(path: Path, rows: list[dict]) -> bool:
@@ -72,9 +81,7 @@ def _valid_adv_plot(path: Path, rows: list[dict]) -> bool:
     ax.set_ylabel("adv (mean per step)")
     ax.set_title("Test LLM: validity vs attack")
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(fig, path)
     return True
 
 
@@ -97,9 +104,7 @@ def _phase_plot(path: Path, rows: list[dict]) -> bool:
     ax.set_ylabel("seconds")
     ax.set_title("Time per phase")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(fig, path)
     return True
 
 
