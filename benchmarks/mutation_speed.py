@@ -66,20 +66,14 @@ def run_cosmic_ray(prelude: str, code: str, tests: list[str], timeout: float) ->
         )
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
         t0 = time.monotonic()
-        subprocess.run(
-            [_cosmic_ray_bin(), "init", "cr.toml", "cr.sqlite"],
-            cwd=work,
-            check=True,
-            env=env,
-            capture_output=True,
-        )
-        subprocess.run(
-            [_cosmic_ray_bin(), "exec", "cr.toml", "cr.sqlite"],
-            cwd=work,
-            check=True,
-            env=env,
-            capture_output=True,
-        )
+        for verb in ("init", "exec"):
+            subprocess.run(
+                [_cosmic_ray_bin(), verb, "cr.toml", "cr.sqlite"],
+                cwd=work,
+                check=True,
+                env=env,
+                capture_output=True,
+            )
         seconds = time.monotonic() - t0
         with use_db(str(work / "cr.sqlite"), WorkDB.Mode.open) as db:
             results = [r for _, r in db.completed_work_items]
