@@ -589,10 +589,12 @@ class Executor:
         payload = json.dumps({"code": code, "calls": [c if i >= start else None for i, c in enumerate(calls)],
                               "start": start}).encode()
         # the job goes into its pipe before the fork when it fits, so the child never waits for it
-        try:
-            capacity = fcntl.fcntl(job_w, F_SETPIPE_SZ, min(max(len(payload), 1 << 16), 1 << 20))
-        except OSError:
-            capacity = 1 << 16
+        capacity = 4096  # a pipe holds at least one page: small jobs (most) need no resize
+        if len(payload) > capacity:
+            try:
+                capacity = fcntl.fcntl(job_w, F_SETPIPE_SZ, min(max(len(payload), 1 << 16), 1 << 20))
+            except OSError:
+                capacity = 1 << 16
         view = memoryview(payload)
         if len(payload) <= capacity:
             view = view[os.write(job_w, view):]

@@ -67,8 +67,10 @@ CLONE_NEWUSER = 0x10000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 36, 38
 
+CHILD_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # plus HOME and TMPDIR: the child's temp dir
 MAX_OUTPUT = 4096  # characters of captured stdout/stderr sent back
 _libc = ctypes.CDLL(None, use_errno=True)
+_PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _preload(numpy: bool) -> list[str]:
@@ -148,10 +150,13 @@ def enter_layers(cfg: dict) -> tuple[list[str], str]:
 
 
 def _vm_bytes() -> int:
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except OSError:
+    try:  # os-level calls, no io stack: every object a child touches costs it a copied page
+        fd = os.open("/proc/self/statm", os.O_RDONLY)
+        try:
+            return int(os.read(fd, 256).split()[0]) * _PAGE
+        finally:
+            os.close(fd)
+    except (OSError, ValueError, IndexError):
         return 0
 
 
@@ -268,8 +273,8 @@ def _child(job_r: int, res_w: int, req: dict, cfg: dict, layers: list[str], base
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         if "uid" in layers:
             resource.setrlimit(resource.RLIMIT_NPROC, (req["nproc"], req["nproc"]))
-        os.environ.clear()
-        os.environ.update({"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8"})
+        # the zygote's environment is already the children's fixed one (see serve): only the dir to add
+        os.environ["HOME"] = os.environ["TMPDIR"] = workdir
         payload = json.loads(_read_all(job_r))
         os.close(job_r)
         _run(payload, res_w)
@@ -365,7 +370,13 @@ def _finish(pid: int, cfg: dict, layers: list[str], base: str) -> dict:
         pass
     if survivors:
         _kill_survivors(cfg, layers)
-    shutil.rmtree(os.path.join(base, f"job-{pid}"), ignore_errors=True)
+    workdir = os.path.join(base, f"job-{pid}")
+    try:
+        os.rmdir(workdir)  # the common case: the child left its dir empty (or never made it)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        shutil.rmtree(workdir, ignore_errors=True)
     info = {"status": status}
     if status is not None:
         if os.WIFSIGNALED(status):
@@ -381,6 +392,10 @@ def serve(sock: socket.socket, cfg: dict) -> None:
     gc.collect()
     gc.freeze()  # children's garbage collections then leave the zygote's objects (and their pages) alone
     layers, base = enter_layers(cfg)
+    # the children's environment, set once here rather than cleared and rebuilt in every child (each
+    # child adds only HOME and TMPDIR, its own temp dir); the zygote needs nothing else from now on
+    os.environ.clear()
+    os.environ.update(CHILD_ENV)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock.send(json.dumps({"k": "ready", "layers": layers, "preloaded": loaded, "pid": os.getpid(),
                           "vm": _vm_bytes()}).encode())
