@@ -20,7 +20,7 @@ from codea1.sandbox import Executor, Job
 REPO = Path(__file__).resolve().parents[1]
 UID_BASE = 1_700_100_000  # a uid range of its own, so the leftover check sees only this corpus
 WORKERS = 2
-T = 1.0  # per-call timeout for this corpus
+T = 2.0  # per-call timeout for this corpus (generous: honest calls must not time out on a loaded 2-core machine)
 
 
 @dataclass
