@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from codea1.data.check import time_limit
 from codea1.data.problem import Problem
 from codea1.eval.checker import (
     CUSTOM_HELPER,
@@ -180,7 +181,7 @@ def prepare_tasks(
                 t.reason += "; only the order of items differs (a set's iteration order, e.g. string hashing)"
             continue
         t.gt_seconds = max((r.seconds for r in res.results), default=0.0)
-        t.timeout = max(min_time_limit, gt_time_factor * t.gt_seconds)
+        t.timeout = time_limit(t.gt_seconds, gt_time_factor, min_time_limit)
     return tasks
 
 

@@ -29,6 +29,8 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from codea1.data.check import time_limit
+
 BINARY_OPS = {  # ast class name -> (Cosmic-Ray name, source text)
     "Add": ("Add", "+"),
     "Sub": ("Sub", "-"),
@@ -562,11 +564,6 @@ def run_programs(
     return out
 
 
-def call_timeout(gt_seconds: float, factor: float = 4.0, floor: float = 1.0) -> float:
-    """A limit scaled from GT's own runtime (EvalPlus style): max(floor, factor * GT's seconds)."""
-    return max(floor, factor * gt_seconds)
-
-
 @dataclass
 class GroundTruthRun:
     """GT's values on the calls (None where GT itself failed), measured in the same harness as mutants."""
@@ -629,7 +626,7 @@ def score_mutants(
     outcomes = [MutantOutcome(id=m.id, operator=m.operator, family=m.family, killed=False) for m in mutants]
     if calls and mutants:
         programs = [f"{prelude}\n{m.code}" if prelude else m.code for m in mutants]
-        limit = call_timeout(gt.seconds, timeout_factor, min_timeout)
+        limit = time_limit(gt.seconds, timeout_factor, min_timeout)
         runs = run_programs(programs, calls, executor, timeout=limit, progress=progress)
         for outcome, run in zip(outcomes, runs):
             kind, payload = run
@@ -675,7 +672,6 @@ __all__ = [
     "Mutant",
     "MutantOutcome",
     "MutationReport",
-    "call_timeout",
     "family_of",
     "generate_mutants",
     "operator_counts",
