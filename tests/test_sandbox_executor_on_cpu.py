@@ -255,3 +255,57 @@ def test_really_unprivileged_process_falls_back() -> None:
     assert "uid" not in level and level.endswith("rlimits")
     assert warned == "1"
     assert statuses == ["pass", "fail", "timeout", "pass"]
+
+
+# --- zygote flavours: a job forks from the leanest zygote holding what it imports ---------------------------
+
+
+def test_flavour_routing_is_conservative() -> None:
+    from codea1.sandbox.preload import flavour
+
+    assert flavour("import math\nfrom collections import Counter\ndef f(): return 1", ["f()"]) == "lean"
+    assert flavour("def f(): return 1", ["f()"]) == "lean"
+    assert flavour("import re, heapq as h, typing", []) == "lean"
+    assert flavour("import inspect", []) == "full"
+    assert flavour("import math, dataclasses", []) == "full"
+    assert flavour("from sortedcontainers import SortedList", []) == "full"
+    assert flavour("import os.path\nfrom xml.dom import minidom", []) == "full"
+    assert flavour("m = __import__('inspect')", []) == "full"  # dynamic imports: never lean
+    assert flavour("import importlib", []) == "full"
+    assert flavour("def f(): return 1", ["__import__('csv').__name__"]) == "full"  # calls are scanned too
+    assert flavour("import numpy as np", []) == "numpy"
+    assert flavour("x = 1", ["numpy_like()"]) == "numpy"  # any mention of numpy
+
+
+def test_missing_module_in_a_lean_child_reruns_on_the_full_zygote() -> None:
+    from codea1.sandbox.preload import needs_full
+
+    assert needs_full(False, "ModuleNotFoundError: No module named 'inspect'", [])
+    assert needs_full(True, None, ["ImportError: cannot import name 'x'"])
+    assert needs_full(True, None, ["LookupError: unknown encoding: cp1252"])
+    assert not needs_full(True, None, ["ValueError: bad"])
+    assert not needs_full(False, "SyntaxError: invalid syntax", [])
+
+
+def test_lean_children_hold_fewer_modules_and_hidden_imports_still_work(ex: Executor) -> None:
+    probe = "import sys\ndef held(*names): return [n for n in names if n in sys.modules]"
+    call = "held('inspect', 'dataclasses', 'math', 'collections')"
+    lean, full, hidden = ex.run([
+        Job("lean", probe, [call]),
+        Job("full", probe + "\nimport inspect", [call]),
+        # an import no scan can see: run lean first, then (if the module was missing there) on the full zygote
+        Job("hidden", "exec('imp' + 'ort inspect as ins')\ndef f(): return ins.isfunction(f)", ["f()"],
+            expected=[True]),
+    ])
+    assert lean.results[0].value == ["math", "collections"]
+    assert full.results[0].value[0] == "inspect"
+    assert hidden.defined and hidden.results[0].status == "pass"
+
+
+def test_importing_the_values_module_does_not_load_the_executor() -> None:
+    import subprocess
+
+    probe = ("import sys, codea1.sandbox.values; "
+             "print(sorted(m for m in sys.modules if m.startswith('codea1')))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out.replace("'", '"')) == ["codea1", "codea1.sandbox", "codea1.sandbox.values"]

@@ -1,7 +1,7 @@
 """Executor: runs untrusted (code, calls) jobs in isolated children forked from warm zygotes.
 
-Each worker slot has a warm zygote (plus one with numpy, started when a job's code mentions numpy) and
-its own leased uid; one forked child per job runs the code once and then each call in order.
+Each worker slot has warm zygotes (a lean one, and fuller ones started when a job imports more: see
+codea1.sandbox.preload) and its own leased uid; one forked child per job runs the code once and then each call in order.
 The parent thread of the slot writes the job into the child's pipe, reads one frame per event with a
 deadline per call, and decides every verdict itself by comparing decoded plain values with the expected
 values it alone holds. A call that hangs or crashes ends that child: the parent records it ("timeout" /
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import fcntl
+import functools
 import json
 import math
 import os
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codea1.sandbox import values
+from codea1.sandbox import preload, values
 from codea1.sandbox.asserts import split_assert
 
 FULL_LEVEL = "netns+mntns+uid+rlimits"
@@ -156,23 +157,29 @@ class _UidLease:
 
 
 class _Worker:
-    """One parallel slot: its leased uid and its zygotes (a lean one, and one with numpy on demand).
+    """One parallel slot: its leased uid and its zygotes, one per flavour, each started on first use.
 
-    Forking a process costs time in proportion to its mapped memory, and numpy triples the zygote's,
-    so jobs whose code does not mention numpy fork from the lean zygote.
+    Forking a process costs time in proportion to its memory, so a job forks from the leanest zygote
+    that holds the modules it imports (see codea1.sandbox.preload).
     """
 
     def __init__(self, index: int, cfg: dict) -> None:
         self.index, self.cfg = index, cfg
-        self.zygotes: dict[bool, _Slot] = {False: _Slot(index, {**cfg, "numpy": False})}
+        self.zygotes: dict[str, _Slot] = {"lean": _Slot(index, {**cfg, "flavour": "lean"})}
+        self.last: _Slot | None = None  # the zygote of the previous job
 
-    def zygote(self, numpy: bool) -> _Slot:
-        z = self.zygotes.get(numpy)
+    def zygote(self, flavour: str) -> _Slot:
+        z = self.zygotes.get(flavour)
         if z is None:
-            z = self.zygotes[numpy] = _Slot(self.index, {**self.cfg, "numpy": numpy})
+            z = self.zygotes[flavour] = _Slot(self.index, {**self.cfg, "flavour": flavour})
         elif not z.alive():
             z.close()
             z.start()
+        if self.last is not None and self.last is not z:
+            # The zygotes of a slot share its uid, and cleaning up after a child may sweep that uid:
+            # the previous zygote's clean-up must be over before this one forks.
+            self.last.finish()
+        self.last = z
         return z
 
     def close(self) -> None:
@@ -201,15 +208,18 @@ class _Slot:
         extra = os.environ.get("PYTHONPATH")
         env.update(PYTHONPATH=pkg_root + (os.pathsep + extra if extra else ""), PYTHONDONTWRITEBYTECODE="1",
                    PYTHONHASHSEED="0", PYTHONNOUSERSITE="1")
+        # -S: no site initialisation (it imports modules, and a bigger zygote forks slower); the site
+        # directories come in the config instead
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "codea1.sandbox.zygote", str(child.fileno())],
+            [sys.executable, "-S", "-m", "codea1.sandbox.zygote", str(child.fileno())],
             pass_fds=(child.fileno(),), env=env, stdin=subprocess.DEVNULL, start_new_session=True,
         )
         child.close()
         self.sock = parent
         parent.settimeout(120)
+        site_dirs = [p for p in sys.path if p and os.path.basename(p) in ("site-packages", "dist-packages")]
         try:
-            parent.send(json.dumps(self.cfg).encode())
+            parent.send(json.dumps({**self.cfg, "sys_path": site_dirs}).encode())
             hello = json.loads(parent.recv(1 << 16))
         except (OSError, ValueError) as exc:
             self.close()
@@ -217,12 +227,14 @@ class _Slot:
         parent.settimeout(ZYGOTE_REPLY_TIMEOUT)
         self.layers = hello["layers"]
         self.vm = hello["vm"]
+        self.autofinish = bool(hello.get("autofinish"))  # the zygote cleans up after exited children itself
 
     def request(self, msg: dict, fds: list[int] | None = None, *, wait: bool = True) -> dict:
         """Sends one request; returns its reply (earlier unanswered replies are read and dropped first).
 
         wait=False leaves the reply unread, so the caller need not wait for the zygote's clean-up: the
-        zygote handles requests in order, so the next request's reply comes after it.
+        zygote handles requests in order, so the next request's reply comes after it. A request with
+        "reply": False gets no reply at all.
         """
         assert self.sock is not None
         while self.unanswered:  # replies nobody waited for: drop those already there
@@ -237,6 +249,8 @@ class _Slot:
             socket.send_fds(self.sock, [data], fds)
         else:
             self.sock.send(data)
+        if msg.get("reply", True) is False:
+            return {}
         if not wait:
             self.unanswered += 1
             return {}
@@ -254,8 +268,11 @@ class _Slot:
     def finish(self, wait: bool = True) -> dict:
         """Asks the zygote to end its current child (and all it left); restarts a zygote that fails.
 
-        With wait=False the clean-up overlaps the caller's next steps; its reply ({} here) is not needed.
+        With wait=False the clean-up overlaps the caller's next steps; its reply ({} here) is not needed,
+        and a zygote that finishes exited children by itself is not asked at all.
         """
+        if not wait and self.autofinish:
+            return {}
         try:
             return self.request({"op": "finish"}, wait=wait)
         except (OSError, SandboxError, ValueError):
@@ -340,8 +357,11 @@ def _signal_name(info: dict) -> str:
 
 
 def _valid_expression(source: Any) -> bool:
-    if type(source) is not str:
-        return False
+    return type(source) is str and _parses_as_expression(source)
+
+
+@functools.lru_cache(maxsize=1 << 16)  # the same tests run against many codes
+def _parses_as_expression(source: str) -> bool:
     try:
         ast.parse(source, mode="eval")
         return True
@@ -384,14 +404,15 @@ class Executor:
                 if isolate and os.geteuid() == 0:
                     self._leases.append(_UidLease(DEFAULT_UID_BASE if uid_base is None else uid_base))
                     uid = self._leases[-1].uid
-                cfg = {"isolate": isolate, "hide": hide, "uid": uid, "gid": NOBODY_GID, "hide_paths": hidden}
+                cfg = {"isolate": isolate, "hide": hide, "uid": uid, "gid": NOBODY_GID, "hide_paths": hidden,
+                       "memory": memory_mb << 20, **self.limits}
                 slot = _Worker(k, cfg)
                 self._slots.append(slot)
                 self._free.put(slot)
         except BaseException:
             self.close()
             raise
-        self.isolation_level = "+".join(self._slots[0].zygotes[False].layers)
+        self.isolation_level = "+".join(self._slots[0].zygotes["lean"].layers)
         self.uids = [lease.uid for lease in self._leases]  # the sandbox uids this Executor's children use
         if self.isolation_level != FULL_LEVEL:
             _warn_once(f"codea1 sandbox: isolation level is '{self.isolation_level}' (full is '{FULL_LEVEL}'): "
@@ -499,7 +520,12 @@ class Executor:
     def _run_one(self, job: Job) -> JobResult:
         worker = self._free.get()
         try:
-            return self._execute(worker.zygote(type(job.code) is str and "numpy" in job.code), job)
+            kind = preload.flavour(job.code, job.calls) if type(job.code) is str else "lean"
+            result = self._execute(worker.zygote(kind), job)
+            if kind == "lean" and preload.needs_full(result.defined, result.error,
+                                                     [r.error for r in result.results if r.status == "error"]):
+                result = self._execute(worker.zygote("full"), job)  # a module the scan did not see
+            return result
         except Exception as exc:  # noqa: BLE001  (a sandbox failure must not abort the whole batch)
             err = f"sandbox failure: {type(exc).__name__}: {exc}"[:300]
             return JobResult(job.id, False, err, [CallResult("invalid", error=err) for _ in job.calls])
@@ -599,9 +625,9 @@ class Executor:
         if len(payload) <= capacity:
             view = view[os.write(job_w, view):]
         try:
-            req = {"op": "fork", "cpu_seconds": cpu, "memory": self.memory_mb << 20, **self.limits}
-            # no wait for the reply (the child's pid): the child's first frame is what matters, and the
-            # zygote knows its current child when asked to finish it
+            req = {"op": "fork", "cpu_seconds": cpu, "reply": False}
+            # no reply (the child's pid): the child's first frame is what matters, and the zygote knows
+            # its current child when asked to finish it
             try:
                 slot.request(req, [job_r, res_w], wait=False)
             except (OSError, SandboxError, ValueError):

@@ -1,22 +1,25 @@
 """The warm zygote and the sandboxed child it forks for every candidate.
 
-The zygote is a fresh interpreter (started by the Executor with `python -m codea1.sandbox.zygote`) that
-imports the modules candidates commonly use (numpy only in the numpy flavour), enters the isolation
+The zygote is a fresh interpreter (started by the Executor with `python -S -m codea1.sandbox.zygote`) that
+imports the modules of its flavour (codea1.sandbox.preload), warms itself up, enters the isolation
 layers it can (a network namespace, and a mount namespace hiding the caller's directories, when root),
 then serves requests over a Unix socket, in order:
 
 - ``fork`` (with two file descriptors attached: the job pipe's read end, the result pipe's write end):
-  forks the current child and answers its pid (the parent need not wait for that answer). The zygote
+  forks the current child and answers its pid, unless asked not to answer. The zygote
   never reads the job or its results: the parent writes the job straight into the child's pipe and
   reads the child's results itself, so no job data (GT code, candidate code, results) ever sits in the
   zygote's memory, where a later child could find it.
 - ``finish``: kills the current child's process group and, if descendants outlived it, every process
   left with the slot's uid; reaps; removes the child's temp dir; answers how the child ended.
+  Where the kernel has pidfds, the zygote does this by itself as soon as the child exits (the usual
+  end of a job), so the parent sends ``finish`` only for a child that hangs or misbehaves; the answer
+  then tells how the child ended, whichever of the two finished it.
 
 The child: new session (process group), stdio on /dev/null with Python-level stdout/stderr captured and
 capped, a private temp dir as cwd, supplementary groups dropped and uid/gid switched to the slot's
-unprivileged ids (root only), no_new_privs, parent-death signal, rlimits (CPU, AS, NPROC, FSIZE, NOFILE,
-CORE). It then reads its job, runs the code and the calls, and writes one length-prefixed JSON frame per
+unprivileged ids (root only), parent-death signal, a CPU-time limit; no_new_privs and the other rlimits
+(AS, NPROC, FSIZE, NOFILE, CORE) it inherits from the zygote, which sets them on itself. It then reads its job, runs the code and the calls, and writes one length-prefixed JSON frame per
 event. It never sees an expected value.
 """
 
@@ -34,32 +37,14 @@ import ctypes
 import gc
 import json
 import resource
+import select
 import shutil
 import signal
 import socket
 import time
 import types
 
-from codea1.sandbox import values
-
-# Modules a candidate may import: imported here, before privileges are dropped, because the sandbox uid
-# may not be able to read the interpreter's files.
-PRELOAD = (
-    "math", "cmath", "collections", "collections.abc", "itertools", "functools", "heapq", "bisect", "re",
-    "string", "typing", "fractions", "decimal", "statistics", "datetime", "json", "copy", "operator",
-    "random", "array", "struct", "numbers", "enum", "dataclasses", "textwrap", "unicodedata", "calendar",
-    "hashlib", "queue", "abc", "io", "contextlib", "time", "sys", "os", "types", "keyword",
-    "encodings.utf_8", "encodings.latin_1", "encodings.ascii", "encodings.utf_16", "encodings.utf_32",
-    "encodings.cp1252", "encodings.idna", "encodings.unicode_escape", "encodings.raw_unicode_escape",
-    "encodings.hex_codec", "encodings.base64_codec", "base64", "binascii", "pprint", "reprlib", "weakref",
-    "zlib", "difflib", "graphlib", "locale", "traceback", "linecache", "tokenize", "ast", "threading",
-    "signal", "warnings", "secrets", "uuid", "pathlib", "csv", "shlex", "fnmatch", "glob", "tempfile",
-    "platform", "_strptime", "typing_extensions", "sortedcontainers", "subprocess", "select", "selectors",
-    "socket", "inspect", "zoneinfo", "ctypes",
-)
-
-# the numpy flavour of the zygote (numpy loads these submodules lazily, from files the child cannot read)
-NUMPY_PRELOAD = ("numpy", "numpy.random", "numpy.linalg", "numpy.fft", "numpy.polynomial", "numpy.ma")
+from codea1.sandbox import preload, values
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWNET = 0x40000000
@@ -73,15 +58,68 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-def _preload(numpy: bool) -> list[str]:
+def _preload(flavour: str) -> list[str]:
+    """Imports the flavour's modules (see codea1.sandbox.preload); returns those that loaded."""
     loaded = []
-    for name in PRELOAD + (NUMPY_PRELOAD if numpy else ()):
+    for name in preload.FLAVOURS[flavour]:
         try:
             __import__(name)
             loaded.append(name)
         except Exception:  # noqa: BLE001, S112  (optional modules: numpy, sortedcontainers...)
             continue
     return loaded
+
+
+# a small, typical candidate and calls, run once by the zygote itself before it forks (see _warm_up)
+_WARM_CODE = '''
+import math, re
+from collections import Counter, defaultdict, deque
+from typing import List, Optional
+
+
+class Box:
+    def __init__(self, items):
+        self.items = list(items)
+
+
+def solve(items: List[int], k: int = 2, text: str = "a b c") -> Optional[tuple]:
+    """Sums, comprehensions, dicts, strings, floats: what a typical solution touches."""
+    if not items:
+        return None
+    seen = defaultdict(int)
+    for x in items:
+        seen[x % k] += 1
+    queue = deque(sorted(set(items), reverse=True))
+    words = [w.upper() for w in re.split(r"\\s+", text) if w]
+    best = max(Counter(items).items(), key=lambda kv: (kv[1], -kv[0]))
+    return (sum(items) / len(items), math.sqrt(abs(best[0])), dict(seen), list(queue)[:3], " ".join(words),
+            {i for i in range(3)}, frozenset("ab"), b"xy", 1 + 2j, float("nan"), len(Box(items).items))
+'''
+_WARM_CALLS = ("solve([3, 1, 4, 1, 5], 3)", "solve([])", "solve([2], 0)", "[solve([i]) for i in range(2)]")
+
+
+def _warm_up() -> None:
+    """Runs a typical job through the same steps as a child, in the zygote, before the first fork.
+
+    The first compile, exec and encode in a process set up interpreter state (parser and compiler
+    caches, type attribute caches, interned names) that would otherwise be built again, and its pages
+    copied, in every forked child; done here once, the children inherit it ready. Nothing of a real job
+    is involved.
+    """
+    for _ in range(2):
+        module = types.ModuleType("__main__")
+        own_builtins = types.ModuleType("builtins")
+        own_builtins.__dict__.update(builtins.__dict__)
+        module.__dict__["__builtins__"] = own_builtins
+        payload = json.loads(json.dumps({"code": _WARM_CODE, "calls": list(_WARM_CALLS), "start": 0}))
+        exec(compile(payload["code"], "<solution>", "exec"), module.__dict__)  # noqa: S102
+        for call in payload["calls"]:
+            try:
+                rec = {"k": "ok", "i": 0, "v": values.to_json(eval(compile(call, "<call>", "eval"), module.__dict__))}
+            except BaseException as exc:  # noqa: BLE001
+                rec = {"k": "error", "i": 0, "error": _describe(exc)}
+            rec["s"] = time.perf_counter()
+            _dumps(rec).encode()
 
 
 def _unshare(flags: int) -> bool:
@@ -246,8 +284,6 @@ def _child(job_r: int, res_w: int, req: dict, cfg: dict, layers: list[str], base
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         os.close(null)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
         workdir = os.path.join(base, f"job-{os.getpid()}")
         os.mkdir(workdir, 0o700)
         if "uid" in layers:
@@ -259,20 +295,12 @@ def _child(job_r: int, res_w: int, req: dict, cfg: dict, layers: list[str], base
                 os._exit(70)
             os.kill(-1, signal.SIGKILL)  # anything an earlier child of this slot left running
         os.chdir(workdir)
-        _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() == 1:
             os._exit(71)
+        # the other limits, and no_new_privs, are the zygote's own, inherited (see _limit_self)
         cpu = max(1, int(req["cpu_seconds"]) + 1)
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (req["fsize"], req["fsize"]))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (req["nofile"], req["nofile"]))
-        if req["memory"]:
-            limit = _vm_bytes() + req["memory"]
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        if "uid" in layers:
-            resource.setrlimit(resource.RLIMIT_NPROC, (req["nproc"], req["nproc"]))
         # the zygote's environment is already the children's fixed one (see serve): only the dir to add
         os.environ["HOME"] = os.environ["TMPDIR"] = workdir
         payload = json.loads(_read_all(job_r))
@@ -287,15 +315,10 @@ def _run(payload: dict, res_w: int) -> None:
     """Runs the job's code then its calls, sending one frame per event; the candidate's code runs here."""
     out = _CappedWriter(MAX_OUTPUT)
     sys.stdout = sys.stderr = out
-    sys.stdin = open(os.devnull)  # noqa: SIM115
+    # made by the zygote before its first fork (see _prepare): this child's copies are its own
+    module, sys.stdin = _PREPARED["main"], _PREPARED["stdin"]
     sys.argv = ["solution"]
-    module = types.ModuleType("__main__")
-    # the candidate gets its own copy of the builtins module: patching it (a common forgery trick) changes
-    # what the candidate sees, not what this harness uses
-    own_builtins = types.ModuleType("builtins")
-    own_builtins.__dict__.update(builtins.__dict__)
-    sys.modules["builtins"] = own_builtins
-    module.__dict__["__builtins__"] = own_builtins
+    sys.modules["builtins"] = module.__dict__["__builtins__"]
     sys.modules["__main__"] = module
     send, to_json, describe = _send, values.to_json, _describe  # keep our own references
     perf = time.perf_counter
@@ -318,6 +341,24 @@ def _run(payload: dict, res_w: int) -> None:
         rec["s"] = perf() - t0
         send(res_w, rec)
     send(res_w, {"k": "done", "out": out.text()})
+
+
+_PREPARED: dict = {}
+
+
+def _prepare() -> None:
+    """Builds, once in the zygote, what every child hands its candidate (each child gets its own copy).
+
+    The candidate's `__main__` module and its own copy of the builtins module (patching it, a common
+    forgery trick, changes what the candidate sees, not what the harness uses), and sys.stdin reading
+    fd 0, which each child points at /dev/null. Built here, they cost a child nothing; built in the
+    child, copying ~160 builtins and an io stack touched (and so copied) dozens of inherited pages.
+    """
+    own_builtins = types.ModuleType("builtins")
+    own_builtins.__dict__.update(builtins.__dict__)
+    module = types.ModuleType("__main__")
+    module.__dict__["__builtins__"] = own_builtins
+    _PREPARED.update(main=module, stdin=open(0, encoding="utf-8", closefd=False))  # noqa: SIM115
 
 
 def _kill_survivors(cfg: dict, layers: list[str]) -> None:
@@ -346,6 +387,26 @@ def _kill_survivors(cfg: dict, layers: list[str]) -> None:
         os.waitpid(sweeper, 0)
 
 
+def _limit_self(cfg: dict, layers: list[str]) -> None:
+    """Sets on the zygote the limits every child has (children inherit them; fewer steps per child).
+
+    No core files; file size, open files, and the address space of the zygote plus `memory` bytes
+    (a child's starts as a copy of the zygote's); the per-uid process count where children switch uid
+    (it does not bind root, so not the zygote); and no_new_privs. Only the CPU time, which counts from
+    zero in each child and depends on the job, is set by the child itself.
+    """
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    for name, key in ((resource.RLIMIT_FSIZE, "fsize"), (resource.RLIMIT_NOFILE, "nofile")):
+        if cfg.get(key):
+            resource.setrlimit(name, (cfg[key], cfg[key]))
+    if cfg.get("memory"):
+        limit = _vm_bytes() + cfg["memory"]
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    if "uid" in layers and cfg.get("nproc"):
+        resource.setrlimit(resource.RLIMIT_NPROC, (cfg["nproc"], cfg["nproc"]))
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+
 def _finish(pid: int, cfg: dict, layers: list[str], base: str) -> dict:
     """Kills what the child left, reaps it, removes its temp dir; returns how it ended."""
     try:
@@ -370,6 +431,8 @@ def _finish(pid: int, cfg: dict, layers: list[str], base: str) -> dict:
         pass
     if survivors:
         _kill_survivors(cfg, layers)
+        # reaped now: until then the dead still count against the uid's process limit of the next child
+        _reap(deadline=time.monotonic() + 1.0)
     workdir = os.path.join(base, f"job-{pid}")
     try:
         os.rmdir(workdir)  # the common case: the child left its dir empty (or never made it)
@@ -388,7 +451,12 @@ def _finish(pid: int, cfg: dict, layers: list[str], base: str) -> dict:
 
 def serve(sock: socket.socket, cfg: dict) -> None:
     """Zygote main loop: fork/finish requests until the socket closes."""
-    loaded = _preload(cfg.get("numpy", True))
+    for path in cfg.get("sys_path", []):  # started with -S: the parent's site directories
+        if path not in sys.path:
+            sys.path.append(path)
+    loaded = _preload(cfg.get("flavour", "full"))
+    _warm_up()
+    _prepare()
     gc.collect()
     gc.freeze()  # children's garbage collections then leave the zygote's objects (and their pages) alone
     layers, base = enter_layers(cfg)
@@ -396,12 +464,25 @@ def serve(sock: socket.socket, cfg: dict) -> None:
     # child adds only HOME and TMPDIR, its own temp dir); the zygote needs nothing else from now on
     os.environ.clear()
     os.environ.update(CHILD_ENV)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _limit_self(cfg, layers)
     sock.send(json.dumps({"k": "ready", "layers": layers, "preloaded": loaded, "pid": os.getpid(),
-                          "vm": _vm_bytes()}).encode())
+                          "vm": _vm_bytes(), "autofinish": hasattr(os, "pidfd_open")}).encode())
     current: int | None = None  # the child of the job in progress
+    pidfd = -1  # becomes readable when `current` exits: its clean-up then needs no request
+    last: dict = {}  # how the latest child ended, when it was finished without a request
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLIN)
     try:
         while True:
+            events = dict(poller.poll())
+            if pidfd >= 0 and pidfd in events:  # the child exited: clean up after it now
+                poller.unregister(pidfd)
+                os.close(pidfd)
+                pidfd = -1
+                last = _finish(current, cfg, layers, base)
+                current = None
+                if sock.fileno() not in events:
+                    continue
             try:
                 msg, fds, _, _ = socket.recv_fds(sock, 1 << 16, 2)
             except (ConnectionError, OSError):
@@ -410,8 +491,13 @@ def serve(sock: socket.socket, cfg: dict) -> None:
                 break
             req = json.loads(msg)
             if req["op"] == "fork":
+                if pidfd >= 0:
+                    poller.unregister(pidfd)
+                    os.close(pidfd)
+                    pidfd = -1
                 if current is not None:  # a fork before the previous child was finished: finish it
                     _finish(current, cfg, layers, base)
+                last = {}
                 try:
                     pid = os.fork()
                 except OSError as exc:  # the parent sees its result pipe close: a crash
@@ -424,9 +510,20 @@ def serve(sock: socket.socket, cfg: dict) -> None:
                 current = pid
                 if pid is not None:
                     reply = {"pid": pid}
+                    try:
+                        pidfd = os.pidfd_open(pid)
+                        poller.register(pidfd, select.POLLIN)
+                    except (AttributeError, OSError):  # no pidfds: finished on request or at the next fork
+                        pidfd = -1
+                if not req.get("reply", True):
+                    continue
             elif req["op"] == "finish":
-                reply = _finish(current, cfg, layers, base) if current is not None else {}
-                current = None
+                if pidfd >= 0:
+                    poller.unregister(pidfd)
+                    os.close(pidfd)
+                    pidfd = -1
+                reply = _finish(current, cfg, layers, base) if current is not None else last
+                current, last = None, {}
             else:
                 break
             try:
@@ -435,7 +532,20 @@ def serve(sock: socket.socket, cfg: dict) -> None:
                 break
     finally:
         _kill_survivors(cfg, layers)
+        _reap(deadline=time.monotonic() + 2.0)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _reap(deadline: float) -> None:
+    """Reaps this process's children (all killed by now) until none is left or the deadline passes, so
+    that none outlives the zygote as a zombie."""
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.001)
 
 
 def main() -> None:
