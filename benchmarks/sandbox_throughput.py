@@ -8,8 +8,12 @@ are judged by
   (b) one multiprocessing.Process per (program, test) pair, the approach of CURE's reward code;
   (c) one fresh `python` subprocess per program script with all its asserts, as the Code-A1 reference's
       sandbox does;
-each with the same number of parallel workers. Prints verdicts/second, the ratios, and whether all three
-agree on every verdict. Skips (exit 0) when the parquet is absent.
+each with the same number of parallel workers. Each method first runs an untimed warm-up pass on 10
+programs (plus one per zygote flavour the workload needs, so that (a)'s start-up stays out of the rounds); then --rounds timed rounds each run the three methods one after the other (so a change in the
+machine's speed affects all three alike). Prints verdicts/second per round, the medians, the median of
+the rounds' speed-ups, and whether all three agree on every verdict. The Executor is started once and
+kept across rounds, as a trainer keeps it; its start-up time is printed apart. Skips (exit 0) when the
+parquet is absent.
 
     python benchmarks/sandbox_throughput.py --limit 100
 """
@@ -153,17 +157,15 @@ def same(a: object, b: object, tol: float | None) -> bool:
 # (a) this executor
 
 
-def run_executor(programs: list[Program], workers: int, timeout: float) -> list[bool]:
-    from codea1.sandbox import Executor, Job
+def run_executor(ex, programs: list[Program], timeout: float) -> list[bool]:
+    from codea1.sandbox import Job
+    from codea1.sandbox.executor import clear_caches
 
-    with Executor(workers) as ex:
-        jobs = [Job(p.name, p.code, p.calls, expected=p.expected, timeout=timeout, float_tol=p.float_tol)
-                for p in programs]
-        t0 = time.perf_counter()
-        results = ex.run(jobs)
-        run_executor.seconds = time.perf_counter() - t0  # type: ignore[attr-defined]
-        run_executor.level = ex.isolation_level  # type: ignore[attr-defined]
-    return [r.status == "pass" for res in results for r in res.results]
+    clear_caches()  # every round compiles its programs afresh, as a new batch of candidates would
+
+    jobs = [Job(p.name, p.code, p.calls, expected=p.expected, timeout=timeout, float_tol=p.float_tol)
+            for p in programs]
+    return [r.status == "pass" for res in ex.run(jobs) for r in res.results]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -243,6 +245,11 @@ def run_script_per_program(programs: list[Program], workers: int, timeout: float
 # ---------------------------------------------------------------------------------------------------
 
 
+def _median(xs: list[float]) -> float:
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--parquet", type=Path, default=DEFAULT_PARQUET)
@@ -250,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tests", type=int, default=8, help="single-call tests per program")
     ap.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
     ap.add_argument("--timeout", type=float, default=5.0, help="seconds per test")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="timed rounds; each runs (a), (b), (c) once, and the ratios are the rounds' median")
     args = ap.parse_args(argv)
     if not args.parquet.is_file():
         print(f"skipped: {args.parquet} not found (pass --parquet)")
@@ -257,26 +266,52 @@ def main(argv: list[str] | None = None) -> int:
     programs = load_workload(args.parquet, args.limit, args.tests)
     n = sum(len(p.calls) for p in programs)
     print(f"workload: {len(programs)} programs ({len(programs) // 2} GT + wrong variants), {n} verdicts, "
-          f"{args.workers} workers")
+          f"{args.workers} workers, {args.rounds} rounds after an untimed warm-up pass")
+    from codea1.sandbox import Executor
 
-    results = {}
     t0 = time.perf_counter()
-    va = run_executor(programs, args.workers, args.timeout)
-    ta_total = time.perf_counter() - t0
-    results["a"] = (va, run_executor.seconds)  # type: ignore[attr-defined]
-    print(f"(a) codea1 Executor [{run_executor.level}]: {n / run_executor.seconds:9.1f} verdicts/s "  # type: ignore[attr-defined]
-          f"({run_executor.seconds:.2f}s; {ta_total:.2f}s with zygote start-up)")  # type: ignore[attr-defined]
-    t0 = time.perf_counter()
-    vb = run_process_per_pair(programs, args.workers, args.timeout)
-    results["b"] = (vb, time.perf_counter() - t0)
-    print(f"(b) Process per pair (CURE):      {n / results['b'][1]:9.1f} verdicts/s ({results['b'][1]:.2f}s)")
-    t0 = time.perf_counter()
-    vc = run_script_per_program(programs, args.workers, args.timeout)
-    results["c"] = (vc, time.perf_counter() - t0)
-    print(f"(c) python per script (reference): {n / results['c'][1]:8.1f} verdicts/s ({results['c'][1]:.2f}s)")
+    ex = Executor(args.workers)
+    print(f"(a) runs at isolation level {ex.isolation_level}; zygotes started in {time.perf_counter() - t0:.2f}s")
+    methods = {
+        "a": ("codea1 Executor", lambda progs: run_executor(ex, progs, args.timeout)),
+        "b": ("Process per pair (CURE)", lambda progs: run_process_per_pair(progs, args.workers, args.timeout)),
+        "c": ("python per script (reference)",
+              lambda progs: run_script_per_program(progs, args.workers, args.timeout)),
+    }
+    verdicts: dict[str, list[bool]] = {}
+    seconds: dict[str, list[float]] = {k: [] for k in methods}
+    try:
+        # warm-up: caches, thread pools, first forks; it also starts each zygote flavour the workload
+        # needs (an Executor starts one on first use and keeps it, so it is start-up, not throughput)
+        from codea1.sandbox.preload import flavour
 
-    sa = results["a"][1]
-    print(f"speed-up vs (b): {results['b'][1] / sa:.1f}x   vs (c): {results['c'][1] / sa:.1f}x")
+        warm, seen = list(programs[:10]), {flavour(p.code, p.calls) for p in programs[:10]}
+        for p in programs[10:]:
+            if flavour(p.code, p.calls) not in seen:
+                seen.add(flavour(p.code, p.calls))
+                warm.append(p)
+        for _, run in methods.values():
+            run(warm)
+        for r in range(args.rounds):
+            line = []
+            for key, (_, run) in methods.items():
+                t0 = time.perf_counter()
+                v = run(programs)
+                seconds[key].append(time.perf_counter() - t0)
+                if verdicts.setdefault(key, v) != v:
+                    print(f"({key}) gave different verdicts in round {r + 1}")
+                    return 1
+                line.append(f"({key}) {n / seconds[key][-1]:7.1f}/s")
+            print(f"round {r + 1}: " + "  ".join(line) + f"  a/b {seconds['b'][-1] / seconds['a'][-1]:.1f}x"
+                  f"  a/c {seconds['c'][-1] / seconds['a'][-1]:.1f}x")
+    finally:
+        ex.close()
+    for key, (name, _) in methods.items():
+        print(f"({key}) {name + ':':32s} {n / _median(seconds[key]):8.1f} verdicts/s (median {_median(seconds[key]):.2f}s)")
+    vs_b = _median([b / a for a, b in zip(seconds["a"], seconds["b"])])
+    vs_c = _median([c / a for a, c in zip(seconds["a"], seconds["c"])])
+    print(f"speed-up (median of the rounds' ratios) vs (b): {vs_b:.1f}x   vs (c): {vs_c:.1f}x")
+    va, vb, vc = verdicts["a"], verdicts["b"], verdicts["c"]
     agree_b = sum(x == y for x, y in zip(va, vb))
     agree_c = sum(x == y for x, y in zip(va, vc))
     print(f"passes: a={sum(va)} b={sum(vb)} c={sum(vc)} of {n}; agreement a~b {agree_b}/{n}, a~c {agree_c}/{n}")

@@ -192,12 +192,12 @@ def _benchmark_module():
     return module
 
 
-def test_gt_programs_verdicts_match_a_fresh_interpreter(validation_parquet: Path) -> None:
+def test_gt_programs_verdicts_match_a_fresh_interpreter(validation_parquet: Path, ex: Executor) -> None:
     """HumanEval+/MBPP+ GT programs and wrong variants: same verdicts as one `python` per script."""
     bench = _benchmark_module()
     programs = bench.load_workload(validation_parquet, 6, 4)
     assert len(programs) == 12
-    ours = bench.run_executor(programs, 2, 5.0)
+    ours = bench.run_executor(ex, programs, 5.0)
     theirs = bench.run_script_per_program(programs, 2, 5.0)
     assert ours == theirs
     assert 0 < sum(ours) < len(ours)  # GT passes, wrong variants fail somewhere
@@ -309,3 +309,26 @@ def test_importing_the_values_module_does_not_load_the_executor() -> None:
              "print(sorted(m for m in sys.modules if m.startswith('codea1')))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert json.loads(out.replace("'", '"')) == ["codea1", "codea1.sandbox", "codea1.sandbox.values"]
+
+
+# --- compiled in the parent, loaded by the child ------------------------------------------------------------
+
+
+def test_code_compiles_as_its_own_module_whatever_the_parent_warnings(ex: Executor) -> None:
+    from codea1.sandbox.executor import _compiled, clear_caches
+
+    plain = "def f(x: int) -> int:\n    assert x >= 0\n    return x + 1"
+    warns = "import re\ndef g(s):\n    return re.findall('\\d+', s) if s is not 'x' else []"  # two warnings
+    clear_caches()
+    assert _compiled(plain, "exec") is not None  # clean: shipped compiled
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # would make the warnings errors, here
+        assert _compiled(warns, "exec") is None  # warns: the child compiles it, as it always did
+        assert _compiled("def (", "exec") is None
+        res = ex.run([Job("p", plain, ["f(1)", "f(-1)", "f.__annotations__['x'] is int"], expected=[2, None, True]),
+                      Job("w", warns, ["g('a1b22')"], expected=[["1", "22"]]),
+                      Job("s", "def (", ["1"])])
+    assert [r.status for r in res[0].results] == ["pass", "error", "pass"]  # asserts kept, no stringified hints
+    assert "AssertionError" in res[0].results[1].error
+    assert res[1].defined and res[1].results[0].status == "pass"
+    assert not res[2].defined and res[2].error.startswith("SyntaxError")

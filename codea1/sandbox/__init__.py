@@ -31,7 +31,8 @@ _EXPORTS = {
     "values_equal": "values",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = ["UNSERIALIZABLE", "CallResult", "Executor", "Job", "JobResult", "SandboxError", "from_json",
+           "isolation_level", "to_json", "values_equal"]
 
 
 def __getattr__(name: str) -> Any:

@@ -36,6 +36,7 @@ import builtins
 import ctypes
 import gc
 import json
+import marshal
 import resource
 import select
 import shutil
@@ -111,11 +112,14 @@ def _warm_up() -> None:
         own_builtins = types.ModuleType("builtins")
         own_builtins.__dict__.update(builtins.__dict__)
         module.__dict__["__builtins__"] = own_builtins
-        payload = json.loads(json.dumps({"code": _WARM_CODE, "calls": list(_WARM_CALLS), "start": 0}))
-        exec(compile(payload["code"], "<solution>", "exec"), module.__dict__)  # noqa: S102
+        payload = marshal.loads(marshal.dumps({
+            "code": marshal.dumps(compile(_WARM_CODE, "<solution>", "exec", dont_inherit=True, optimize=0)),
+            "calls": list(_WARM_CALLS[:2]) + [marshal.dumps(compile(c, "<call>", "eval", dont_inherit=True))
+                                              for c in _WARM_CALLS[2:]], "start": 0}))
+        exec(_code_of(payload["code"], "exec"), module.__dict__)  # noqa: S102
         for call in payload["calls"]:
             try:
-                rec = {"k": "ok", "i": 0, "v": values.to_json(eval(compile(call, "<call>", "eval"), module.__dict__))}
+                rec = {"k": "ok", "i": 0, "v": values.to_json(eval(_code_of(call, "eval"), module.__dict__))}  # noqa: S307
             except BaseException as exc:  # noqa: BLE001
                 rec = {"k": "error", "i": 0, "error": _describe(exc)}
             rec["s"] = time.perf_counter()
@@ -242,7 +246,7 @@ class _CappedBytes:
         pass
 
 
-_dumps, _write = json.dumps, os.write  # the harness's own references, out of reach of naive patching
+_dumps, _write, _loads = json.dumps, os.write, marshal.loads  # the harness's own references
 
 
 def _send(fd: int, obj: dict) -> None:
@@ -303,12 +307,22 @@ def _child(job_r: int, res_w: int, req: dict, cfg: dict, layers: list[str], base
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         # the zygote's environment is already the children's fixed one (see serve): only the dir to add
         os.environ["HOME"] = os.environ["TMPDIR"] = workdir
-        payload = json.loads(_read_all(job_r))
+        payload = marshal.loads(_read_all(job_r))  # from the trusted parent
         os.close(job_r)
         _run(payload, res_w)
     except BaseException:  # noqa: BLE001  (setup failure: the parent sees a crash)
         code = 72
     os._exit(code)
+
+
+def _code_of(item: bytes | str, mode: str) -> types.CodeType:
+    """The code object of a job item: compiled by the parent and marshalled (bytes), or source to compile.
+
+    Compiled as a module of its own (dont_inherit: not with this file's __future__ imports), asserts kept.
+    """
+    if type(item) is bytes:
+        return _loads(item)
+    return compile(item, "<solution>" if mode == "exec" else "<call>", mode, dont_inherit=True, optimize=0)
 
 
 def _run(payload: dict, res_w: int) -> None:
@@ -322,8 +336,9 @@ def _run(payload: dict, res_w: int) -> None:
     sys.modules["__main__"] = module
     send, to_json, describe = _send, values.to_json, _describe  # keep our own references
     perf = time.perf_counter
+    code_of = _code_of
     try:
-        exec(compile(payload["code"], "<solution>", "exec"), module.__dict__)  # noqa: S102
+        exec(code_of(payload["code"], "exec"), module.__dict__)  # noqa: S102
     except BaseException as exc:  # noqa: BLE001
         send(res_w, {"k": "undefined", "error": describe(exc)})
         return
@@ -334,7 +349,7 @@ def _run(payload: dict, res_w: int) -> None:
             continue
         t0 = perf()
         try:
-            value = eval(compile(calls[i], "<call>", "eval"), module.__dict__)
+            value = eval(code_of(calls[i], "eval"), module.__dict__)  # noqa: S307
             rec = {"k": "ok", "i": i, "v": to_json(value)}
         except BaseException as exc:  # noqa: BLE001
             rec = {"k": "error", "i": i, "error": describe(exc)}
