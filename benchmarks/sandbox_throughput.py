@@ -269,6 +269,13 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.workers} workers, {args.rounds} rounds after an untimed warm-up pass")
     from codea1.sandbox import Executor
 
+    try:  # (b) forks this process, and a fork costs more the more memory it copies
+        anon_mb = int(Path("/proc/self/smaps_rollup").read_text().split("Anonymous:")[1].split()[0]) >> 10
+        print(f"(b) forks this process: {anon_mb} MB of anonymous memory (the workload was read with pyarrow; "
+              "CURE's trainer, which holds the model, is larger)")
+    except (OSError, IndexError, ValueError):
+        pass
+
     t0 = time.perf_counter()
     ex = Executor(args.workers)
     print(f"(a) runs at isolation level {ex.isolation_level}; zygotes started in {time.perf_counter() - t0:.2f}s")

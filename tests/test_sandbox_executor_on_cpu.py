@@ -315,16 +315,17 @@ def test_importing_the_values_module_does_not_load_the_executor() -> None:
 
 
 def test_code_compiles_as_its_own_module_whatever_the_parent_warnings(ex: Executor) -> None:
-    from codea1.sandbox.executor import _compiled, clear_caches
+    from codea1.sandbox.executor import _shipped, clear_caches
 
     plain = "def f(x: int) -> int:\n    assert x >= 0\n    return x + 1"
     warns = "import re\ndef g(s):\n    return re.findall('\\d+', s) if s is not 'x' else []"  # two warnings
     clear_caches()
-    assert _compiled(plain, "exec") is not None  # clean: shipped compiled
+    assert type(_shipped(plain, "exec")) is bytes  # clean: shipped compiled
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # would make the warnings errors, here
-        assert _compiled(warns, "exec") is None  # warns: the child compiles it, as it always did
-        assert _compiled("def (", "exec") is None
+        assert _shipped(warns, "exec") == warns  # warns: the child compiles it, as it always did
+        assert _shipped("def (", "exec") == "def ("
+        assert _shipped("f(", "eval") is None and _shipped("(yield)", "eval") == "(yield)"
         res = ex.run([Job("p", plain, ["f(1)", "f(-1)", "f.__annotations__['x'] is int"], expected=[2, None, True]),
                       Job("w", warns, ["g('a1b22')"], expected=[["1", "22"]]),
                       Job("s", "def (", ["1"])])

@@ -357,50 +357,52 @@ def _signal_name(info: dict) -> str:
     return "ended"
 
 
-def _valid_expression(source: Any) -> bool:
-    return type(source) is str and _parses_as_expression(source)
-
-
-@functools.lru_cache(maxsize=1 << 16)  # the same tests run against many codes
-def _parses_as_expression(source: str) -> bool:
-    try:
-        ast.parse(source, mode="eval")
-        return True
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return False
-
-
 MAX_PARENT_COMPILE = 1 << 16  # characters; longer sources are compiled by the child
 _compile_lock = threading.Lock()
 
 
-@functools.lru_cache(maxsize=4096)  # the same code runs against many test suites, the same tests many codes
-def _compiled(source: str, mode: str) -> bytes | None:
-    """`source` compiled here and marshalled for the child, or None: the child compiles it itself.
+def _shipped(source: str, mode: str) -> bytes | str | None:
+    """What a child gets for `source` ("exec": the job's code, "eval": a call); see _ship."""
+    return (_ship_code if mode == "exec" else _ship_call)(source)
+
+
+def _ship(source: str, mode: str) -> bytes | str | None:
+    """Marshalled code compiled here, or the source for the child to compile, or None (not an expression).
 
     A child that only loads its code object skips the parser and compiler, whose allocations cost it
     dozens of copied pages. Compiled exactly as the child would (a module of its own: dont_inherit,
-    asserts kept). Only a clean compile is shipped: on an error or a warning (whose report belongs in
-    the child's captured output, and which a `-W error` in this process would turn into an error) the
-    child compiles the source as before, so the outcome never depends on where compilation happened.
-    The warnings filters are process-wide, hence the lock.
+    asserts kept). Only a clean compile is shipped compiled: on an error or a warning (whose report
+    belongs in the child's captured output, and which a `-W error` in this process would turn into an
+    error) the child compiles the source as before, so the outcome never depends on where compilation
+    happened. A call that does not even parse as an expression is None ("invalid"). The warnings filters
+    are process-wide, hence the lock.
     """
-    if len(source) > MAX_PARENT_COMPILE:
-        return None
     filename = "<solution>" if mode == "exec" else "<call>"
+    code = None
     with _compile_lock, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        try:
-            code = compile(source, filename, mode, dont_inherit=True, optimize=0)
-        except Exception:  # noqa: BLE001  (SyntaxError, ValueError, RecursionError, MemoryError...)
-            return None
-    return None if caught else marshal.dumps(code)
+        if len(source) <= MAX_PARENT_COMPILE:
+            try:
+                code = compile(source, filename, mode, dont_inherit=True, optimize=0)
+            except Exception:  # noqa: BLE001, S110  (SyntaxError, ValueError, RecursionError, MemoryError...)
+                pass
+        if code is None and mode == "eval":
+            try:
+                ast.parse(source, mode="eval")  # compiles in the child, or fails there ("error")
+            except Exception:  # noqa: BLE001
+                return None
+    return source if code is None or caught else marshal.dumps(code)
+
+
+# the same code runs against many test suites, the same tests against many codes
+_ship_code = functools.lru_cache(maxsize=1024)(functools.partial(_ship, mode="exec"))
+_ship_call = functools.lru_cache(maxsize=1 << 14)(functools.partial(_ship, mode="eval"))
 
 
 def clear_caches() -> None:
-    """Empties the parent's caches of compiled code and parsed calls (to measure work from cold)."""
-    _compiled.cache_clear()
-    _parses_as_expression.cache_clear()
+    """Empties the parent's caches of compiled code and calls (to measure work from cold)."""
+    _ship_code.cache_clear()
+    _ship_call.cache_clear()
 
 
 class Executor:
@@ -572,7 +574,7 @@ class Executor:
             err = "Job.code must be a string"
             return JobResult(job.id, False, err, [CallResult("invalid", error=err) for _ in calls])
         n = len(calls)
-        sendable = [c if _valid_expression(c) else None for c in calls]
+        sendable = [_shipped(c, "eval") if type(c) is str else None for c in calls]
         results: list[CallResult | None] = [
             None if c is not None else CallResult("invalid", error="not a Python expression") for c in sendable]
         start, first, stdout = 0, True, ""
@@ -642,13 +644,12 @@ class Executor:
         final = [r if r is not None else CallResult("crash", error="no result") for r in results]
         return self._finalise(job, JobResult(job.id, True, None, final, stdout))
 
-    def _spawn(self, slot: _Slot, code: str, calls: list[str | None], start: int,
+    def _spawn(self, slot: _Slot, code: str, calls: list[bytes | str | None], start: int,
                cpu: float) -> tuple[_FrameReader, int] | None:
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
-        payload = marshal.dumps({"code": _compiled(code, "exec") or code,
-                                 "calls": [(_compiled(c, "eval") or c) if i >= start and c is not None else None
-                                           for i, c in enumerate(calls)],
+        payload = marshal.dumps({"code": _shipped(code, "exec"),
+                                 "calls": [c if i >= start else None for i, c in enumerate(calls)],
                                  "start": start})
         # the job goes into its pipe before the fork when it fits, so the child never waits for it
         capacity = 4096  # a pipe holds at least one page: small jobs (most) need no resize
