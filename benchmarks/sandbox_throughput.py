@@ -5,15 +5,20 @@ single-call tests taken from its EvalPlus `check` (the literal `inputs`/`results
 variant per program (the GT wrapped so that most results are perturbed). The same (program, test) pairs
 are judged by
   (a) codea1.sandbox.Executor: warm zygotes, one forked, isolated child per program, verdicts in the parent;
-  (b) one multiprocessing.Process per (program, test) pair, the approach of CURE's reward code;
+  (b) one multiprocessing.Process per (program, test) pair, the approach of CURE's reward code, forked
+      from this benchmark's process (which holds what reading the parquet left: see its printed size);
+  (b0) the same, from a fresh interpreter holding only the workload: a fork costs more the more memory
+      the forking process holds, so (b0) is (b) at its cheapest, while a trainer that forks (holding the
+      model and its libraries) pays more than (b);
   (c) one fresh `python` subprocess per program script with all its asserts, as the Code-A1 reference's
       sandbox does;
 each with the same number of parallel workers. Each method first runs an untimed warm-up pass on 10
-programs (plus one per zygote flavour the workload needs, so that (a)'s start-up stays out of the rounds); then --rounds timed rounds each run the three methods one after the other (so a change in the
-machine's speed affects all three alike). Prints verdicts/second per round, the medians, the median of
-the rounds' speed-ups, and whether all three agree on every verdict. The Executor is started once and
-kept across rounds, as a trainer keeps it; its start-up time is printed apart. Skips (exit 0) when the
-parquet is absent.
+programs (plus one per zygote flavour the workload needs, so that (a)'s start-up stays out of the
+rounds); then --rounds timed rounds each run the methods one after the other (so a change in the
+machine's speed affects all alike). Prints verdicts/second per round, the medians, the median of the
+rounds' speed-ups, and whether all agree on every verdict. The Executor is started once and kept across
+rounds, as a trainer keeps it (its start-up time is printed apart), and its compile caches are emptied
+before every round. Skips (exit 0) when the parquet is absent.
 
     python benchmarks/sandbox_throughput.py --limit 100
 """
@@ -210,6 +215,31 @@ def run_process_per_pair(programs: list[Program], workers: int, timeout: float) 
     return verdicts
 
 
+def run_process_per_pair_lean(programs: list[Program], workers: int, timeout: float) -> tuple[list[bool], float]:
+    """(b) run from a fresh interpreter that holds only the workload: (verdicts, seconds of the run itself).
+
+    A fork costs more the more memory the forking process holds; this shows (b) at its cheapest.
+    """
+    import pickle
+
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--pairs-worker"], check=True,
+                          input=pickle.dumps((programs, workers, timeout)), capture_output=True)
+    return pickle.loads(proc.stdout)
+
+
+def _pairs_worker() -> None:
+    import pickle
+
+    programs, workers, timeout = pickle.loads(sys.stdin.buffer.read())
+    t0 = time.perf_counter()
+    verdicts = run_process_per_pair(programs, workers, timeout)
+    sys.stdout.buffer.write(pickle.dumps((verdicts, time.perf_counter() - t0)))
+
+
+def _anon_mb() -> int:
+    return int(Path("/proc/self/smaps_rollup").read_text().split("Anonymous:")[1].split()[0]) >> 10
+
+
 # ---------------------------------------------------------------------------------------------------
 # (c) one fresh interpreter per program script
 
@@ -270,9 +300,8 @@ def main(argv: list[str] | None = None) -> int:
     from codea1.sandbox import Executor
 
     try:  # (b) forks this process, and a fork costs more the more memory it copies
-        anon_mb = int(Path("/proc/self/smaps_rollup").read_text().split("Anonymous:")[1].split()[0]) >> 10
-        print(f"(b) forks this process: {anon_mb} MB of anonymous memory (the workload was read with pyarrow; "
-              "CURE's trainer, which holds the model, is larger)")
+        print(f"(b) forks this process, {_anon_mb()} MB of anonymous memory (it read the parquet with pyarrow); "
+              "(b0) is (b) from a fresh interpreter holding only the workload")
     except (OSError, IndexError, ValueError):
         pass
 
@@ -282,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
     methods = {
         "a": ("codea1 Executor", lambda progs: run_executor(ex, progs, args.timeout)),
         "b": ("Process per pair (CURE)", lambda progs: run_process_per_pair(progs, args.workers, args.timeout)),
+        "b0": ("Process per pair, lean parent",
+               lambda progs: run_process_per_pair_lean(progs, args.workers, args.timeout)),
         "c": ("python per script (reference)",
               lambda progs: run_script_per_program(progs, args.workers, args.timeout)),
     }
@@ -304,24 +335,32 @@ def main(argv: list[str] | None = None) -> int:
             for key, (_, run) in methods.items():
                 t0 = time.perf_counter()
                 v = run(programs)
-                seconds[key].append(time.perf_counter() - t0)
+                took = time.perf_counter() - t0
+                if isinstance(v, tuple):  # (verdicts, seconds measured inside a helper process)
+                    v, took = v
+                seconds[key].append(took)
                 if verdicts.setdefault(key, v) != v:
                     print(f"({key}) gave different verdicts in round {r + 1}")
                     return 1
                 line.append(f"({key}) {n / seconds[key][-1]:7.1f}/s")
             print(f"round {r + 1}: " + "  ".join(line) + f"  a/b {seconds['b'][-1] / seconds['a'][-1]:.1f}x"
-                  f"  a/c {seconds['c'][-1] / seconds['a'][-1]:.1f}x")
+                  f"  a/b0 {seconds['b0'][-1] / seconds['a'][-1]:.1f}x  a/c {seconds['c'][-1] / seconds['a'][-1]:.1f}x")
     finally:
         ex.close()
     for key, (name, _) in methods.items():
         print(f"({key}) {name + ':':32s} {n / _median(seconds[key]):8.1f} verdicts/s (median {_median(seconds[key]):.2f}s)")
     vs_b = _median([b / a for a, b in zip(seconds["a"], seconds["b"])])
+    vs_b0 = _median([b / a for a, b in zip(seconds["a"], seconds["b0"])])
     vs_c = _median([c / a for a, c in zip(seconds["a"], seconds["c"])])
-    print(f"speed-up (median of the rounds' ratios) vs (b): {vs_b:.1f}x   vs (c): {vs_c:.1f}x")
+    print(f"speed-up (median of the rounds' ratios) vs (b): {vs_b:.1f}x   vs (b0): {vs_b0:.1f}x   "
+          f"vs (c): {vs_c:.1f}x")
     va, vb, vc = verdicts["a"], verdicts["b"], verdicts["c"]
     agree_b = sum(x == y for x, y in zip(va, vb))
     agree_c = sum(x == y for x, y in zip(va, vc))
     print(f"passes: a={sum(va)} b={sum(vb)} c={sum(vc)} of {n}; agreement a~b {agree_b}/{n}, a~c {agree_c}/{n}")
+    if verdicts["b0"] != vb:
+        print("(b0) and (b) disagree")
+        return 1
     if agree_b != n or agree_c != n:
         names = [p.name for p in programs for _ in p.calls]
         diff = [(names[i], va[i], vb[i], vc[i]) for i in range(n) if not va[i] == vb[i] == vc[i]]
@@ -332,4 +371,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--pairs-worker"]:
+        _pairs_worker()
+        raise SystemExit(0)
     raise SystemExit(main())
