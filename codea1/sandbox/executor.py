@@ -1,7 +1,8 @@
 """Executor: runs untrusted (code, calls) jobs in isolated children forked from warm zygotes.
 
 Each worker slot has warm zygotes (a lean one, and fuller ones started when a job imports more: see
-codea1.sandbox.preload) and its own leased uid; one forked child per job runs the code once and then each call in order.
+codea1.sandbox.preload) and its own leased uid; one forked child per job runs the code once and then
+each call in order.
 The parent thread of the slot writes the job into the child's pipe, reads one frame per event with a
 deadline per call, and decides every verdict itself by comparing decoded plain values with the expected
 values it alone holds. A call that hangs or crashes ends that child: the parent records it ("timeout" /

@@ -19,7 +19,8 @@ then serves requests over a Unix socket, in order:
 The child: new session (process group), stdio on /dev/null with Python-level stdout/stderr captured and
 capped, a private temp dir as cwd, supplementary groups dropped and uid/gid switched to the slot's
 unprivileged ids (root only), parent-death signal, a CPU-time limit; no_new_privs and the other rlimits
-(AS, NPROC, FSIZE, NOFILE, CORE) it inherits from the zygote, which sets them on itself. It then reads its job, runs the code and the calls, and writes one length-prefixed JSON frame per
+(AS, NPROC, FSIZE, NOFILE, CORE) it inherits from the zygote, which sets them on itself. It then reads
+its job, runs the code and the calls, and writes one length-prefixed JSON frame per
 event. It never sees an expected value.
 """
 
@@ -108,10 +109,7 @@ def _warm_up() -> None:
     is involved.
     """
     for _ in range(2):
-        module = types.ModuleType("__main__")
-        own_builtins = types.ModuleType("builtins")
-        own_builtins.__dict__.update(builtins.__dict__)
-        module.__dict__["__builtins__"] = own_builtins
+        module = _candidate_module()
         payload = marshal.loads(marshal.dumps({
             "code": marshal.dumps(compile(_WARM_CODE, "<solution>", "exec", dont_inherit=True, optimize=0)),
             "calls": list(_WARM_CALLS[:2]) + [marshal.dumps(compile(c, "<call>", "eval", dont_inherit=True))
@@ -369,11 +367,16 @@ def _prepare() -> None:
     fd 0, which each child points at /dev/null. Built here, they cost a child nothing; built in the
     child, copying ~160 builtins and an io stack touched (and so copied) dozens of inherited pages.
     """
+    _PREPARED.update(main=_candidate_module(), stdin=open(0, encoding="utf-8", closefd=False))  # noqa: SIM115
+
+
+def _candidate_module() -> types.ModuleType:
+    """A fresh `__main__` module whose builtins are its own copy of the builtins module."""
     own_builtins = types.ModuleType("builtins")
     own_builtins.__dict__.update(builtins.__dict__)
     module = types.ModuleType("__main__")
     module.__dict__["__builtins__"] = own_builtins
-    _PREPARED.update(main=module, stdin=open(0, encoding="utf-8", closefd=False))  # noqa: SIM115
+    return module
 
 
 def _kill_survivors(cfg: dict, layers: list[str]) -> None:
@@ -491,9 +494,7 @@ def serve(sock: socket.socket, cfg: dict) -> None:
         while True:
             events = dict(poller.poll())
             if pidfd >= 0 and pidfd in events:  # the child exited: clean up after it now
-                poller.unregister(pidfd)
-                os.close(pidfd)
-                pidfd = -1
+                pidfd = _forget(poller, pidfd)
                 last = _finish(current, cfg, layers, base)
                 current = None
                 if sock.fileno() not in events:
@@ -506,10 +507,7 @@ def serve(sock: socket.socket, cfg: dict) -> None:
                 break
             req = json.loads(msg)
             if req["op"] == "fork":
-                if pidfd >= 0:
-                    poller.unregister(pidfd)
-                    os.close(pidfd)
-                    pidfd = -1
+                pidfd = _forget(poller, pidfd)
                 if current is not None:  # a fork before the previous child was finished: finish it
                     _finish(current, cfg, layers, base)
                 last = {}
@@ -533,10 +531,7 @@ def serve(sock: socket.socket, cfg: dict) -> None:
                 if not req.get("reply", True):
                     continue
             elif req["op"] == "finish":
-                if pidfd >= 0:
-                    poller.unregister(pidfd)
-                    os.close(pidfd)
-                    pidfd = -1
+                pidfd = _forget(poller, pidfd)
                 reply = _finish(current, cfg, layers, base) if current is not None else last
                 current, last = None, {}
             else:
@@ -549,6 +544,14 @@ def serve(sock: socket.socket, cfg: dict) -> None:
         _kill_survivors(cfg, layers)
         _reap(deadline=time.monotonic() + 2.0)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _forget(poller: select.poll, pidfd: int) -> int:
+    """Stops watching a child's pidfd (if any) and closes it; returns -1, the "no pidfd" value."""
+    if pidfd >= 0:
+        poller.unregister(pidfd)
+        os.close(pidfd)
+    return -1
 
 
 def _reap(deadline: float) -> None:
