@@ -139,7 +139,7 @@ def test_play_step_batches_questions_and_gt_errors(executor):
 
 
 def test_cure_mode_judges_tests_across_codes(executor):
-    config = GameConfig(test_reward="cure")
+    config = GameConfig(selfplay_reward="cure")
     result = play_question(SECOND, [RIGHT, WRONG], [[SUITE1], [SUITE1]], executor, [], config)
     # correct code: RIGHT (agrees with GT everywhere); wrong code: WRONG.
     # suite 1 tests judged with their own predicted values:

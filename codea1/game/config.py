@@ -8,7 +8,8 @@ from typing import Any
 from codea1.errors import UserError
 
 FAIL_DENOMINATORS = ("fixed", "actual")
-TEST_REWARDS = ("a1", "cure")
+SELFPLAY_REWARDS = ("a1", "cure")
+TEST_VALIDITY = ("reference", "strict")
 
 
 @dataclass
@@ -23,13 +24,16 @@ class GameConfig:
     topvar_ell: how many candidates per question the test policy is trained on (ell = M trains on all).
     nonprintable_penalty: subtract the share of non-printable characters of a test response from R_T.
     max_tests_per_suite: assert statements after this many in one response are ignored (bounds the
-        execution cost of a runaway response); 0 keeps them all.
+        execution cost of a runaway response); 0 keeps them all (the reference code reads them all).
     test_timeout: per-call time limit in seconds, for GT and for candidates.
     timeout_factor: a candidate's per-call limit is raised to timeout_factor times the slowest GT call
         of its tests when that is larger than test_timeout (as EvalPlus scales limits with the GT's
         own runtime), so a slow but correct candidate is not failed by a tight fixed limit.
     float_tol: None compares values exactly; a number compares floats with that abs/rel tolerance.
-    test_reward: "a1" (Code-A1's R_T) or "cure" (CURE's per-test reward, averaged over a suite).
+    selfplay_reward: "a1" (Code-A1's R_T) or "cure" (CURE's per-test reward, averaged over a suite).
+    test_validity: "reference" reads and validates tests as the authors' reward code does; "strict"
+        also requires every test to call the function under test and counts only `==` claims that
+        agree with GT as right predictions (see docs/algorithm.md).
     blackbox_tests: the test prompt shows only the question, not the candidate (the Self-Play
         baseline, where one policy writes both); prompts.test_messages follows this flag.
     tests_requested: how many tests the test prompt asks for.
@@ -41,11 +45,12 @@ class GameConfig:
     history_size: int = 8
     topvar_ell: int = 1
     nonprintable_penalty: bool = True
-    max_tests_per_suite: int = 32
+    max_tests_per_suite: int = 0
     test_timeout: float = 2.0
     timeout_factor: float = 2.0
     float_tol: float | None = None
-    test_reward: str = "a1"
+    selfplay_reward: str = "a1"
+    test_validity: str = "reference"
     blackbox_tests: bool = False
     tests_requested: int = 8
     extra: dict[str, Any] = field(default_factory=dict)
@@ -69,8 +74,12 @@ class GameConfig:
             raise UserError(f"game config: test_timeout must be > 0, got {self.test_timeout}")
         if self.timeout_factor < 1.0:
             raise UserError(f"game config: timeout_factor must be >= 1, got {self.timeout_factor}")
-        if self.test_reward not in TEST_REWARDS:
-            raise UserError(f"game config: test_reward must be one of {TEST_REWARDS}, got {self.test_reward!r}")
+        if self.selfplay_reward not in SELFPLAY_REWARDS:
+            raise UserError(f"game config: selfplay_reward must be one of {SELFPLAY_REWARDS}, "
+                            f"got {self.selfplay_reward!r}")
+        if self.test_validity not in TEST_VALIDITY:
+            raise UserError(f"game config: test_validity must be one of {TEST_VALIDITY}, "
+                            f"got {self.test_validity!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -270,7 +270,7 @@ def play_step(
     ]
 
     # 2. execution matrix: one job per candidate
-    cure = config.test_reward == "cure"
+    cure = config.selfplay_reward == "cure"
     matrix_jobs = []
     matrix_plan: list[tuple[int, int, list[tuple[str, str]], list[Any]]] = []
     for q, problem in enumerate(problems):

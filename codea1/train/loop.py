@@ -145,7 +145,7 @@ def game_config(cfg: Config) -> Any:
         topvar_ell=cfg.game.ell,
         nonprintable_penalty=cfg.game.nonprintable_penalty,
         test_timeout=cfg.executor.timeout,
-        test_reward=cfg.game.selfplay_reward if cfg.method == "selfplay" else "a1",
+        selfplay_reward=cfg.game.selfplay_reward if cfg.method == "selfplay" else "a1",
     )
 
 
