@@ -122,7 +122,7 @@ def _config(args: argparse.Namespace):
 
     fields = {
         "alpha": args.alpha, "fail_denominator": args.fail_denominator, "history_size": args.history_size,
-        "topvar_ell": args.topvar_ell, "test_reward": args.test_reward, "test_timeout": args.timeout,
+        "topvar_ell": args.topvar_ell, "selfplay_reward": args.test_reward, "test_timeout": args.timeout,
     }
     return GameConfig(**{k: v for k, v in fields.items() if v is not None})
 
