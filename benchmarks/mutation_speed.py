@@ -117,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from codea1.eval.mutation import generate_mutants, score_mutants
     from codea1.eval.ult import ULT_PRELUDE, load_ult
+    from codea1.oracle import AssertCase, run_assertions
     from codea1.sandbox import Executor
     from codea1.sandbox.asserts import split_assert
 
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
             mutants = generate_mutants(fn.code)
             if not mutants or len(mutants) > args.max_mutants:
                 continue
-            check = executor.run_tests(fn.program, fn.tests)
+            [check] = run_assertions(executor, [AssertCase(fn.program, list(fn.tests), fn.func_name, fn.program)])
             tests = [t for t, r in zip(fn.tests, check.results) if r.status == "pass"]
             if not tests:
                 continue

@@ -31,10 +31,11 @@ def test_worked_example_scored_twice_with_a_mistake_book(tmp_path):
     # Run 1, empty book (H = 0): Pass = gen_pass, Adv = gen_fail.
     # Suite A (both codes): 8 correct asserts -> V = 8, I = 0, valid_ratio 1.
     # Suite B0 (right code): 3 kept ([2,1]; [1,2,2] predicted 2 but GT says 1: invalid, kept; [4,4]) and
-    #   one bare `assert f([1, 2])` (unparseable): V = 3, I = 2, valid_ratio = min(3/8, 6/8) = 0.375.
+    #   one bare `assert f([1, 2])` (not a comparison: ignored, as in the reference code): V = 3, I = 1,
+    #   valid_ratio = min(3/8, 7/8) = 0.375.
     # Right code passes everything: R_C = 1; R_T(A) = 0.5*1 = 0.5; R_T(B0) = 0.5*0.375 = 0.1875.
     assert right["valid"] and right["code_reward"] == 1.0 and right["hist_pass"] == 0.0
-    assert suite_numbers(right) == [(8, 0, 1.0, 1.0, 0.0, 0.0, 0.5), (3, 2, 0.375, 1.0, 0.0, 0.0, 0.1875)]
+    assert suite_numbers(right) == [(8, 0, 1.0, 1.0, 0.0, 0.0, 0.5), (3, 1, 0.375, 1.0, 0.0, 0.0, 0.1875)]
     # Wrong code (sorted(nums)[-2]) fails [5,5,4] and [7,7] of A: gen_pass 6/8, gen_fail 2/8 = 0.25,
     #   R_T(A) = 0.5 + 0.5*0.25 = 0.625.
     # Suite B1: `nums` inlined, the last assert duplicates the first: V = 3, I = 1, valid_ratio 0.375;

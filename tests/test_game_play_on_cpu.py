@@ -31,8 +31,8 @@ assert second_largest([5, 5, 4]) == 5
 assert second_largest([]) == None
 assert second_largest([9]) is None
 ```"""
-# suite 2: x inlined; second_largest(1) raises on GT (dropped); a duplicate; an unparseable assert;
-# max([1]) is not a literal and is evaluated in a clean child
+# suite 2: x inlined; second_largest(1) raises on GT (dropped); a duplicate; an assert that is not a
+# comparison (ignored, as in the reference code); max([1]) is not a literal and is evaluated in GT's program
 SUITE2 = """```python
 x = [7, 7]
 assert second_largest(x) == None
@@ -68,9 +68,9 @@ def executor():
 def test_oracle_matrix_and_rewards_by_hand(executor):
     counting = CountingExecutor(executor)
     result = play_question(SECOND, [RIGHT, WRONG], [[SUITE1, SUITE2], [SUITE1, SUITE2]], counting, [], GameConfig())
-    # one oracle batch (the GT job, and a clean-child job for the one non-literal EXPECTED, max([1])),
+    # one oracle batch (the GT job, and a job in GT's program for the one non-literal EXPECTED, max([1])),
     # then one matrix batch with one job per candidate
-    assert counting.batches == [["gt:t/second#0", "pred:t/second"], ["cand:t/second:0", "cand:t/second:1"]]
+    assert counting.batches == [["gt:t/second#0", "expected:t/second"], ["cand:t/second:0", "cand:t/second:1"]]
     o1, o2 = result.oracles[0]
     assert [k.call for k in o1.kept] == ["second_largest([1, 2, 3])", "second_largest([5, 5, 4])",
                                           "second_largest([])", "second_largest([9])"]
@@ -78,12 +78,12 @@ def test_oracle_matrix_and_rewards_by_hand(executor):
     assert (o1.valid_tests, o1.invalid_tests, o1.wrong_expected) == (4, 1, 1)
     assert [k.call for k in o2.kept] == ["second_largest([7, 7])", "second_largest([1, 2, 3])",
                                           "second_largest([3, 1])"]
-    assert (o2.gt_error, o2.duplicate, o2.unparseable, o2.wrong_expected) == (1, 1, 1, 0)
-    assert (o2.valid_tests, o2.invalid_tests) == (3, 3)
+    assert (o2.gt_error, o2.duplicate, o2.unparseable, o2.wrong_expected) == (1, 1, 0, 0)
+    assert (o2.valid_tests, o2.invalid_tests) == (3, 2)
     right, wrong = result.codes
     # right code passes everything; no book (H = 0): Pass = gen_pass = 1, Adv = gen_fail = 0
     # suite 1: valid_ratio = min(4/8, 1 - 1/8) = 0.5 -> R_T = 0.5*0.5 = 0.25
-    # suite 2: valid_ratio = min(3/8, 1 - 3/8) = 0.375 -> R_T = 0.1875
+    # suite 2: valid_ratio = min(3/8, 1 - 2/8) = 0.375 -> R_T = 0.1875
     assert right.valid and right.code_reward == 1.0
     assert [s.test_reward for s in right.suites] == [0.25, 0.1875]
     # wrong code fails [5, 5, 4] (returns 5) and [7, 7] (returns 7)
@@ -113,16 +113,18 @@ def test_history_invalid_and_timeout_candidates(executor):
     # wrong: book [5,5,4] fails, [1,1] passes (len 2 -> sorted[-2] = 1 ... returns 1, GT None: fails)
     assert wrong.hist_pass == 0.0
     assert wrong.suites[0].adv == pytest.approx(0.0625)  # (1/8 + 0)/2
-    # syntax error and empty code are invalid: R_C 0, R_T 0
-    for bad in (broken, empty):
-        assert not bad.valid and bad.code_reward == 0.0 and bad.suites[0].test_reward == 0.0
+    # a syntax error is invalid: R_C 0, R_T 0
+    assert not broken.valid and broken.code_reward == 0.0 and broken.suites[0].test_reward == 0.0
+    # empty code compiles and runs, so it is valid (as in the reference code) and fails every test:
+    # R_C 0; gen_fail 4/8, Adv = (0.5 + 0)/2 -> R_T = 0.5*0.5 + 0.5*0.25 = 0.375
+    assert empty.valid and empty.code_reward == 0.0 and empty.suites[0].test_reward == 0.375
     # an infinite loop defines fine: every call times out and counts as failed
     assert slow.valid and slow.code_reward == 0.0 and slow.suites[0].gen_fail == 0.5  # 4 of 4 / 8
     # updates: book tests passed by valid candidates (right passes both), failures of valid ones only
     assert [t.call for t in result.updates.passed] == [t.call for t in history]
     failed = [t.call for t in result.updates.failed]
-    assert failed.count("second_largest([5, 5, 4])") == 2  # wrong and slow
-    assert len(failed) == 1 + 4  # wrong fails 1 kept test, slow all 4
+    assert failed.count("second_largest([5, 5, 4])") == 3  # wrong, slow and empty
+    assert len(failed) == 1 + 4 + 4  # wrong fails 1 kept test, slow and empty all 4
 
 
 def test_play_step_batches_questions_and_gt_errors(executor):

@@ -1,4 +1,4 @@
-"""Executor on ordinary code: values, verdicts, order, resume after a hang, run_tests, CLI, fallback."""
+"""Executor on ordinary code: values, verdicts, order, resume after a hang, CLI, fallback."""
 
 from __future__ import annotations
 
@@ -107,25 +107,6 @@ def test_results_in_input_order_with_progress(ex: Executor) -> None:
 def test_float_tolerance_option(ex: Executor) -> None:
     res = ex.run([Job("t", "", ["0.1 + 0.2"], expected=[0.3]), Job("t", "", ["0.1 + 0.2"], expected=[0.3], float_tol=1e-9)])
     assert res[0].results[0].status == "fail" and res[1].results[0].status == "pass"
-
-
-def test_run_tests_decides_in_parent(ex: Executor) -> None:
-    code = "def add(a, b):\n    return a + b\n"
-    tests = ["assert add(1, 2) == 3", "assert add(1, 2) == 4", "assert add(2, 2) == int('4')",
-             "assert add(0.5, 0.25) == math.sqrt(0.5625)", "x = 1", "assert add(1, 1) != 3",
-             "assert add(None, 1) == 2", "assert add(1, 2) == add(1, 2)", "assert add(1, 1) == undefined"]
-    res = ex.run_tests(code, tests, timeout=1.0)
-    assert res.defined
-    assert [r.status for r in res.results] == ["pass", "fail", "pass", "pass", "invalid", "pass", "error", "invalid",
-                                               "invalid"]
-
-
-def test_run_tests_many_and_undefined_code(ex: Executor) -> None:
-    out = ex.run_tests_many([("def f(): return 1", ["assert f() == 1"]), ("def f(:", ["assert f() == 1"])],
-                            ids=["good", "bad"])
-    assert [r.id for r in out] == ["good", "bad"]
-    assert out[0].results[0].status == "pass"
-    assert not out[1].defined and out[1].results[0].status == "invalid"
 
 
 def test_captured_stdout_is_capped(ex: Executor) -> None:

@@ -23,9 +23,16 @@ from typing import Any
 
 from codea1.data.problem import Problem
 from codea1.data.static import gt_problem
+from codea1.oracle import AssertCase, run_assertions
 
 TEST_CODE_FORMATS = ("evalplus", "humaneval", "pytest")
 MAX_REASON = 240
+
+
+def _gt_program(problem: Problem) -> str:
+    """GT's program: the problem's import lines, then its solution."""
+    imports = problem.imports.strip()
+    return f"{imports}\n{problem.gt_solution}" if imports else problem.gt_solution
 
 
 def time_limit(gt_seconds: float, factor: float = 4.0, minimum: float = 1.0) -> float:
@@ -204,18 +211,13 @@ def check_problems(
     own = executor is None
     ex = Executor(workers=workers, memory_mb=memory_mb) if own else executor
     try:
-        items = [(problems[i].gt_solution, problems[i].golden_tests) for i in golden]
-        ids = [problems[i].id for i in golden]
+        cases = [AssertCase(code=_gt_program(problems[i]), tests=list(problems[i].golden_tests),
+                            entry_point=problems[i].entry_point, oracle=_gt_program(problems[i]), id=problems[i].id)
+                 for i in golden]
         with warnings.catch_warnings():  # tests parsed in this process may hold odd escapes in strings
             warnings.simplefilter("ignore", SyntaxWarning)
             warnings.simplefilter("ignore", DeprecationWarning)
-            if hasattr(ex, "run_tests_many"):
-                ran = ex.run_tests_many(items, timeout=timeout, ids=ids, progress=report) if items else []
-            else:  # the contract's minimal API
-                ran = []
-                for n, (code, tests) in enumerate(items):
-                    ran.append(ex.run_tests(code, tests, timeout=timeout))
-                    report(n + 1, total)
+            ran = run_assertions(ex, cases, timeout=timeout, progress=report) if cases else []
         for i, job in zip(golden, ran):
             res = results[i]
             tests = problems[i].golden_tests

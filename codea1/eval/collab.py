@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from codea1.eval.code_eval import PreparedTask, score_solutions
+from codea1.oracle import AssertCase, run_assertions
 
 
 @dataclass
@@ -45,9 +46,10 @@ def collaborate(
 ) -> tuple[dict[str, Any], list[CollabRecord]]:
     """Picks one solution per (non-excluded) task with the tests; returns (summary, records)."""
     live = [t for t in tasks if not t.excluded and solutions.get(t.task_id)]
-    gt_runs = executor.run_tests_many(
-        [(t.program(t.problem.gt_solution), tests.get(t.task_id, [])) for t in live], timeout=timeout
-    )
+    gt_runs = run_assertions(executor, [
+        AssertCase(code=t.program(t.problem.gt_solution), tests=tests.get(t.task_id, []),
+                   entry_point=t.problem.entry_point, oracle=t.program(t.problem.gt_solution), id=t.task_id)
+        for t in live], timeout=timeout)
     valid: dict[str, list[str]] = {}
     for t, res in zip(live, gt_runs):
         stmts = tests.get(t.task_id, [])
@@ -57,9 +59,10 @@ def collaborate(
     items, owners = [], []
     for t in live:
         for code in solutions[t.task_id]:
-            items.append((t.program(code), valid[t.task_id]))
+            items.append(AssertCase(code=t.program(code), tests=valid[t.task_id], entry_point=t.problem.entry_point,
+                                    oracle=t.program(t.problem.gt_solution), id=t.task_id))
             owners.append(t.task_id)
-    runs = executor.run_tests_many(items, timeout=timeout) if items else []
+    runs = run_assertions(executor, items, timeout=timeout) if items else []
     passes: dict[str, list[int]] = {}
     for owner, res in zip(owners, runs):
         n = sum(r.status == "pass" for r in res.results) if res.defined else 0

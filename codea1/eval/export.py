@@ -11,6 +11,7 @@ import dataclasses
 from typing import Any
 
 from codea1.data.problem import Problem
+from codea1.oracle import AssertCase, run_assertions
 from codea1.sandbox.asserts import split_assert
 
 
@@ -39,8 +40,9 @@ def validated_golden(
                 seen.add(norm)
                 stmts.append(norm)
         keep.append(stmts)
-        items.append((p.gt_solution if not p.imports else f"{p.imports}\n{p.gt_solution}", stmts))
-    runs = executor.run_tests_many(items, timeout=timeout)
+        program = p.gt_solution if not p.imports else f"{p.imports}\n{p.gt_solution}"
+        items.append(AssertCase(code=program, tests=stmts, entry_point=p.entry_point, oracle=program, id=p.id))
+    runs = run_assertions(executor, items, timeout=timeout)
     out: list[Problem] = []
     total = valid_total = 0
     for p, stmts, res in zip(problems, keep, runs):

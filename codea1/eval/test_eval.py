@@ -24,6 +24,7 @@ from typing import Any
 
 from codea1.eval.mutation import Mutant, generate_mutants, run_programs, score_mutants
 from codea1.eval.ult import ULT_PRELUDE, UltFunction
+from codea1.oracle import AssertCase, run_assertions
 from codea1.sandbox.asserts import split_assert
 
 Progress = Callable[[int, int], None] | None
@@ -168,7 +169,9 @@ def score_tests(
 ) -> tuple[dict[str, Any], list[FunctionTestResult]]:
     """Scores given tests (task_id -> assert statements) of each function; returns (summary, records)."""
     chosen = [first_k(tests.get(fn.task_id, []), k) for fn in functions]
-    ran = executor.run_tests_many([(fn.program, t) for fn, t in zip(functions, chosen)], timeout=timeout)
+    cases = [AssertCase(code=fn.program, tests=t, entry_point=fn.func_name, oracle=fn.program, id=fn.task_id)
+             for fn, t in zip(functions, chosen)]
+    ran = run_assertions(executor, cases, timeout=timeout)
     records: list[FunctionTestResult] = []
     valid_calls: list[list[str]] = []
     for fn, t, res in zip(functions, chosen, ran):

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import ast
 import re
-import textwrap
+import string
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from codea1.sandbox.asserts import split_assert
-
-_PY_FENCE = re.compile(r"```[ \t]*(?:python3?|py)\b[^\n]*\n(.*?)(?:```|\Z)", re.IGNORECASE | re.DOTALL)
-_ANY_FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
-_MAX_SPAN = 12  # lines one statement may span when a block has to be parsed piecewise
-_EXTEND_BUDGET = 2000  # multi-line parse attempts per block before falling back to one line at a time
-_INCOMPLETE = ("never closed", "unexpected EOF", "expected an indented block", "unterminated triple-quoted")
+_PY_FENCE = re.compile(r"```[ \t]*(?:python3?|py)\b[^\n]*\n(.*?)```", re.IGNORECASE | re.DOTALL)
+_ANY_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
+# string literals and comments, removed from a line before its brackets are counted
+_STRINGS_AND_COMMENTS = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|#.*')
+_OPEN, _CLOSE = ("(", "[", "{"), (")", "]", "}")
+_PRINTABLE = frozenset(string.printable)
 
 
 def as_text(response: str | bytes | None) -> str:
@@ -31,37 +31,39 @@ def as_text(response: str | bytes | None) -> str:
 
 
 def nonprintable_share(response: str | bytes | None) -> float:
-    """Share of characters that are neither printable nor ordinary whitespace (newline, tab, CR).
+    """Share of characters outside `string.printable` (ASCII letters, digits, punctuation, whitespace).
 
-    Used as the test response's format penalty (REFERENCE.md section 3). Lone surrogates, NUL and other
-    control characters count; the Unicode replacement character left by bad UTF-8 is printable.
+    The test response's format penalty, as the reference code computes it: any non-ASCII character
+    counts, prose in another language included. An empty response has share 0 (the reference code
+    divides by zero there).
     """
     text = as_text(response)
     if not text:
         return 0.0
-    bad = sum(1 for ch in text if not (ch.isprintable() or ch in "\n\r\t"))
-    return bad / len(text)
+    return sum(1 for ch in text if ch not in _PRINTABLE) / len(text)
 
 
 def extract_code(response: str | bytes | None) -> str:
-    """The code of a Code LLM response: first ```python block, else first ``` block, else the raw text."""
+    """The code of a Code LLM response: the first closed ```python block, else the first closed ``` block,
+    else the raw text (newlines at both ends removed).
+
+    A fence that is never closed does not count, so a response cut off inside its code block is the raw
+    text (fences included) and does not compile, as in the reference code.
+    """
     text = as_text(response)
     match = _PY_FENCE.search(text) or _ANY_FENCE.search(text)
-    return match.group(1) if match else text
+    return (match.group(1) if match else text).strip("\n")
 
 
 def extract_test_blocks(response: str | bytes | None) -> list[str]:
-    """All ```python blocks of a Test LLM response, else all ``` blocks, else the raw text."""
+    """The closed ```python blocks of a Test LLM response, else its closed ``` blocks; [] when none."""
     text = as_text(response)
-    blocks = _PY_FENCE.findall(text)
-    if not blocks:
-        blocks = _ANY_FENCE.findall(text)
-    return blocks or [text]
+    return _PY_FENCE.findall(text) or _ANY_FENCE.findall(text)
 
 
 @dataclass
 class ParsedTest:
-    """One assert statement as (CALL, op, EXPECTED) source, simple literal names already inlined."""
+    """One test as (CALL, op, EXPECTED) source; op is the comparison the model wrote."""
 
     call: str
     op: str
@@ -76,9 +78,8 @@ class ParsedTest:
 class ParsedSuite:
     """The tests of one Test LLM response.
 
-    tests: parseable asserts, in order, duplicates included (the oracle drops them).
-    unparseable: assert statements that are not `assert CALL <cmp> EXPECTED` (or do not parse, or do
-        not mention the function under test when its name is known).
+    tests: the tests read, in order, duplicates included (the oracle drops them).
+    unparseable: assert statements that were counted invalid without running anything.
     nonprintable: share of non-printable characters of the response (format penalty).
     """
 
@@ -87,115 +88,29 @@ class ParsedSuite:
     nonprintable: float = 0.0
 
 
-class _Inliner(ast.NodeTransformer):
-    def __init__(self, env: dict[str, ast.expr]):
-        self.env = env
+def statement_groups(text: str) -> Iterator[str]:
+    """Splits code into statements line by line, joining lines while brackets are open.
 
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if isinstance(node.ctx, ast.Load) and node.id in self.env:
-            return ast.copy_location(self.env[node.id], node)
-        return node
-
-
-def _inline(source: str, env: dict[str, ast.expr]) -> str:
-    if not env:
-        return source
-    try:
-        tree = ast.parse(source, mode="eval")
-        tree = _Inliner(env).visit(tree)
-        return ast.unparse(tree.body)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return source
-
-
-def _is_literal(node: ast.expr) -> bool:
-    try:
-        ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-        return False
-    return True
-
-
-class _Collector:
-    """Walks parsed statements in order, tracking `name = literal` bindings and collecting asserts."""
-
-    def __init__(self, entry_point: str | None, limit: int):
-        self.entry_point = entry_point
-        self.limit = limit
-        self.suite = ParsedSuite()
-        self.seen_asserts = 0
-
-    @property
-    def full(self) -> bool:
-        return self.limit > 0 and self.seen_asserts >= self.limit
-
-    def bad_assert(self) -> None:
-        if not self.full:
-            self.seen_asserts += 1
-            self.suite.unparseable += 1
-
-    def walk(self, body: list[ast.stmt], source: str, env: dict[str, ast.expr]) -> None:
-        for node in body:
-            if self.full:
-                return
-            if isinstance(node, ast.Assert):
-                self.seen_asserts += 1
-                self._assert(node, source, env)
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                names = [t.id for t in targets if isinstance(t, ast.Name)]
-                simple = len(targets) == 1 and len(names) == 1 and node.value is not None
-                if simple and _is_literal(node.value):
-                    env[names[0]] = node.value
-                else:
-                    for target in targets:
-                        for sub in ast.walk(target):
-                            if isinstance(sub, ast.Name):
-                                env.pop(sub.id, None)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test") or isinstance(node, ast.If) and _is_main_guard(node.test):
-                self.walk(node.body, source, dict(env))
-
-    def _assert(self, node: ast.Assert, source: str, env: dict[str, ast.expr]) -> None:
-        try:
-            segment = ast.get_source_segment(source, node) or ast.unparse(node)
-        except (ValueError, RecursionError):
-            segment = ""
-        parts = split_assert(segment) if segment else None
-        if parts is None:
-            self.suite.unparseable += 1
-            return
-        call, op, expected = parts
-        call, expected = _inline(call, env), _inline(expected, env)
-        if self.entry_point and not _mentions(call, self.entry_point):
-            self.suite.unparseable += 1
-            return
-        self.suite.tests.append(ParsedTest(call=call, op=op, expected=expected))
-
-
-def _is_test_container(node: ast.stmt) -> bool:
-    """`def test_...():` bodies and `if __name__ == "__main__":` blocks are searched for asserts too."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return node.name.startswith("test")
-    return isinstance(node, ast.If) and _is_main_guard(node.test)
-
-
-def _is_main_guard(test: ast.expr) -> bool:
-    return (
-        isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == "__name__"
-        and len(test.comparators) == 1
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value == "__main__"
-    )
-
-
-def _mentions(call: str, name: str) -> bool:
-    try:
-        tree = ast.parse(call, mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(tree))
+    This is how the reference code reads a test block, and it is what makes reading robust: each group
+    is parsed on its own (indentation of its first line removed), so prose, a truncated statement or a
+    `def test_...():` line costs only its own group, and asserts inside functions and `if` blocks are read
+    like top-level ones. A group still open when a new `assert` line starts is dropped, as is an unclosed
+    group at the end. Brackets inside one-line string literals and comments do not count.
+    """
+    buffer: list[str] = []
+    depth = 0
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if depth < 0 or (depth > 0 and stripped.startswith("assert ")):
+            buffer, depth = [], 0
+        buffer.append(line)
+        bare = _STRINGS_AND_COMMENTS.sub("", stripped)
+        depth += sum(bare.count(c) for c in _OPEN) - sum(bare.count(c) for c in _CLOSE)
+        if depth == 0 and not stripped.endswith("\\"):
+            yield "\n".join(buffer).strip()
+            buffer = []
 
 
 def _parse(text: str) -> ast.Module | None:
@@ -205,77 +120,113 @@ def _parse(text: str) -> ast.Module | None:
         return None
 
 
-def _parse_or_incomplete(text: str) -> tuple[ast.Module | None, bool]:
-    """(tree, False) when text parses; (None, True) when it only looks cut short; else (None, False)."""
-    try:
-        return ast.parse(text), False
-    except SyntaxError as exc:
-        return None, any(marker in (exc.msg or "") for marker in _INCOMPLETE)
-    except (ValueError, RecursionError, MemoryError, OverflowError):
-        return None, False
+def _bare_name(node: ast.expr, env: dict[str, ast.expr]) -> ast.expr:
+    return env[node.id] if isinstance(node, ast.Name) and node.id in env else node
 
 
-def _walk_piecewise(block: str, collector: _Collector, env: dict[str, ast.expr]) -> None:
-    """Parses a block that does not parse as a whole (truncated, prose mixed in) statement by statement.
-
-    From each line, the shortest run of up to _MAX_SPAN lines that parses is taken as one statement
-    group (a run is only extended while the error says the input was cut short); a line that starts
-    no parseable group is skipped, and counted invalid when it is an assert. A budget on multi-line
-    attempts keeps a 100k-character garbage response cheap.
-    """
-    lines = block.split("\n")
-    budget = _EXTEND_BUDGET
-    i = 0
-    while i < len(lines) and not collector.full:
-        stripped = lines[i].strip()
-        if not stripped or stripped.startswith("#"):
-            i += 1
-            continue
-        end = min(i + _MAX_SPAN, len(lines)) if budget > 0 else i + 1
-        consumed = 0
-        for j in range(i + 1, end + 1):
-            chunk = textwrap.dedent("\n".join(lines[i:j]))
-            tree, incomplete = _parse_or_incomplete(chunk)
-            if j > i + 1:
-                budget -= 1
-            if tree is not None:
-                collector.walk(tree.body, chunk, env)
-                consumed = j - i
-                break
-            if not incomplete:
-                break
-        if consumed:
-            i += consumed
-            continue
-        if stripped.startswith("assert"):
-            collector.bad_assert()
-        i += 1
+def _calls(call: ast.Call, name: str) -> bool:
+    return isinstance(call.func, ast.Name) and call.func.id == name
 
 
-def parse_test_suite(
-    response: str | bytes | None, entry_point: str | None = None, max_tests: int = 32
-) -> ParsedSuite:
-    """Parses one Test LLM response into a suite of (CALL, op, EXPECTED) tests.
+class _Reader:
+    """Collects tests from statements, with the reference code's rules (and strict mode's extra ones)."""
 
-    Only assert statements count; everything else is ignored, except simple `name = literal`
-    assignments, whose literal is inlined into later asserts of the same block. An assert that is not
-    a single comparison, or (when entry_point is given) whose CALL never mentions the function under
-    test, is counted as unparseable: `assert 1 == 1` would otherwise earn valid_ratio for free.
-    At most max_tests assert statements are looked at (0: no limit).
+    def __init__(self, entry_point: str | None, limit: int, strict: bool):
+        self.entry_point = entry_point
+        self.limit = limit
+        self.strict = strict
+        self.suite = ParsedSuite()
+        self.asserts = 0
+
+    @property
+    def full(self) -> bool:
+        return self.limit > 0 and self.asserts >= self.limit
+
+    def invalid(self) -> None:
+        self.asserts += 1
+        self.suite.unparseable += 1
+
+    def statements(self, body: list[ast.stmt], env: dict[str, ast.expr]) -> None:
+        for node in body:
+            if self.full:
+                return
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                env[node.targets[0].id] = node.value
+            elif isinstance(node, ast.Assert):
+                self.assertion(node, env)
+
+    def assertion(self, node: ast.Assert, env: dict[str, ast.expr], count_dropped: bool = False) -> None:
+        """`assert CALL <cmp> EXPECTED, ...` with a call on the left is a test; another assert is dropped,
+        or counted invalid in strict mode and on the raw-text path (count_dropped)."""
+        test = node.test
+        if not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Call)):
+            if self.strict or count_dropped:
+                self.invalid()
+            return
+        left = test.left
+        if self.strict and self.entry_point and not _calls(left, self.entry_point):
+            self.invalid()
+            return
+        call = ast.Call(func=left.func, args=[_bare_name(a, env) for a in left.args],
+                        keywords=[ast.keyword(arg=k.arg, value=_bare_name(k.value, env)) for k in left.keywords])
+        try:
+            parsed = ParsedTest(ast.unparse(call), _OP_NAMES.get(type(test.ops[0]), "=="),
+                                ast.unparse(test.comparators[0]))
+        except (ValueError, RecursionError, MemoryError):
+            if self.strict or count_dropped:
+                self.invalid()
+            return
+        self.asserts += 1
+        self.suite.tests.append(parsed)
+
+
+_OP_NAMES = {
+    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+    ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in",
+}
+
+
+def parse_test_suite(response: str | bytes | None, entry_point: str | None = None, max_tests: int = 0,
+                     validity: str = "reference") -> ParsedSuite:
+    """Parses one Test LLM response into a suite of (CALL, op, EXPECTED) tests, as the reference code does.
+
+    With closed ```python (else ```) blocks: the blocks are joined and read statement by statement
+    (`statement_groups`); `name = value` assignments are remembered (across blocks) and a name that is a
+    bare argument of a test's call is replaced by its value; each `assert CALL <cmp> EXPECTED` whose left
+    side is a call is a test (every comparison is later judged as `==`), any other statement is ignored.
+    Without a closed block: each line of the raw text that starts with `assert` is one statement, and a
+    line that is not such a test counts as invalid.
+    validity="strict" also counts as invalid every assert in a block that is not such a test or whose
+    call is not a call of `entry_point`. At most max_tests asserts are read (0: all).
     """
     text = as_text(response)
-    collector = _Collector(entry_point, max_tests)
+    strict = validity == "strict"
+    reader = _Reader(entry_point, max_tests, strict)
     with warnings.catch_warnings():  # model text triggers SyntaxWarnings ("invalid decimal literal")
         warnings.simplefilter("ignore")
-        for block in extract_test_blocks(text):
-            if collector.full:
-                break
+        blocks = extract_test_blocks(text)
+        if blocks:
             env: dict[str, ast.expr] = {}
-            tree = _parse(block)
-            if tree is not None:
-                collector.walk(tree.body, block, env)
-            else:
-                _walk_piecewise(block, collector, env)
-    suite = collector.suite
+            for group in statement_groups("\n".join(blocks)):
+                if reader.full:
+                    break
+                tree = _parse(group)
+                if tree is not None:
+                    reader.statements(tree.body, env)
+                elif strict and group.startswith("assert"):
+                    reader.invalid()
+        else:
+            for line in text.strip().split("\n"):
+                if reader.full:
+                    break
+                line = line.strip()
+                if not line.startswith("assert"):
+                    continue
+                tree = _parse(line)
+                if tree is not None and tree.body and isinstance(tree.body[0], ast.Assert):
+                    reader.assertion(tree.body[0], {}, count_dropped=True)
+                else:
+                    reader.invalid()
+    suite = reader.suite
     suite.nonprintable = nonprintable_share(text)
     return suite

@@ -1,22 +1,20 @@
-"""One round of the game for a batch of questions: parse, validate against GT, execute, score.
+"""One round of the game for a batch of questions, as a pipeline of stages with plain records between them.
 
-`play_step` is the workhorse: it batches every sandbox job of all its questions into as few
-`Executor.run` calls as possible (one for the oracle, one for the execution matrix), so a trainer gets
-all the parallelism of the pool. `play_question` is the one-question wrapper of the module contract.
+    parse_round      responses -> ParsedRound (the code of each candidate, a ParsedSuite per test response)
+    ask_oracle       ParsedRound -> OracleAnswers per question (GT's value of every CALL, the value of
+                     every model EXPECTED, both computed in GT's program)
+    validate_suite   ParsedSuite + OracleAnswers -> SuiteOracle (V kept tests carrying GT's value, I invalid)
+    run_matrix       SuiteOracles + Mistake Book tests -> CandidateRun per candidate (one sandbox job each)
+    score_question   CandidateRuns -> CodeScore per candidate (Code-A1's rewards, or CURE's test reward)
+    topvar / book    which candidates' suites train the Test LLM; what the Mistake Book learns
 
-Stages (REFERENCE.md section 2, steps 3-6):
-1. parse: code from each code response, a ParsedSuite from each test response;
-2. oracle: every distinct CALL runs on GT (expected=None gives values), every distinct model EXPECTED
-   is evaluated (ast.literal_eval, else in a clean child); per suite this gives V kept tests carrying
-   GT's value and I invalid ones;
-3. execution matrix: one job per candidate with the Mistake Book tests plus all kept tests of its N
-   suites (identical (CALL, value) pairs run once, verdicts fanned back out);
-4. rewards, TopVar, Mistake Book updates from valid candidates.
+`play_step` chains them, batching every sandbox job of all questions into one `Executor.run` call per
+stage (the oracle, then the matrix), so a trainer gets all the parallelism of the pool. docs/algorithm.md
+describes the game; codea1.oracle owns what a test means.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +23,7 @@ from typing import Any
 from codea1.data.problem import Problem
 from codea1.game.config import GameConfig
 from codea1.game.mistake_book import BookUpdate, StoredTest, encode_expected
-from codea1.game.parsing import ParsedSuite, ParsedTest, extract_code, parse_test_suite
+from codea1.game.parsing import ParsedSuite, extract_code, parse_test_suite
 from codea1.game.rewards import (
     CodeScore,
     SuiteVerdicts,
@@ -35,10 +33,12 @@ from codea1.game.rewards import (
     score_candidate,
 )
 from codea1.game.topvar import topvar_select
+from codea1.oracle import AssertCase, literal, prediction_right, run_assertions
 from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable, values_equal
 
 Progress = Callable[[int, int], None]
 GT_CALLS_PER_JOB = 64  # GT calls of one question are split into jobs of at most this many
+Pair = tuple[str, str]  # (CALL, GT's value as JSON): one executable test
 
 
 @dataclass
@@ -120,96 +120,8 @@ def gt_program(problem: Problem) -> str:
     return candidate_program(problem, problem.gt_solution)
 
 
-def _literal(source: str) -> tuple[bool, Any]:
-    try:
-        return True, ast.literal_eval(source)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False, None
-
-
-def _claim_holds(op: str, predicted: Any, actual: Any, float_tol: float | None) -> bool:
-    """Whether the model's prediction, read with its comparison, agrees with GT's value.
-
-    `==` and `is` claim the value; `!=` and `is not` pin no value, so they never count as correct
-    predictions (their CALL is still kept with GT's value, to attack the code).
-    """
-    if op in ("==", "is"):
-        return values_equal(predicted, actual, float_tol)
-    return False
-
-
-def _unique(items: Sequence[str]) -> tuple[list[str], dict[str, int]]:
-    order: list[str] = []
-    index: dict[str, int] = {}
-    for item in items:
-        if item not in index:
-            index[item] = len(order)
-            order.append(item)
-    return order, index
-
-
-@dataclass
-class _Oracle:
-    """GT values and predicted values of one question, by source text."""
-
-    gt: dict[str, Any]  # call -> GT value (only calls GT answered with a plain value)
-    predicted: dict[str, Any]  # expected source -> value (only those that evaluated)
-    gt_error: str | None = None
-    gt_seconds: dict[str, float] = field(default_factory=dict)  # call -> GT's time for it
-
-
-def _oracle_jobs(problems: Sequence[Problem], suites: Sequence[Sequence[Sequence[ParsedSuite]]],
-                 config: GameConfig) -> tuple[list, list[tuple[int, str, list[str]]], dict[int, _Oracle]]:
-    """Builds the GT and predicted-value jobs of all questions; literals are decoded right here."""
-    from codea1.sandbox import Job
-
-    jobs = []
-    plan: list[tuple[int, str, list[str]]] = []  # (question index, "gt"|"pred", calls)
-    oracles: dict[int, _Oracle] = {}
-    for q, problem in enumerate(problems):
-        tests = [t for per_code in suites[q] for suite in per_code for t in suite.tests]
-        calls, _ = _unique([t.call for t in tests])
-        oracle = _Oracle(gt={}, predicted={})
-        pending = []
-        for source in _unique([t.expected for t in tests])[0]:
-            ok, value = _literal(source)
-            if ok:
-                oracle.predicted[source] = value
-            else:
-                pending.append(source)
-        oracles[q] = oracle
-        for k in range(0, len(calls), GT_CALLS_PER_JOB):  # chunks: a slow GT is spread over workers
-            chunk = calls[k:k + GT_CALLS_PER_JOB]
-            jobs.append(Job(id=f"gt:{problem.id}#{k // GT_CALLS_PER_JOB}", code=gt_program(problem),
-                            calls=chunk, timeout=config.test_timeout))
-            plan.append((q, "gt", chunk))
-        if pending:
-            jobs.append(Job(id=f"pred:{problem.id}", code=problem.imports.strip(), calls=pending,
-                            timeout=config.test_timeout))
-            plan.append((q, "pred", pending))
-    return jobs, plan, oracles
-
-
-def validate_suite(parsed: ParsedSuite, oracle: _Oracle, config: GameConfig) -> SuiteOracle:
-    """Oracle validation of one suite (REFERENCE.md section 2.4), given GT's and the predicted values."""
-    out = SuiteOracle(unparseable=parsed.unparseable, nonprintable=parsed.nonprintable)
-    seen: set[str] = set()
-    for test in parsed.tests:
-        if test.call in seen:
-            out.duplicate += 1
-            continue
-        seen.add(test.call)
-        if test.call not in oracle.gt:
-            out.gt_error += 1
-            continue
-        value = oracle.gt[test.call]
-        ok = test.expected in oracle.predicted and _claim_holds(
-            test.op, oracle.predicted[test.expected], value, config.float_tol
-        )
-        if not ok:
-            out.wrong_expected += 1
-        out.kept.append(KeptTest(test.call, value, encode_expected(value), ok))
-    return out
+def _unique(items: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(items))
 
 
 def _run(executor: Any, jobs: list, progress: Progress | None) -> list:
@@ -220,6 +132,227 @@ def _run(executor: Any, jobs: list, progress: Progress | None) -> list:
     return executor.run(jobs, progress=progress)
 
 
+# ---------------------------------------------------------------------- stage 1: parse
+@dataclass
+class ParsedRound:
+    """codes[q][m]: the extracted code of candidate m of question q; suites[q][m][n]: its n-th suite."""
+
+    codes: list[list[str]]
+    suites: list[list[list[ParsedSuite]]]
+
+
+def parse_round(problems: Sequence[Problem], code_responses: Sequence[Sequence[str]],
+                test_responses: Sequence[Sequence[Sequence[str]]], config: GameConfig) -> ParsedRound:
+    codes = [[extract_code(r) for r in per_q] for per_q in code_responses]
+    suites = [
+        [[parse_test_suite(t, p.entry_point, config.max_tests_per_suite, config.test_validity) for t in per_code]
+         for per_code in per_q]
+        for p, per_q in zip(problems, test_responses)
+    ]
+    return ParsedRound(codes, suites)
+
+
+# ---------------------------------------------------------------------- stage 2: oracle
+@dataclass
+class OracleAnswers:
+    """GT's answers for one question, by source text.
+
+    gt: CALL -> GT's value (only calls GT answered with plain data); predicted: EXPECTED -> its value
+    (literals read here, other expressions evaluated in GT's program, as the reference code does);
+    gt_seconds: CALL -> GT's time for it; gt_error: why GT's program did not run, if it did not.
+    """
+
+    gt: dict[str, Any] = field(default_factory=dict)
+    predicted: dict[str, Any] = field(default_factory=dict)
+    gt_seconds: dict[str, float] = field(default_factory=dict)
+    gt_error: str | None = None
+
+
+def ask_oracle(problems: Sequence[Problem], suites: Sequence[Sequence[Sequence[ParsedSuite]]], executor: Any,
+               config: GameConfig, progress: Progress | None = None) -> list[OracleAnswers]:
+    """Runs every distinct CALL and every non-literal EXPECTED of each question in GT's program."""
+    from codea1.sandbox import Job
+
+    answers = [OracleAnswers() for _ in problems]
+    jobs, plan = [], []  # plan: (question, "gt" | "expected", sources)
+    for q, problem in enumerate(problems):
+        tests = [t for per_code in suites[q] for suite in per_code for t in suite.tests]
+        calls = _unique([t.call for t in tests])
+        pending = []
+        for source in _unique([t.expected for t in tests]):
+            ok, value = literal(source)
+            if ok:
+                answers[q].predicted[source] = value
+            else:
+                pending.append(source)
+        for k in range(0, len(calls), GT_CALLS_PER_JOB):  # chunks: a slow GT is spread over workers
+            chunk = calls[k:k + GT_CALLS_PER_JOB]
+            jobs.append(Job(id=f"gt:{problem.id}#{k // GT_CALLS_PER_JOB}", code=gt_program(problem),
+                            calls=chunk, timeout=config.test_timeout))
+            plan.append((q, "gt", chunk))
+        if pending:
+            jobs.append(Job(id=f"expected:{problem.id}", code=gt_program(problem), calls=pending,
+                            timeout=config.test_timeout))
+            plan.append((q, "expected", pending))
+    for (q, kind, sources), result in zip(plan, _run(executor, jobs, progress)):
+        answer = answers[q]
+        if kind == "gt" and not result.defined and answer.gt_error is None:
+            answer.gt_error = result.error or "GT did not run"
+        for source, res in zip(sources, result.results):
+            if res.status != "ok" or contains_unserializable(res.value):
+                continue
+            if kind == "gt":
+                answer.gt[source] = res.value
+                answer.gt_seconds[source] = float(res.seconds or 0.0)
+            else:
+                answer.predicted[source] = res.value
+    return answers
+
+
+def validate_suite(parsed: ParsedSuite, answers: OracleAnswers, config: GameConfig) -> SuiteOracle:
+    """Oracle validation of one suite: a CALL GT could not answer is dropped (invalid), a repeated CALL is
+    dropped (invalid), and every other test is kept with GT's value; a wrong prediction of that value is
+    counted invalid but kept (config.test_validity says what a right prediction is)."""
+    out = SuiteOracle(unparseable=parsed.unparseable, nonprintable=parsed.nonprintable)
+    seen: set[str] = set()
+    for test in parsed.tests:
+        if test.call in seen:
+            out.duplicate += 1
+            continue
+        seen.add(test.call)
+        if test.call not in answers.gt:
+            out.gt_error += 1
+            continue
+        value = answers.gt[test.call]
+        ok = test.expected in answers.predicted and prediction_right(
+            test.op, answers.predicted[test.expected], value, config.test_validity, config.float_tol)
+        if not ok:
+            out.wrong_expected += 1
+        out.kept.append(KeptTest(test.call, value, encode_expected(value), ok))
+    return out
+
+
+# ---------------------------------------------------------------------- stage 3: execution matrix
+@dataclass
+class CandidateRun:
+    """What one candidate did: whether its program ran (valid), its verdict on each executable test, and
+    (CURE) its plain value of each call."""
+
+    valid: bool = False
+    passed: dict[Pair, bool] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+def _pairs(history: Sequence[StoredTest], suites: Sequence[SuiteOracle]) -> tuple[list[Pair], list[Any]]:
+    """Distinct (CALL, value) pairs of the Mistake Book tests and the kept tests of the given suites."""
+    items = [(t.call, t.expected_json, t.expected) for t in history]
+    items += [(k.call, k.expected_json, k.expected) for s in suites for k in s.kept]
+    pairs: dict[Pair, Any] = {}
+    for call, exp_json, value in items:
+        pairs.setdefault((call, exp_json), value)
+    return list(pairs), list(pairs.values())
+
+
+def _cure_pairs(history: Sequence[StoredTest], oracle_out: Sequence[Sequence[SuiteOracle]],
+                parsed: Sequence[Sequence[ParsedSuite]]) -> tuple[list[Pair], list[Any]]:
+    """CURE: every candidate runs the book tests, every kept test of the question, and the calls GT could
+    not answer (a correct code may raise there too), so tests can be judged across codes."""
+    pairs, values = _pairs(history, [s for per_code in oracle_out for s in per_code])
+    seen = {call for call, _ in pairs}
+    for test in (t for per_code in parsed for suite in per_code for t in suite.tests):
+        if test.call not in seen:
+            seen.add(test.call)
+            pairs.append((test.call, encode_expected(UNSERIALIZABLE)))
+            values.append(UNSERIALIZABLE)
+    return pairs, values
+
+
+def run_matrix(problems: Sequence[Problem], parsed: ParsedRound, histories: Sequence[Sequence[StoredTest]],
+               oracle_out: Sequence[Sequence[Sequence[SuiteOracle]]], answers: Sequence[OracleAnswers],
+               executor: Any, config: GameConfig, progress: Progress | None = None) -> dict[tuple[int, int], CandidateRun]:
+    """One sandbox job per candidate: its Mistake Book tests plus the kept tests of its N suites (in CURE
+    mode, every test of the question). Identical (CALL, value) pairs run once. Every candidate runs,
+    an empty one too: as in the reference code, code that compiles and runs is valid."""
+    from codea1.sandbox import Job
+
+    cure = config.selfplay_reward == "cure"
+    jobs, plan = [], []
+    for q, problem in enumerate(problems):
+        shared = _cure_pairs(histories[q], oracle_out[q], parsed.suites[q]) if cure else None
+        for m, code in enumerate(parsed.codes[q]):
+            pairs, values = shared if shared is not None else _pairs(histories[q], oracle_out[q][m])
+            slowest = max((answers[q].gt_seconds.get(call, 0.0) for call, _ in pairs), default=0.0)
+            jobs.append(Job(
+                id=f"cand:{problem.id}:{m}",
+                code=candidate_program(problem, code),
+                calls=[call for call, _ in pairs],
+                expected=None if cure else values,
+                timeout=max(config.test_timeout, config.timeout_factor * slowest),
+                float_tol=config.float_tol,
+            ))
+            plan.append((q, m, pairs, values))
+    runs: dict[tuple[int, int], CandidateRun] = {}
+    for (q, m, pairs, values), result in zip(plan, _run(executor, jobs, progress)):
+        run = CandidateRun(valid=bool(result.defined))
+        for pair, value, res in zip(pairs, values, result.results):
+            if cure:
+                ok = res.status == "ok" and not contains_unserializable(res.value)
+                run.values[pair[0]] = res.value if ok else UNSERIALIZABLE
+                run.passed[pair] = ok and values_equal(res.value, value, config.float_tol)
+            else:
+                run.passed[pair] = res.status == "pass"
+        runs[q, m] = run
+    return runs
+
+
+# ---------------------------------------------------------------------- stage 4: scores and book updates
+def score_question(history: Sequence[StoredTest], oracle_out: Sequence[Sequence[SuiteOracle]],
+                   runs: Sequence[CandidateRun], config: GameConfig) -> tuple[list[CodeScore], BookUpdate]:
+    """Code-A1's numbers for each candidate of one question, and the Mistake Book update from its valid
+    candidates (book tests they passed, kept tests they failed)."""
+    scores: list[CodeScore] = []
+    update = BookUpdate()
+    for suites_oracle, run in zip(oracle_out, runs):
+        book_passed = [run.passed.get((t.call, t.expected_json), False) for t in history]
+        suites = []
+        for suite in suites_oracle:
+            passed = [run.passed.get((k.call, k.expected_json), False) for k in suite.kept]
+            suites.append(SuiteVerdicts(suite.valid_tests, suite.invalid_tests, passed, suite.nonprintable))
+        scores.append(score_candidate(run.valid, book_passed, suites, config))
+        if run.valid:
+            update.passed.extend(t for t, ok in zip(history, book_passed) if ok)
+            for suite, verdict in zip(suites_oracle, suites):
+                update.failed.extend(k.stored() for k, ok in zip(suite.kept, verdict.passed) if not ok)
+    return scores, update
+
+
+def cure_rewards(scores: list[CodeScore], parsed: Sequence[Sequence[ParsedSuite]], answers: OracleAnswers,
+                 runs: Sequence[CandidateRun], config: GameConfig) -> None:
+    """Replaces each suite's test_reward by CURE's: the mean reward of its tests (unparseable statements
+    count -1), judged on the question's valid codes with the test's OWN predicted value.
+
+    Correct codes: valid candidates that agree with GT on every call GT answered (i.e. pass every
+    GT-validated test of the question); the others are wrong codes.
+    """
+    codes = [m for m, run in enumerate(runs) if run.valid]
+    correct = [all(values_equal(runs[m].values.get(c, UNSERIALIZABLE), v, config.float_tol)
+                   for c, v in answers.gt.items() if c in runs[m].values) for m in codes]
+    for score, per_code in zip(scores, parsed):
+        for n, suite in enumerate(per_code):
+            firsts: dict[str, Any] = {}
+            for t in suite.tests:
+                firsts.setdefault(t.call, t)  # the first test of each CALL
+            tests = list(firsts.values())
+            matrix = [[prediction_right(t.op, answers.predicted.get(t.expected, UNSERIALIZABLE),
+                                        runs[c].values.get(t.call, UNSERIALIZABLE), config.test_validity,
+                                        config.float_tol) for t in tests] for c in codes]
+            per_test = cure_test_rewards(matrix, correct) if codes else [0.0] * len(tests)
+            per_test += [-1.0] * suite.unparseable
+            penalty = suite.nonprintable if config.nonprintable_penalty else 0.0
+            score.suites[n].test_reward = cure_suite_reward(per_test, penalty)
+
+
+# ---------------------------------------------------------------------- the whole round
 def play_step(
     problems: Sequence[Problem],
     code_responses: Sequence[Sequence[str]],
@@ -236,8 +369,6 @@ def play_step(
     MistakeBook.retrieve(problem.id, config.history_size)). The executor is a codea1.sandbox.Executor
     (anything with its `run(jobs, progress=None)`).
     """
-    from codea1.sandbox import Job
-
     config = config or GameConfig()
     histories = histories if histories is not None else [[] for _ in problems]
     if not (len(problems) == len(code_responses) == len(test_responses) == len(histories)):
@@ -246,167 +377,23 @@ def play_step(
         if len(per_code) != len(per_tests):
             raise ValueError(f"play_step: question {q} has {len(per_code)} code responses but "
                              f"{len(per_tests)} lists of test responses (one list per code)")
-    codes = [[extract_code(r) for r in per_q] for per_q in code_responses]
-    parsed = [
-        [[parse_test_suite(t, p.entry_point, config.max_tests_per_suite) for t in per_code] for per_code in per_q]
-        for p, per_q in zip(problems, test_responses)
-    ]
-
-    # 1. oracle: GT values of every call, predicted values of every non-literal EXPECTED
-    jobs, plan, oracles = _oracle_jobs(problems, parsed, config)
-    for (q, kind, calls), result in zip(plan, _run(executor, jobs, progress)):
-        oracle = oracles[q]
-        if kind == "gt" and not result.defined and oracle.gt_error is None:
-            oracle.gt_error = result.error or "GT did not run"
-        for call, res in zip(calls, result.results):
-            if res.status != "ok" or contains_unserializable(res.value):
-                continue
-            (oracle.gt if kind == "gt" else oracle.predicted)[call] = res.value
-            if kind == "gt":
-                oracle.gt_seconds[call] = float(res.seconds or 0.0)
-    oracle_out = [
-        [[validate_suite(s, oracles[q], config) for s in per_code] for per_code in parsed[q]]
-        for q in range(len(problems))
-    ]
-
-    # 2. execution matrix: one job per candidate
-    cure = config.selfplay_reward == "cure"
-    matrix_jobs = []
-    matrix_plan: list[tuple[int, int, list[tuple[str, str]], list[Any]]] = []
-    for q, problem in enumerate(problems):
-        question_pairs = _question_pairs(histories[q], oracle_out[q], parsed[q]) if cure else None
-        for m, code in enumerate(codes[q]):
-            if not code.strip():
-                continue
-            if cure:
-                pairs, values = question_pairs
-            else:
-                pairs, values = _candidate_pairs(histories[q], oracle_out[q][m])
-            slowest = max((oracles[q].gt_seconds.get(call, 0.0) for call, _ in pairs), default=0.0)
-            matrix_jobs.append(Job(
-                id=f"cand:{problem.id}:{m}",
-                code=candidate_program(problem, code),
-                calls=[call for call, _ in pairs],
-                expected=None if cure else values,
-                timeout=max(config.test_timeout, config.timeout_factor * slowest),
-                float_tol=config.float_tol,
-            ))
-            matrix_plan.append((q, m, pairs, values))
-    verdicts: dict[tuple[int, int], dict[tuple[str, str], bool]] = {}
-    raw_values: dict[tuple[int, int], dict[str, Any]] = {}
-    valid: dict[tuple[int, int], bool] = {}
-    for (q, m, pairs, values), result in zip(matrix_plan, _run(executor, matrix_jobs, progress)):
-        valid[q, m] = bool(result.defined)
-        got: dict[tuple[str, str], bool] = {}
-        vals: dict[str, Any] = {}
-        for pair, value, res in zip(pairs, values, result.results):
-            if cure:
-                ok = res.status == "ok" and not contains_unserializable(res.value)
-                vals[pair[0]] = res.value if ok else UNSERIALIZABLE
-                got[pair] = ok and values_equal(res.value, value, config.float_tol)
-            else:
-                got[pair] = res.status == "pass"
-        verdicts[q, m] = got
-        raw_values[q, m] = vals
-
-    # 3. rewards, TopVar, Mistake Book updates
+    parsed = parse_round(problems, code_responses, test_responses, config)
+    answers = ask_oracle(problems, parsed.suites, executor, config, progress)
+    oracle_out = [[[validate_suite(s, answers[q], config) for s in per_code] for per_code in parsed.suites[q]]
+                  for q in range(len(problems))]
+    runs = run_matrix(problems, parsed, histories, oracle_out, answers, executor, config, progress)
     results = []
     for q, problem in enumerate(problems):
-        history = list(histories[q])
-        scores: list[CodeScore] = []
-        update = BookUpdate()
-        for m in range(len(codes[q])):
-            is_valid = valid.get((q, m), False)
-            got = verdicts.get((q, m), {})
-            book_passed = [got.get((t.call, t.expected_json), False) for t in history]
-            suites = []
-            for suite in oracle_out[q][m]:
-                passed = [got.get((k.call, k.expected_json), False) for k in suite.kept]
-                suites.append(SuiteVerdicts(suite.valid_tests, suite.invalid_tests, passed, suite.nonprintable))
-            scores.append(score_candidate(is_valid, book_passed, suites, config))
-            if is_valid:
-                update.passed.extend(t for t, ok in zip(history, book_passed) if ok)
-                for suite, verdict in zip(oracle_out[q][m], suites):
-                    update.failed.extend(k.stored() for k, ok in zip(suite.kept, verdict.passed) if not ok)
-        if cure:
-            _apply_cure(scores, parsed[q], oracles[q], oracle_out[q], raw_values, valid, q, config)
+        question_runs = [runs[q, m] for m in range(len(parsed.codes[q]))]
+        scores, update = score_question(histories[q], oracle_out[q], question_runs, config)
+        if config.selfplay_reward == "cure":
+            cure_rewards(scores, parsed.suites[q], answers[q], question_runs, config)
         selected = topvar_select([[s.test_reward for s in c.suites] for c in scores], config.topvar_ell)
         for score, chosen in zip(scores, selected):
             score.topvar_selected = chosen
-        results.append(QuestionResult(problem.id, scores, update, history, oracle_out[q], codes[q],
-                                      oracles[q].gt_error))
+        results.append(QuestionResult(problem.id, scores, update, list(histories[q]), oracle_out[q],
+                                      parsed.codes[q], answers[q].gt_error))
     return results
-
-
-def _candidate_pairs(history: Sequence[StoredTest], suites: Sequence[SuiteOracle]
-                     ) -> tuple[list[tuple[str, str]], list[Any]]:
-    """Distinct (call, expected_json) pairs of the book tests and one candidate's kept tests."""
-    pairs: list[tuple[str, str]] = []
-    values: list[Any] = []
-    seen: set[tuple[str, str]] = set()
-    items = [(t.call, t.expected_json, t.expected) for t in history]
-    items += [(k.call, k.expected_json, k.expected) for s in suites for k in s.kept]
-    for call, exp_json, value in items:
-        if (call, exp_json) not in seen:
-            seen.add((call, exp_json))
-            pairs.append((call, exp_json))
-            values.append(value)
-    return pairs, values
-
-
-def _question_pairs(history: Sequence[StoredTest], oracle_out: Sequence[Sequence[SuiteOracle]],
-                    parsed: Sequence[Sequence[ParsedSuite]]) -> tuple[list[tuple[str, str]], list[Any]]:
-    """CURE mode: every candidate runs the book tests, every kept test of the question, and the calls
-    GT could not answer (a correct code may raise there too), so tests can be judged across codes."""
-    pairs, values = _candidate_pairs(history, [s for per_code in oracle_out for s in per_code])
-    seen_calls = {call for call, _ in pairs}
-    for per_code in parsed:
-        for suite in per_code:
-            for test in suite.tests:
-                if test.call not in seen_calls:
-                    seen_calls.add(test.call)
-                    pairs.append((test.call, encode_expected(UNSERIALIZABLE)))
-                    values.append(UNSERIALIZABLE)
-    return pairs, values
-
-
-def _apply_cure(scores: list[CodeScore], parsed: Sequence[Sequence[ParsedSuite]], oracle: _Oracle,
-                oracle_out: Sequence[Sequence[SuiteOracle]], raw_values: dict, valid: dict, q: int,
-                config: GameConfig) -> None:
-    """Replaces each suite's test_reward by CURE's: the mean reward of its tests (unparseable
-    statements count -1), judged on the question's valid codes with the test's OWN predicted value.
-
-    Correct codes: valid candidates that agree with GT on every call GT answered (i.e. pass every
-    GT-validated test of the question); the others are wrong codes.
-    """
-    codes = [m for m in range(len(scores)) if valid.get((q, m), False)]
-    gt_calls = [c for c in oracle.gt]
-    correct = []
-    for m in codes:
-        vals = raw_values.get((q, m), {})
-        correct.append(all(values_equal(vals.get(c, UNSERIALIZABLE), oracle.gt[c], config.float_tol)
-                           for c in gt_calls if c in vals))
-    for m, score in enumerate(scores):
-        for n, suite in enumerate(parsed[m]):
-            tests: list[ParsedTest] = []
-            seen: set[str] = set()
-            for t in suite.tests:
-                if t.call not in seen:
-                    seen.add(t.call)
-                    tests.append(t)
-            matrix = []
-            for c in codes:
-                vals = raw_values.get((q, c), {})
-                row = []
-                for t in tests:
-                    pred = oracle.predicted.get(t.expected, UNSERIALIZABLE)
-                    got = vals.get(t.call, UNSERIALIZABLE)
-                    row.append(t.op in ("==", "is") and values_equal(got, pred, config.float_tol))
-                matrix.append(row)
-            per_test = cure_test_rewards(matrix, correct) if codes else [0.0] * len(tests)
-            per_test += [-1.0] * suite.unparseable
-            penalty = suite.nonprintable if config.nonprintable_penalty else 0.0
-            score.suites[n].test_reward = cure_suite_reward(per_test, penalty)
 
 
 def play_question(
@@ -422,24 +409,6 @@ def play_question(
 
 
 # ---------------------------------------------------------------------- Golden-Tests baseline
-@dataclass
-class _GoldenTest:
-    call: str
-    expected_source: str | None  # None: `call` is already a boolean check expected True
-
-
-def _golden_form(statement: str) -> _GoldenTest | None:
-    from codea1.sandbox.asserts import parse_assert, split_assert
-
-    parts = split_assert(statement)
-    if parts is not None and parts[1] == "==":
-        return _GoldenTest(parts[0], parts[2])
-    node = parse_assert(statement)
-    if node is None:
-        return None
-    return _GoldenTest(f"bool({ast.unparse(node.test)})", None)
-
-
 def golden_step(
     problems: Sequence[Problem],
     code_responses: Sequence[Sequence[str]],
@@ -448,49 +417,22 @@ def golden_step(
     progress: Progress | None = None,
 ) -> list[list[float]]:
     """Golden-Tests rewards of many questions: rewards[q][m] = share of problem q's human tests that
-    candidate m passes (invalid code 0). `assert CALL == EXPECTED` tests compare in the trusted parent;
-    any other assert becomes `bool(CONDITION)` expected True. A golden test whose EXPECTED cannot be
-    evaluated is dropped (a dataset problem, reported by `codea1 data check`)."""
-    from codea1.sandbox import Job
-
+    candidate m passes (invalid code 0). Each test means what Python's `assert` means; codea1.oracle runs
+    only the calls of the function under test in the candidate's child and decides the rest outside it,
+    with GT's program as the oracle for EXPECTED expressions."""
     config = config or GameConfig()
-    forms = [[f for f in (_golden_form(t) for t in p.golden_tests) if f is not None] for p in problems]
-    expected: list[dict[str, Any]] = [{} for _ in problems]
-    jobs, plan = [], []
+    cases, plan = [], []
     for q, problem in enumerate(problems):
-        pending = []
-        for f in forms[q]:
-            if f.expected_source is None:
-                continue
-            ok, value = _literal(f.expected_source)
-            if ok:
-                expected[q][f.expected_source] = value
-            elif f.expected_source not in pending:
-                pending.append(f.expected_source)
-        if pending:
-            jobs.append(Job(id=f"golden-exp:{problem.id}", code=problem.imports.strip(), calls=pending,
-                            timeout=config.test_timeout))
-            plan.append((q, pending))
-    for (q, pending), result in zip(plan, _run(executor, jobs, progress)):
-        for source, res in zip(pending, result.results):
-            if res.status == "ok" and not contains_unserializable(res.value):
-                expected[q][source] = res.value
-    usable = [[f for f in forms[q] if f.expected_source is None or f.expected_source in expected[q]]
-              for q in range(len(problems))]
-    cand_jobs, cand_plan = [], []
-    for q, problem in enumerate(problems):
-        calls = [f.call for f in usable[q]]
-        values = [True if f.expected_source is None else expected[q][f.expected_source] for f in usable[q]]
+        if not problem.golden_tests:
+            continue
         for m, response in enumerate(code_responses[q]):
-            code = extract_code(response)
-            if not code.strip() or not calls:
-                continue
-            cand_jobs.append(Job(id=f"golden:{problem.id}:{m}", code=candidate_program(problem, code),
-                                 calls=calls, expected=values, timeout=config.test_timeout,
-                                 float_tol=config.float_tol))
-            cand_plan.append((q, m))
+            cases.append(AssertCase(code=candidate_program(problem, extract_code(response)),
+                                    tests=list(problem.golden_tests), entry_point=problem.entry_point,
+                                    oracle=gt_program(problem), id=f"golden:{problem.id}:{m}",
+                                    float_tol=config.float_tol))
+            plan.append((q, m))
     rewards = [[0.0] * len(code_responses[q]) for q in range(len(problems))]
-    for (q, m), result in zip(cand_plan, _run(executor, cand_jobs, progress)):
+    for (q, m), result in zip(plan, run_assertions(executor, cases, config.test_timeout, progress)):
         rewards[q][m] = golden_reward(bool(result.defined), [r.status == "pass" for r in result.results])
     return rewards
 

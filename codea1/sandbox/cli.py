@@ -63,6 +63,7 @@ def _result_row(res: Any) -> dict:
 
 def run_exec(args: argparse.Namespace) -> int:
     """Handler of `codea1 exec`."""
+    from codea1.oracle import AssertCase, run_assertions
     from codea1.sandbox import Executor, Job
 
     if args.input == "-":
@@ -96,7 +97,9 @@ def run_exec(args: argparse.Namespace) -> int:
         rid = rec.get("id")
         rid = rid if type(rid) is str else str(lineno)
         if "tests" in rec:
-            tests_items.append((rid, rec["code"], rec["tests"]))
+            entry = rec.get("entry_point")
+            tests_items.append(AssertCase(code=rec["code"], tests=rec["tests"], id=rid,
+                                          entry_point=entry if type(entry) is str and entry else None))
             tests_pos.append(pos)
         else:
             call_jobs.append(Job(id=rid, code=rec["code"], calls=rec["calls"], timeout=args.timeout))
@@ -111,8 +114,7 @@ def run_exec(args: argparse.Namespace) -> int:
             tick(base[0] + done)
 
         if tests_items:
-            results = ex.run_tests_many([(c, t) for _, c, t in tests_items], timeout=args.timeout,
-                                        ids=[i for i, _, _ in tests_items], progress=report)
+            results = run_assertions(ex, tests_items, timeout=args.timeout, progress=report)
             for pos, res in zip(tests_pos, results):
                 rows[pos] = _result_row(res)
             base[0] = len(tests_items)

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 from codea1.sandbox import preload, values
-from codea1.sandbox.asserts import split_assert
 
 FULL_LEVEL = "netns+mntns+uid+rlimits"
 MAX_FRAME = 16 << 20  # bytes of one result frame; a larger announced frame is a protocol violation
@@ -485,64 +484,6 @@ class Executor:
                 progress(done, total)
         return [f.result() for f in futures]
 
-    def run_tests(self, code: str, tests: list[str], timeout: float = 2.0) -> JobResult:
-        """Runs `assert CALL <op> EXPECTED` tests against `code`: pass/fail decided here, never in the child.
-
-        CALL runs in the candidate's child; EXPECTED is a literal read here or, otherwise, evaluated in a
-        separate clean child without the candidate's code. Statements that are not such asserts, or
-        whose EXPECTED cannot be evaluated, are "invalid".
-        """
-        return self.run_tests_many([(code, tests)], timeout=timeout)[0]
-
-    def run_tests_many(self, items: list[tuple[str, list[str]]], timeout: float = 2.0,
-                       ids: list[str] | None = None,
-                       progress: Callable[[int, int], None] | None = None) -> list[JobResult]:
-        """Batch form of `run_tests` over (code, tests) pairs, run in parallel; results in input order."""
-        parsed: list[list[tuple[str, str, Any] | None]] = []
-        oracle: dict[int, list[tuple[int, str]]] = {}  # item -> [(test index, EXPECTED source)]
-        for n, (_, tests) in enumerate(items):
-            row = []
-            for t, stmt in enumerate(tests):
-                parts = split_assert(stmt) if type(stmt) is str else None
-                if parts is None:
-                    row.append(None)
-                    continue
-                call, op, expected_src = parts
-                try:
-                    row.append((call, op, _literal(expected_src)))
-                except ValueError:
-                    row.append((call, op, _PENDING))
-                    oracle.setdefault(n, []).append((t, expected_src))
-            parsed.append(row)
-        if oracle:  # EXPECTED expressions that are not literals: a clean child, no candidate code
-            keys = list(oracle)
-            jobs = [Job(id=f"expected-{n}", code=ORACLE_PRELUDE, calls=[src for _, src in oracle[n]],
-                        timeout=timeout) for n in keys]
-            for n, res in zip(keys, self.run(jobs)):
-                for (t, _), r in zip(oracle[n], res.results):
-                    ok = res.defined and r.status == "ok" and not values.contains_unserializable(r.value)
-                    parsed[n][t] = (parsed[n][t][0], parsed[n][t][1], r.value) if ok else None
-        jobs, index = [], []
-        for n, ((code, _), row) in enumerate(zip(items, parsed)):
-            keep = [(t, p) for t, p in enumerate(row) if p is not None]
-            index.append(keep)
-            jobs.append(Job(id=ids[n] if ids else str(n), code=code, calls=[p[0] for _, p in keep],
-                            timeout=timeout))
-        ran = self.run(jobs, progress=progress)
-        out = []
-        for n, (res, keep) in enumerate(zip(ran, index)):
-            results = [CallResult("invalid", error="not an `assert CALL == EXPECTED` test with a plain EXPECTED")
-                       for _ in items[n][1]]
-            for (t, (_, op, expected)), r in zip(keep, res.results):
-                if r.status == "ok":
-                    ok = _compare(op, r.value, expected)
-                    r = CallResult("pass" if ok else "fail", r.value, None, r.seconds)
-                results[t] = r
-            if not res.defined:
-                results = [CallResult("invalid", error=res.error) for _ in items[n][1]]
-            out.append(JobResult(res.id, res.defined, res.error, results, res.stdout))
-        return out
-
     def close(self) -> None:
         """Stops the zygotes (and with them anything still running)."""
         if self._closed:
@@ -712,39 +653,6 @@ def _release(workers: list[_Worker], leases: list[_UidLease], owner: int | None 
         worker.close()
     for lease in leases:
         lease.release()
-
-
-class _Pending:
-    pass
-
-
-_PENDING = _Pending()
-ORACLE_PRELUDE = "import math\n"  # names an EXPECTED expression may use in its clean child
-
-
-def _literal(source: str) -> Any:
-    """The plain value of a literal EXPECTED (ast.literal_eval: no code runs), or ValueError."""
-    try:
-        value = ast.literal_eval(source)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
-        raise ValueError("not a literal") from exc
-    value = values.from_json(values.to_json(value))
-    if values.contains_unserializable(value):
-        raise ValueError("not plain data")
-    return value
-
-
-def _compare(op: str, value: Any, expected: Any) -> bool:
-    if op == "==":
-        return values.values_equal(value, expected)
-    if op == "!=":
-        return value is not values.UNSERIALIZABLE and not values.values_equal(value, expected)
-    if op in ("is", "is not"):  # identity is only meaningful for the singletons
-        same = expected in (None, True, False) and type(expected) is type(value) and value == expected
-        if expected not in (None, True, False) or type(expected) not in (type(None), bool):
-            return False
-        return same if op == "is" else (value is not values.UNSERIALIZABLE and not same)
-    return False
 
 
 _LEVEL_CACHE: str | None = None

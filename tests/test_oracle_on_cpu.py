@@ -1,0 +1,110 @@
+"""codea1.oracle: what a test means, for golden tests (Python's assert) and for the game's predictions."""
+
+import math
+
+import pytest
+
+from codea1.oracle import (
+    AssertCase,
+    holds,
+    literal,
+    plain_source,
+    prediction_right,
+    read_assertion,
+    run_assertions,
+)
+from codea1.sandbox import Executor
+
+UID_BASE = 1_700_300_000  # this file's own uid range
+
+
+@pytest.fixture(scope="module")
+def ex():
+    with Executor(2, uid_base=UID_BASE) as executor:
+        yield executor
+
+
+def test_prediction_modes():
+    # reference: every comparison is read as `==` against GT's value (the authors' reward code)
+    assert prediction_right("==", 3, 3) and prediction_right("!=", 3, 3)
+    assert not prediction_right("!=", 5, 3)  # `f(x) != 5` with GT 3: a wrong prediction there
+    assert not prediction_right("in", [8, 9], 8)  # 8 == [8, 9] is False
+    # strict: only an `==`/`is` claim can be right
+    assert prediction_right("==", 3, 3, "strict") and prediction_right("is", None, None, "strict")
+    assert not prediction_right("!=", 3, 3, "strict") and not prediction_right("<", 3, 3, "strict")
+    # NaN equals NaN, deliberately; a tolerance is optional
+    assert prediction_right("==", math.nan, math.nan)
+    assert not prediction_right("==", 0.3, 0.1 + 0.2) and prediction_right("==", 0.3, 0.1 + 0.2, float_tol=1e-9)
+
+
+def test_holds_is_total_and_pythonic_on_plain_values():
+    assert holds("==", 1, 1.0) and holds("!=", [1], (1,)) and holds("<", 1, 2) and not holds(">=", 1, 2)
+    assert holds("in", "bc", "abcd") and not holds("in", 1, "abc")  # a TypeError is a failed test
+    assert holds("in", 2, [1, 2]) and holds("not in", 3, {1: 2}) and holds("has", [1, 2], 2)
+    assert holds("is", None, None) and not holds("is", 0, False) and holds("is not", 0, None)
+    assert holds("truth", [0]) and not holds("truth", "")
+    assert not holds("==", 10**400, 1j)  # raised OverflowError before
+    assert not holds("<", 1, "a") and not holds("<", [1], [None])
+
+
+def test_literal_and_plain_source_round_trip():
+    value = {1: (1,), "s": {2.5, -0.0}, b"k": [None, True, complex(1, -2)], "f": frozenset({3})}
+    assert eval(plain_source(value)) == value
+    assert literal(plain_source([1, (2,), {"a": {3}}])) == (True, [1, (2,), {"a": {3}}])
+    assert eval(plain_source([math.inf, -math.inf]))[0] == math.inf
+    assert math.isnan(eval(plain_source(math.nan)))
+    assert literal("max([1])") == (False, None) and literal("[1, 2") == (False, None)
+
+
+def test_read_assertion_lifts_only_calls_of_the_function_under_test():
+    a = read_assertion("assert abs(f(1.0) - 3) < 1e-6", "f")
+    assert a.calls == ["f(1.0)"] and a.template == "abs(__codea1_v[0] - 3) < 1e-06" and a.fast is None
+    assert read_assertion("assert 3 == f(1)", "f").fast == ("==", 3)
+    assert read_assertion("assert 3 < f(1)", "f").fast == (">", 3)
+    assert read_assertion("assert 3 in f(1)", "f").fast == ("has", 3)
+    assert read_assertion("assert f(1)", "f").fast == ("truth", None)
+    assert read_assertion("assert f(3) == f(2) + 1", "f").calls == ["f(3)", "f(2)"]
+    gen = read_assertion("assert all(f(x) == x for x in range(3))", "f")
+    assert gen.calls == ["[f(x) == x for x in range(3)]"] and gen.template == "all(__codea1_v[0])"
+    assert read_assertion("assert len([1, 2]) == 2", "f").calls == []
+    assert read_assertion("x = 1", "f") is None and read_assertion("assert (", "f") is None
+    # without an entry point the left side of the comparison is what the candidate computes
+    assert read_assertion("assert g(2)[0] != 5").calls == ["g(2)[0]"]
+
+
+def test_run_assertions_decides_outside_the_candidate(ex):
+    code = "def add(a, b):\n    return a + b\n"
+    tests = ["assert add(1, 2) == 3", "assert add(1, 2) == 4", "assert add(2, 2) == int('4')",
+             "assert add(0.5, 0.25) == math.sqrt(0.5625)", "x = 1", "assert add(1, 1) != 3",
+             "assert add(None, 1) == 2", "assert add(1, 2) == add(1, 2)", "assert add(1, 1) == undefined",
+             "assert abs(add(0.1, 0.2) - 0.3) < 1e-9", "assert add(2, 3) in [5, 6]", "assert 5 > add(1, 1) > 1",
+             "assert all(add(i, 0) == i for i in range(3))", "assert add(1, 1)"]
+    [res] = run_assertions(ex, [AssertCase(code, tests, entry_point="add")], timeout=1.0)
+    assert res.defined
+    assert [r.status for r in res.results] == ["pass", "fail", "pass", "pass", "invalid", "pass", "error", "pass",
+                                               "fail", "pass", "pass", "pass", "pass", "pass"]
+    assert "undefined" in res.results[8].error
+
+
+def test_run_assertions_cannot_be_forged(ex):
+    forged = ("class Yes:\n    def __eq__(self, o): return True\n    def __ne__(self, o): return False\n"
+              "    def __lt__(self, o): return True\n    def __sub__(self, o): return 0\n"
+              "    def __bool__(self): return True\n"
+              "def f(x):\n    return Yes()\n")
+    tests = ["assert f(1) == 2", "assert f(1) != 2", "assert abs(f(1) - 3) < 1e-6", "assert f(1)",
+             "assert f(1) < 0"]
+    [res] = run_assertions(ex, [AssertCase(forged, tests, entry_point="f")])
+    assert [r.status for r in res.results] == ["fail"] * len(tests)
+    assert "not plain data" in res.results[0].error
+
+
+def test_run_assertions_uses_the_oracle_program_and_reports_undefined_code(ex):
+    gt = "def f(x):\n    return x * 2\nSCALE = 2\n"
+    case = AssertCase("def f(x):\n    return x + x\n", ["assert f(3) == f(2) + 2", "assert f(4) == SCALE * 4"],
+                      entry_point="f", oracle=gt)
+    broken = AssertCase("def f(:", ["assert f() == 1"], entry_point="f", id="bad")
+    plain = AssertCase("def g(): return 1", ["assert g() == 1"], id="good")
+    out = run_assertions(ex, [case, broken, plain])
+    assert [r.status for r in out[0].results] == ["pass", "pass"]  # SCALE comes from GT's program
+    assert not out[1].defined and out[1].results[0].status == "invalid" and out[1].id == "bad"
+    assert out[2].results[0].status == "pass" and out[2].id == "good"
