@@ -15,6 +15,8 @@ describes the game; codea1.oracle owns what a test means.
 
 from __future__ import annotations
 
+import ast
+import functools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -112,12 +114,27 @@ class QuestionResult:
 
 
 def candidate_program(problem: Problem, code: str) -> str:
-    """The program a candidate runs as: the problem's import lines, then the extracted code."""
-    return f"{problem.imports.strip()}\n{code}" if problem.imports.strip() else code
+    """The program a candidate runs as: the problem's import lines and GT's top-level imports (the
+    reference code hoists GT's imports above the candidate too), then the extracted code."""
+    header = "\n".join(dict.fromkeys(line for line in (problem.imports.strip(), gt_imports(problem.gt_solution))
+                                      if line))
+    return f"{header}\n{code}" if header else code
 
 
 def gt_program(problem: Problem) -> str:
-    return candidate_program(problem, problem.gt_solution)
+    imports = problem.imports.strip()
+    return f"{imports}\n{problem.gt_solution}" if imports else problem.gt_solution
+
+
+@functools.lru_cache(maxsize=4096)
+def gt_imports(gt_solution: str) -> str:
+    """GT's top-level `import` / `from ... import` statements, one per line ("" when it does not parse)."""
+    try:
+        tree = ast.parse(gt_solution)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    return "\n".join(ast.unparse(node) for node in tree.body if isinstance(node, ast.Import)
+                     or isinstance(node, ast.ImportFrom) and node.module != "__future__")
 
 
 def _unique(items: Sequence[str]) -> list[str]:
