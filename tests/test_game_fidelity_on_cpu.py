@@ -140,3 +140,15 @@ def test_nan_equals_nan_and_forged_eq_fails(executor):
                            executor, [], GameConfig())
     assert result.codes[0].code_reward == 1.0  # NaN == NaN for the candidate GT's NaN is compared with
     assert result.codes[1].code_reward == 0.0  # an object with a forged __eq__ passes nothing
+
+
+def test_expected_that_raises_is_a_wrong_prediction_and_verdicts_stay_aligned(executor):
+    # the reference code shifts its verdict list after an EXPECTED that raises, and its printed markers
+    # confuse test 1 with test 10; codea1's results are structured, one per call
+    lines = ["assert second_largest([1, 2]) == 1 / 0"]
+    lines += [f"assert second_largest([{i}, {i}, 5]) == {min(i, 5) if i != 5 else None}" for i in range(1, 12)]
+    result = play_question(SECOND, [WRONG], [[block(*lines)]], executor, [], GameConfig())
+    assert [k.predicted_ok for k in result.oracles[0][0].kept] == [False] + [True] * 11
+    # WRONG keeps duplicates: for [i, i, 5] it answers i, wrong whenever i >= 5 (tests 5 to 11)
+    assert result.codes[0].suites[0].gen_pass == pytest.approx(5 / 12)
+    assert [t.call for t in result.updates.failed] == [f"second_largest([{i}, {i}, 5])" for i in range(5, 12)]
