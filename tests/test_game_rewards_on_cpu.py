@@ -1,4 +1,4 @@
-"""Code-A1 rewards (REFERENCE.md section 3), every case with numbers worked out by hand."""
+"""Code-A1 rewards (docs/algorithm.md section 5), every case with numbers worked out by hand."""
 
 import pytest
 

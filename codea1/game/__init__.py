@@ -1,7 +1,7 @@
 """The Code-A1 game: parsing, oracle validation, execution matrix, rewards, Mistake Book, TopVar, prompts.
 
 Pure functions over execution results, plus the SQLite Mistake Book; execution goes through
-codea1.sandbox.Executor. See REFERENCE.md sections 2-5 for the algorithm.
+codea1.sandbox.Executor. See docs/algorithm.md sections 2-7 for the algorithm.
 """
 
 from codea1.game.config import GameConfig

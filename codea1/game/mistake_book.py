@@ -1,4 +1,4 @@
-"""The Mistake Book (REFERENCE.md section 4): per question, failing tests and how often they failed.
+"""The Mistake Book (docs/algorithm.md section 6): per question, failing tests and how often they failed.
 
 Stored in SQLite (WAL). Each training step's update is ONE transaction tagged with the step, and every
 row it changes is logged with its value before the step, so `rollback_to(k)` puts the book back exactly

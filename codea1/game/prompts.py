@@ -1,4 +1,4 @@
-"""Chat prompts of the game, in this project's own words (structure: REFERENCE.md section 2).
+"""Chat prompts of the game, in this project's own words (structure: docs/algorithm.md section 2).
 
 Each function returns chat messages [{"role", "content"}]; the policy renders them with its model's
 chat template. The white-box test prompt shows the candidate code, always labelled as possibly wrong.

@@ -1,4 +1,4 @@
-"""Code-A1 rewards (REFERENCE.md section 3) as pure functions over execution verdicts.
+"""Code-A1 rewards (docs/algorithm.md section 5) as pure functions over execution verdicts.
 
 Everything here takes plain numbers and booleans, so each formula is unit-tested by hand. The records
 SuiteScore/CodeScore are what `play_question` and `codea1 score` report.

@@ -1,4 +1,4 @@
-"""TopVar (REFERENCE.md section 5): train the test policy on the candidates whose suites disagree most."""
+"""TopVar (docs/algorithm.md section 7): train the test policy on the candidates whose suites disagree most."""
 
 from __future__ import annotations
 
