@@ -1,6 +1,8 @@
 """`codea1 exec`: run (code, tests) or (code, calls) jobs from a JSONL file in the sandbox.
 
-Input lines:  {"id": str, "code": str, "tests": [str, ...]}   (`assert CALL == EXPECTED` statements)
+Input lines:  {"id": str, "code": str, "tests": [str, ...], "entry_point": str (optional)}
+                  (assert statements, meaning what Python's assert means; with entry_point only the calls
+                  of that function run in the sandboxed child, see codea1.oracle)
           or  {"id": str, "code": str, "calls": [str, ...]}   (expressions to evaluate)
 Output lines, in input order: {"id", "defined", "error", "results": [{"status", "value", "error",
 "seconds"}, ...]} with values in the tagged form of codea1.sandbox.values. A bad input line gives an
