@@ -141,18 +141,21 @@ def test_cli_exec_jsonl_contract(tmp_path: Path) -> None:
         "this is not json",
         {"id": "bad", "code": 3, "calls": []},
         {"id": "both", "code": "", "calls": [], "tests": []},
+        {"id": "ep", "code": "def f(x):\n    return x * 2", "entry_point": "f",
+         "tests": ["assert abs(f(0.1) - 0.2) < 1e-9", "assert 4 in [f(1), f(2)]", "assert f(1) > 3"]},
     ]
     src.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
     out = tmp_path / "out.jsonl"
     assert cli_main(["exec", "--input", str(src), "--output", str(out), "--timeout", "1", "--workers", "1",
                      "--no-progress"]) == 0
     rows = [json.loads(x) for x in out.read_text().splitlines()]
-    assert [r["id"] for r in rows] == ["t", "c", None, "bad", "both"]
+    assert [r["id"] for r in rows] == ["t", "c", None, "bad", "both", "ep"]
+    assert [x["status"] for x in rows[5]["results"]] == ["pass", "pass", "fail"]
     assert [x["status"] for x in rows[0]["results"]] == ["pass", "fail", "invalid"]
     assert rows[1]["results"][0] == {"status": "ok", "value": {"$t": "tuple", "v": [1, {"$t": "set", "v": [1]}]},
                                      "error": None, "seconds": rows[1]["results"][0]["seconds"]}
     assert rows[1]["results"][1]["status"] == "error"
-    for row in rows[2:]:
+    for row in rows[2:5]:
         assert row["defined"] is False and row["results"] == [] and row["error"].startswith("line ")
 
 
