@@ -90,3 +90,9 @@ def test_decoder_rejects_hash_flooding_and_oversized_input() -> None:
     assert from_json({"$t": "dict", "v": [[k * p + 1, 0] for k in range(20000)]}) is UNSERIALIZABLE
     assert from_json([0] * 500_000) is UNSERIALIZABLE
     assert from_json(to_json(set(range(50_000)))) == set(range(50_000))  # honest large sets still decode
+
+
+def test_equality_is_total() -> None:
+    # complex(10**400) overflows: before, the OverflowError escaped and took a whole batch down
+    assert not values_equal(10**400, 1j) and not values_equal([1j], [10**400])
+    assert not values_equal(10**400, 1.5, float_tol=1e-9) and values_equal(10**400, 10**400, float_tol=1e-9)
