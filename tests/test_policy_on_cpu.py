@@ -167,6 +167,24 @@ def test_lora_trains_only_its_adapter_and_reference_is_the_base(samples):
     assert not torch.allclose(torch.tensor(now), torch.tensor(base_lp), atol=1e-4)
 
 
+def test_lora_reference_logprobs_over_several_micro_batches(samples):
+    """The adapter is switched off once per micro-batch (a context manager cannot be entered twice)."""
+    rows = flat(samples)
+    pol = make_policy(lora=True, lr=1e-2, micro_batch_tokens=40)
+    for _ in range(2):  # move the adapter away from the base (lora_B starts at 0)
+        pol.train_step(rows, [1.0, -1.0, 0.5] * 3)
+    prompts, responses = [s.prompt_ids for s in rows], [s.response_ids for s in rows]
+    from codea1.rl.logprobs import token_budget_chunks
+
+    assert len(token_budget_chunks([len(p) + len(r) for p, r in zip(prompts, responses)], 40)) > 1
+    ref = pol.logprobs(prompts, responses, reference=True)
+    now = pol.logprobs(prompts, responses)
+    for i, s in enumerate(rows):  # the same numbers one row at a time (one micro-batch each)
+        assert torch.allclose(torch.tensor(ref[i]), torch.tensor(pol.logprobs([s.prompt_ids], [s.response_ids],
+                                                                               reference=True)[0]), atol=1e-5)
+    assert not torch.allclose(torch.tensor(ref[0]), torch.tensor(now[0]), atol=1e-4)  # adapter back on
+
+
 @pytest.mark.parametrize("lora", [False, True])
 def test_save_load_round_trip_continues_identically(tmp_path, samples, lora):
     rows, adv = flat(samples), [1.0, -1.0, 0.5] * 3

@@ -213,7 +213,6 @@ class Policy:
         model = self._reference_model() if reference else self.model
         if model is None:
             raise ValueError("this policy keeps no reference model (kl_coef is 0)")
-        ctx = self._reference_context() if reference else nullcontext()
         was_training = self.model.training
         self.model.eval()
         out: list[list[float]] = [[] for _ in prompt_ids]
@@ -221,7 +220,8 @@ class Policy:
             lengths = [len(p) + len(r) for p, r in zip(prompt_ids, response_ids)]
             for idx in token_budget_chunks(lengths, self.config.micro_batch_tokens):
                 batch = pack([prompt_ids[i] for i in idx], [response_ids[i] for i in idx], self.pad_id)
-                with ctx, self._autocast():
+                # a fresh context per micro-batch: peft's disable_adapter() can be entered only once
+                with self._reference_context() if reference else nullcontext(), self._autocast():
                     lp, _ = forward_logprobs(model, batch.to(self.device))
                 for row, i in enumerate(idx):
                     out[i] = lp[row, : len(response_ids[i])].float().cpu().tolist()
