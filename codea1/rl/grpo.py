@@ -24,9 +24,7 @@ from collections.abc import Sequence
 
 import torch
 
-LOSS_AGG_MODES = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm")
-KL_TYPES = ("low_var_kl", "k1", "k2")
-
+from codea1.config import KL_TYPES, LOSS_AGG_MODES
 
 # ------------------------------------------------------------------------------------------- advantages
 

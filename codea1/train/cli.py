@@ -46,7 +46,7 @@ def _train(args: argparse.Namespace) -> int:
 
     if args.list_keys:
         for key, type_name, default, help_text in describe_keys():
-            print(f"{key:34s} {type_name:10s} {default!r:>14}  {help_text}")
+            print(f"{key:35s} {type_name:12s} {default!r:>14}  {help_text}")
         return 0
     if args.max_steps is not None and args.max_steps < 1:
         raise UserError(f"--max-steps must be >= 1, got {args.max_steps}")

@@ -110,7 +110,7 @@ def load_training_problems(cfg: Config, executor: Any = None, console: Any = Non
     if cfg.method == "golden":
         problems = [p for p in problems if p.golden_tests]
     if cfg.data.check_gt and problems:
-        results = check_problems(problems, executor, timeout=cfg.executor.timeout * 5)
+        results = check_problems(problems, executor, timeout=cfg.game.test_timeout * 5)
         broken = [r for r in results if not r.ok]
         if broken and console is not None:
             shown = ", ".join(f"{r.id} ({r.reason})" for r in broken[:3])
@@ -134,26 +134,11 @@ def make_executor(cfg: Config, hide_paths: list[str] | None = None) -> Any:
                     uid_base=cfg.executor.uid_base)
 
 
-def game_config(cfg: Config) -> Any:
-    from codea1.game.config import GameConfig
-
-    return GameConfig(
-        alpha=cfg.game.alpha,
-        tests_per_suite=cfg.game.tests_per_suite,
-        fail_denominator=cfg.game.fail_denominator,
-        history_size=cfg.game.H,
-        topvar_ell=cfg.game.ell,
-        nonprintable_penalty=cfg.game.nonprintable_penalty,
-        test_timeout=cfg.executor.timeout,
-        selfplay_reward=cfg.game.selfplay_reward if cfg.method == "selfplay" else "a1",
-    )
-
-
 def build_policies(cfg: Config) -> tuple[Any, Any]:
     """(code_policy, test_policy) for the method: golden has no test policy; selfplay uses one object."""
     from codea1.rl.policy import build_policies as rl_build_policies
 
-    code_policy, test_policy = rl_build_policies(cfg)
+    code_policy, test_policy = rl_build_policies(cfg, test=cfg.method == "a1")
     if cfg.method == "golden":
         test_policy = None
     elif cfg.method == "selfplay":
@@ -236,7 +221,7 @@ class Trainer:
             wandb_project=cfg.train.wandb_project if cfg.train.wandb else None,
             wandb_config=cfg.to_dict(), run_name=self.run.root.name,
         )
-        game = game_config(cfg)
+        game = cfg.game
         try:
             last = self._loop(state, total, problems, code_policy, test_policy, book, executor, game,
                               logger, console)
@@ -353,26 +338,21 @@ class Trainer:
             return self._golden_step(step, batch, code_policy, executor, game, phase)
         return self._game_step(step, batch, code_policy, test_policy, book, executor, game, phase)
 
-    def _generate(self, policy: Any, prompts: list, n: int, temperature: float, top_p: float,
-                  max_new_tokens: int, max_prompt: int, seed: int) -> list[list[Any]]:
+    def _generate(self, policy: Any, prompts: list, sampling: Any, n: int, seed: int) -> list[list[Any]]:
         import torch
 
         from codea1.rl.policy import GenerationConfig
 
         torch.manual_seed(seed)
-        gen = GenerationConfig(n=n, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
-                               max_prompt_tokens=max_prompt, seed=seed)
-        return policy.generate(prompts, gen)
+        return policy.generate(prompts, GenerationConfig.of(sampling, n=n, seed=seed))
 
     def _gen_codes(self, step: int, batch: list, code_policy: Any) -> tuple[list[list[Any]], float]:
         from codea1.game.prompts import code_messages
 
         cfg = self.cfg
         t = time.perf_counter()
-        samples = self._generate(code_policy, [code_messages(p) for p in batch], cfg.game.M,
-                                 cfg.generation.code_temperature, cfg.generation.code_top_p,
-                                 cfg.generation.max_response_code, cfg.generation.max_prompt_code,
-                                 derive_seed(cfg.seed, step, "gen_code"))
+        samples = self._generate(code_policy, [code_messages(p) for p in batch], cfg.generation.code,
+                                 cfg.game.M, derive_seed(cfg.seed, step, "gen_code"))
         return samples, time.perf_counter() - t
 
     def _golden_step(self, step: int, batch: list, code_policy: Any, executor: Any, game: Any,
@@ -392,7 +372,7 @@ class Trainer:
         debug_kill("book", step)
         phase("learn")
         t = time.perf_counter()
-        advs = _flat(group_advantages(rewards, std_norm=cfg.optim.adv_std_norm))
+        advs = _flat(group_advantages(rewards, std_norm=cfg.policy.adv_std_norm))
         code_metrics = code_policy.train_step(_flat(samples), advs)
         debug_kill("learn_code", step)
         debug_kill("learn_test", step)
@@ -420,7 +400,7 @@ class Trainer:
         from codea1.game.mistake_book import merge_updates
         from codea1.game.parsing import extract_code
         from codea1.game.play import golden_step, play_step
-        from codea1.game.prompts import test_messages_blackbox, test_messages_whitebox
+        from codea1.game.prompts import test_messages
         from codea1.rl.grpo import group_advantages
 
         cfg = self.cfg
@@ -432,20 +412,19 @@ class Trainer:
         debug_kill("gen_code", step)
 
         phase("generate tests")
-        if selfplay:  # black-box: the suites see only the question; M*N per question, N per code
-            prompts = [test_messages_blackbox(p, cfg.game.tests_per_suite) for p in batch]
+        if game.blackbox_tests:  # the suites see only the question; M*N per question, N per code
+            prompts = [test_messages(p, "", game) for p in batch]
             n_per_prompt = M * N
         else:
-            prompts = [test_messages_whitebox(p, extract_code(s.text), cfg.game.tests_per_suite)
-                       for p, row in zip(batch, code_samples) for s in row]
+            prompts = [test_messages(p, extract_code(s.text), game) for p, row in zip(batch, code_samples)
+                       for s in row]
             n_per_prompt = N
         t = time.perf_counter()
-        raw_tests = self._generate(test_policy, prompts, n_per_prompt, cfg.generation.test_temperature,
-                                   cfg.generation.test_top_p, cfg.generation.max_response_test,
-                                   cfg.generation.max_prompt_test, derive_seed(cfg.seed, step, "gen_tests"))
+        raw_tests = self._generate(test_policy, prompts, cfg.generation.test, n_per_prompt,
+                                   derive_seed(cfg.seed, step, "gen_tests"))
         t_tests = time.perf_counter() - t
         # test_samples[b][m] -> the N suites written for candidate m of question b
-        if selfplay:
+        if game.blackbox_tests:
             test_samples = [[raw_tests[b][m * N:(m + 1) * N] for m in range(M)] for b in range(len(batch))]
         else:
             test_samples = [[raw_tests[b * M + m] for m in range(M)] for b in range(len(batch))]
@@ -453,7 +432,7 @@ class Trainer:
 
         phase("execute")
         t = time.perf_counter()
-        histories = [book.retrieve(p.id, h=cfg.game.H) if cfg.game.H > 0 else [] for p in batch]
+        histories = [book.retrieve(p.id, h=game.history_size) for p in batch]
         code_texts = [[s.text for s in row] for row in code_samples]
         results = play_step(batch, code_texts, [[[s.text for s in suites] for suites in row]
                                                 for row in test_samples], executor, histories, game)
@@ -466,7 +445,7 @@ class Trainer:
         phase("learn")
         t = time.perf_counter()
         code_rewards = [[c.code_reward for c in r.codes] for r in results]
-        code_advs = _flat(group_advantages(code_rewards, std_norm=cfg.optim.adv_std_norm))
+        code_advs = _flat(group_advantages(code_rewards, std_norm=cfg.policy.adv_std_norm))
         test_batch, test_advs, test_rewards_sel = [], [], []
         for b, r in enumerate(results):
             for m, c in enumerate(r.codes):
@@ -474,7 +453,7 @@ class Trainer:
                     continue
                 rewards = [s.test_reward for s in c.suites]
                 test_rewards_sel.extend(rewards)
-                test_advs.extend(_flat(group_advantages([rewards], std_norm=cfg.optim.adv_std_norm)))
+                test_advs.extend(_flat(group_advantages([rewards], std_norm=cfg.policy.adv_std_norm)))
                 test_batch.extend(test_samples[b][m])
         if selfplay:
             both = code_policy.train_step(_flat(code_samples) + test_batch, code_advs + test_advs)
