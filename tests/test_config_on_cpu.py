@@ -261,3 +261,59 @@ def test_load_section_reads_one_section_of_a_run_config(tmp_path: Path) -> None:
         load_section("game", None, ["game.H=3"])
     with pytest.raises(UserError, match="must set a key of section 'game'"):
         load_section("game", None, ["policy.lr=1"])
+
+
+# ----------------------------------------------------------------------------------------------------
+# `codea1 score` and `codea1 eval` read the same keys as a training config
+
+
+def _args(argv: list[str]):
+    from codea1.cli import build_parser
+
+    return build_parser().parse_args(argv)
+
+
+SCORE = ["score", "--problems", "bundled", "--rollouts", "r.jsonl", "--output", "o.jsonl"]
+EVAL = ["eval", "code", "--model", "tiny-random"]
+
+
+def test_score_options_are_the_game_keys(tmp_path: Path) -> None:
+    from codea1.game.cli import SCORED_KEYS, _config
+
+    run_config = tmp_path / "config.yaml"
+    run_config.write_text(load_config(CONFIGS / "smollm2-cpu.yaml", ["game.alpha=0.25", "game.float_tol=1e-6",
+                                                                      "game.test_timeout=1.5"]).to_yaml())
+    game = _config(_args([*SCORE, "--config", str(run_config), "--history-size", "3", "--timeout-factor", "4",
+                          "--max-tests-per-suite", "5", "--test-validity", "strict"]))
+    assert (game.alpha, game.float_tol, game.test_timeout, game.tests_per_suite) == (0.25, 1e-6, 1.5, 4)
+    assert (game.history_size, game.timeout_factor, game.max_tests_per_suite, game.test_validity) == \
+        (3, 4.0, 5, "strict")
+    assert _config(_args(SCORE)) == GameConfig()
+    scored = {f.name for f in SCORED_KEYS}
+    assert scored == {f.name for f in dataclasses.fields(GameConfig)} - {"M", "N", "tests_requested",
+                                                                          "blackbox_tests"}
+
+
+@pytest.mark.parametrize(
+    ("options", "fragment"),
+    [(["--timeout", "1"], "option --timeout is now --test-timeout"),
+     (["--test-reward", "cure"], "option --test-reward is now --selfplay-reward"),
+     (["--history-size", "-1"], "config key 'game.history_size' must be >= 0"),
+     (["--selfplay-reward", "best"], "config key 'game.selfplay_reward' must be one of a1, cure")],
+)
+def test_score_options_are_checked_like_keys(options: list[str], fragment: str) -> None:
+    from codea1.game.cli import _config
+
+    with pytest.raises(UserError, match=fragment):
+        _config(_args([*SCORE, *options]))
+
+
+def test_eval_sampling_options_are_the_eval_keys(tmp_path: Path) -> None:
+    from codea1.eval.cli import _sampling
+
+    assert _sampling(_args(EVAL)) == Config().eval
+    preset = CONFIGS / "qwen2.5-coder-1.5b.yaml"
+    got = _sampling(_args([*EVAL, "--config", str(preset), "--top-k", "20", "--stop", "[END]"]))
+    assert (got.max_new_tokens, got.temperature, got.top_k, got.stop) == (1024, 0.7, 20, ["END"])
+    with pytest.raises(UserError, match="config key 'eval.top_p' must be <= 1"):
+        _sampling(_args([*EVAL, "--top-p", "1.5"]))

@@ -12,7 +12,7 @@ from codea1.errors import UserError
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train the Code LLM and Test LLM (a1), or a baseline (golden, selfplay)",
                        description="Train with a YAML config plus dotted key=value overrides "
-                                   "(e.g. game.M=4 optim.lr=1e-5), or resume a run directory.")
+                                   "(e.g. game.M=4 policy.lr=1e-5), or resume a run directory.")
     p.add_argument("--config", type=Path, help="YAML config (see configs/); defaults apply to missing keys")
     p.add_argument("--run-dir", type=Path, help="new run directory (default runs/<config>-<time>)")
     p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue this run from its last checkpoint")
