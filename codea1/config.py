@@ -1,14 +1,21 @@
-"""One typed configuration for training runs: YAML files plus dotted `key=value` overrides.
+"""One typed configuration: YAML files plus dotted `key=value` overrides.
 
-Every knob of the Code-A1 loop lives in one of the section dataclasses below, with a help string, and
-for numbers a range, in its field metadata. `load_config(path, overrides)` reads a YAML file, applies
-overrides such as `game.M=4` or `optim.lr=1e-5`, coerces types and validates everything; any mistake
-is a UserError naming the key, the bad value and what is allowed. `codea1 train --list-keys` prints
-the whole tree with its help text.
+Every knob lives once, in one of the section dataclasses below, with a help string and, for numbers, a
+range in its field metadata. The sections are the types the code takes: `GameConfig` is what
+`codea1.game.play` scores with and the `game` section, `PolicyConfig` is what `codea1.rl.policy.Policy`
+trains with and the `policy` section, `Sampling` is how a role samples (`generation.code`,
+`generation.test`, the sampling keys of `eval`, and the base of `codea1.rl.rollout.GenerationConfig`).
+`codea1 train`, `codea1 score` and `codea1 eval` therefore read the same keys.
+
+`load_config(path, overrides)` reads a YAML file, applies overrides such as `game.M=4` or
+`policy.lr=1e-5`, coerces types and validates everything; any mistake is a UserError naming the key,
+the bad value and what is allowed (a key of an earlier version names its replacement). `codea1 train
+--list-keys` prints the whole tree with its help text.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import types
@@ -21,21 +28,61 @@ import yaml
 
 from codea1.errors import UserError
 
+LOSS_AGG_MODES = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm")
+KL_TYPES = ("low_var_kl", "k1", "k2")
+FAIL_DENOMINATORS = ("fixed", "actual")
+SELFPLAY_REWARDS = ("a1", "cure")
+TEST_VALIDITY = ("reference", "strict")
+METHODS = ("a1", "golden", "selfplay")
 
-def knob(default: Any, help: str, *, choices: tuple | None = None, low: float | None = None,
-         high: float | None = None, low_open: bool = False, factory: Any = None) -> Any:
-    """A config field: default, help string, optional choices and numeric range (low/high inclusive)."""
-    meta = {"help": help, "choices": choices, "low": low, "high": high, "low_open": low_open}
-    if factory is not None:
-        return field(default_factory=factory, metadata=meta)
-    return field(default=default, metadata=meta)
+
+def meta(help: str, *, choices: tuple | None = None, low: float | None = None, high: float | None = None,
+         low_open: bool = False, high_open: bool = False, length: int | None = None,
+         derived: str | None = None, follows: str | None = None) -> dict[str, Any]:
+    """The metadata of a config field: help string, optional choices and numeric range (low/high
+    inclusive unless *_open; for lists, each item), a fixed list length; `derived`: the key it is always
+    set from in a training config (it is neither read from YAML nor written back); `follows`: the key
+    whose value a null (or left out) value takes."""
+    return {"help": help, "choices": choices, "low": low, "high": high, "low_open": low_open,
+            "high_open": high_open, "length": length, "derived": derived, "follows": follows}
+
+
+def knob(default: Any, help: str, **checks: Any) -> Any:
+    """A config field with an immutable default (lists: `field(default_factory=..., metadata=meta(...))`)."""
+    return field(default=default, metadata=meta(help, **checks))
+
+
+class Section:
+    """Base of every config section: checks its values on construction (so a section built in Python
+    is as valid as one read from YAML), converts to and from plain dicts."""
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            _check_range(f"{type(self).__name__}.{f.name}", getattr(self, f.name), f.metadata)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The section as plain data, without derived fields (what a YAML file holds)."""
+        out = {}
+        for f in dataclasses.fields(self):
+            if f.metadata.get("derived"):
+                continue
+            value = getattr(self, f.name)
+            out[f.name] = value.to_dict() if isinstance(value, Section) else copy.deepcopy(value)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None, prefix: str = "") -> Any:
+        """Builds the section from a plain dict (e.g. a YAML mapping), checking keys, types and ranges;
+        `prefix` ('game') is how error messages name its keys."""
+        return _build(cls, data, prefix)
 
 
 @dataclass
-class TrainSection:
+class TrainSection(Section):
     """How long to train, on what batch, and how the run is checkpointed and logged."""
 
-    max_steps: int = knob(30, "stop after this many training steps (overridden by --max-steps)", low=1)
+    max_steps: int = knob(30, "stop after this many training steps (overridden by --max-steps; the "
+                              "learning-rate schedule always spans this many)", low=1)
     batch_size: int = knob(8, "B: questions per training step", low=1)
     data_epochs: int = knob(3, "passes over the training problems (each pass in a fresh seeded order)",
                             low=1)
@@ -53,85 +100,132 @@ class TrainSection:
 
 
 @dataclass
-class ModelSection:
-    """Which models play, and how they are trained (full fine-tuning, LoRA, or two LoRAs on one base)."""
+class ModelSection(Section):
+    """Which models play, and how their weights are shared (full models, LoRA, two LoRAs on one base)."""
 
     code_policy: str = knob("tiny-random", "Code LLM: 'tiny-random', 'smollm2-135m', a local dir or hub id")
     test_policy: str | None = knob(None, "Test LLM (default: same as code_policy); ignored for selfplay "
                                          "and golden")
     mode: str = knob("full", "full: two full models; lora: one LoRA adapter per model; dual-lora: two "
                              "adapters on one shared frozen base", choices=("full", "lora", "dual-lora"))
-    dtype: str = knob("float32", "parameter dtype", choices=("float32", "bfloat16", "float16"))
     device: str = knob("cpu", "torch device ('cpu', 'cuda', 'cuda:1', ...)")
+
+
+@dataclass
+class PolicyConfig(Section):
+    """How each policy is optimised by GRPO (REFERENCE.md section 6): what `codea1.rl.policy.Policy`
+    takes, and the `policy` section of a training config (the same settings for both policies)."""
+
+    lr: float = knob(1e-6, "AdamW learning rate (LoRA usually wants 1e-5..1e-4)", low=0.0, low_open=True)
+    weight_decay: float = knob(0.1, "AdamW weight decay", low=0.0)
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.999],
+                               metadata=meta("AdamW betas", low=0.0, high=1.0, high_open=True, length=2))
+    warmup_steps: int = knob(10, "linear learning-rate warm-up, in training steps", low=0)
+    total_steps: int = knob(100, "training steps the schedule decays over", low=1,
+                            derived="train.max_steps")
+    schedule: str = knob("cosine", "learning-rate schedule after warm-up",
+                         choices=("cosine", "constant", "linear"))
+    min_lr_ratio: float = knob(0.0, "floor of the decayed learning rate, as a fraction of lr", low=0.0,
+                               high=1.0)
+    grad_clip: float = knob(1.0, "max global gradient norm", low=0.0, low_open=True)
+    clip_low: float = knob(0.2, "PPO ratio clip below 1", low=0.0, high=1.0)
+    clip_high: float = knob(0.28, "PPO ratio clip above 1 (clip-higher)", low=0.0)
+    dual_clip: float | None = knob(10.0, "dual-clip constant c for negative advantages (> 1); null "
+                                         "disables", low=1.0, low_open=True)
+    loss_agg: str = knob("token-mean", "loss aggregation", choices=LOSS_AGG_MODES)
+    norm_constant: float | None = knob(None, "Dr.GRPO constant of seq-mean-token-sum-norm (null: the "
+                                             "longest response of the mini-batch)", low=0.0, low_open=True)
+    adv_std_norm: bool = knob(True, "divide group advantages by the group std (false: Dr.GRPO)")
+    kl_coef: float = knob(0.001, "KL loss coefficient to the frozen initial model (0: no reference is "
+                                 "kept)", low=0.0)
+    kl_type: str = knob("low_var_kl", "KL estimator (low_var_kl is k3)", choices=KL_TYPES)
+    entropy_coef: float = knob(0.0, "entropy bonus coefficient (0 in the paper; entropy is logged anyway)",
+                               low=0.0)
+    mini_batches: int = knob(1, "optimiser steps per training step (the samples are split in order)", low=1)
+    ppo_epochs: int = knob(1, "passes over each step's samples", low=1)
+    micro_batch_tokens: int = knob(16384, "padded-token budget of one forward/backward micro-batch", low=1)
+    dtype: str = knob("float32", "compute dtype (bfloat16/float16 autocast; trainable weights and AdamW "
+                                 "state stay float32; a frozen LoRA base is loaded in it)",
+                      choices=("float32", "bfloat16", "float16"))
+    gradient_checkpointing: bool = knob(False, "recompute activations in the backward pass (less memory)")
+    lora: bool = knob(False, "train a LoRA adapter instead of all weights", derived="model.mode")
     lora_r: int = knob(16, "LoRA rank", low=1)
     lora_alpha: int = knob(32, "LoRA scaling alpha", low=1)
     lora_dropout: float = knob(0.0, "LoRA dropout", low=0.0, high=1.0)
-    lora_targets: list[str] = field(
-        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"],
-        metadata={"help": "module names LoRA attaches to"})
-    gradient_checkpointing: bool = knob(False, "recompute activations in the backward pass (less memory)")
+    lora_targets: list[str] = field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"],
+                                    metadata=meta("module names LoRA attaches to"))
 
 
 @dataclass
-class GameSection:
-    """The Code-A1 game (REFERENCE.md sections 2-5)."""
+class Sampling(Section):
+    """How one role samples: a `generation.code` / `generation.test` section, the sampling keys of
+    `eval`, and the base of `codea1.rl.rollout.GenerationConfig` (which adds n and seed per call)."""
+
+    temperature: float = knob(1.0, "sampling temperature (0: greedy)", low=0.0)
+    top_p: float = knob(1.0, "nucleus sampling mass", low=0.0, high=1.0, low_open=True)
+    top_k: int = knob(0, "keep only the k most likely tokens (0: off)", low=0)
+    max_new_tokens: int = knob(256, "max new tokens per response", low=1)
+    max_prompt_tokens: int | None = knob(None, "longer prompts keep their last tokens (null: no cut)", low=1)
+    stop: list[str] = field(default_factory=list, metadata=meta("stop strings (kept in the text)"))
+    batch_size: int = knob(64, "rows (prompts x samples) per generate call", low=1)
+
+
+@dataclass
+class GenerationSection(Section):
+    """Sampling settings of the two roles (in selfplay one policy plays both, each with its own)."""
+
+    code: Sampling = field(default_factory=lambda: Sampling(max_new_tokens=4096, max_prompt_tokens=4096))
+    test: Sampling = field(default_factory=lambda: Sampling(max_new_tokens=4096, max_prompt_tokens=8192))
+
+
+@dataclass
+class GameConfig(Section):
+    """How one question is played and scored (REFERENCE.md sections 2-5; defaults follow the reference
+    code): what `codea1.game.play` takes, and the `game` section of a training config."""
 
     M: int = knob(8, "codes sampled per question", low=1)
     N: int = knob(8, "test suites sampled per code", low=1)
-    tests_per_suite: int = knob(8, "tests the Test LLM is asked for per suite", low=1)
-    H: int = knob(8, "Mistake Book tests retrieved per question", low=0)
-    ell: int = knob(1, "TopVar: candidates per question whose suites train the Test LLM", low=1)
-    alpha: float = knob(0.5, "weight of valid_ratio vs adv in the test reward", low=0.0, high=1.0)
-    fail_denominator: str = knob("fixed", "gen_fail denominator: 'fixed' (tests_per_suite, reference "
-                                          "code) or 'actual' (kept tests, paper figure)",
-                                 choices=("fixed", "actual"))
-    selfplay_reward: str = knob("a1", "test reward in selfplay: 'a1' (Code-A1 form) or 'cure'",
-                                choices=("a1", "cure"))
-    nonprintable_penalty: bool = knob(True, "subtract the share of non-printable characters from R_T")
+    tests_per_suite: int = knob(8, "the '8' of valid_ratio = min(V/8, 1 - I/8) and of gen_fail's "
+                                   "first-8 window", low=1)
+    tests_requested: int | None = knob(None, "tests the test prompt asks for (null: tests_per_suite)",
+                                       low=1, follows="game.tests_per_suite")
+    blackbox_tests: bool | None = knob(None, "the test prompt shows only the question, not the candidate "
+                                             "(null: black-box for method selfplay, white-box otherwise)",
+                                       follows="method")
+    history_size: int = knob(8, "H: Mistake Book tests (most frequent first) each question is replayed "
+                                "with", low=0)
+    topvar_ell: int = knob(1, "TopVar ell: candidates per question whose suites train the Test LLM "
+                              "(ell = M trains on all)", low=1)
+    alpha: float = knob(0.5, "weight of valid_ratio in the test reward, R_T = alpha*valid_ratio + "
+                             "(1-alpha)*Adv", low=0.0, high=1.0)
+    fail_denominator: str = knob("fixed", "gen_fail divided by tests_per_suite ('fixed', reference code) "
+                                          "or by min(V, tests_per_suite) ('actual', the paper's figure)",
+                                 choices=FAIL_DENOMINATORS)
+    nonprintable_penalty: bool = knob(True, "subtract the share of non-printable characters of a test "
+                                            "response from R_T")
+    max_tests_per_suite: int = knob(0, "asserts after this many in one response are ignored (bounds a "
+                                       "runaway response); 0 keeps them all, as the reference code", low=0)
+    test_timeout: float = knob(2.0, "seconds per test call, for GT and for candidates", low=0.0,
+                               low_open=True)
+    timeout_factor: float = knob(2.0, "a candidate's per-call limit is raised to this many times the "
+                                      "slowest GT call of its tests when that is above test_timeout", low=1.0)
+    float_tol: float | None = knob(None, "null compares values exactly; a number compares floats with "
+                                         "that absolute/relative tolerance", low=0.0)
+    selfplay_reward: str = knob("a1", "test reward in selfplay: 'a1' (Code-A1's R_T) or 'cure' (CURE's "
+                                      "per-test reward averaged over a suite)", choices=SELFPLAY_REWARDS)
+    test_validity: str = knob("reference", "'reference' reads and validates tests as the authors' reward "
+                                           "code does; 'strict' also requires every test to call the "
+                                           "function under test and counts only '==' claims that agree "
+                                           "with GT as right predictions", choices=TEST_VALIDITY)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.tests_requested is None:
+            self.tests_requested = self.tests_per_suite
 
 
 @dataclass
-class GenerationSection:
-    """Sampling settings of both policies."""
-
-    code_temperature: float = knob(1.0, "Code LLM sampling temperature", low=0.0, low_open=True)
-    code_top_p: float = knob(1.0, "Code LLM nucleus top_p", low=0.0, high=1.0, low_open=True)
-    test_temperature: float = knob(1.0, "Test LLM sampling temperature", low=0.0, low_open=True)
-    test_top_p: float = knob(1.0, "Test LLM nucleus top_p", low=0.0, high=1.0, low_open=True)
-    max_prompt_code: int = knob(4096, "max prompt tokens for the Code LLM (longer prompts are cut)", low=1)
-    max_prompt_test: int = knob(8192, "max prompt tokens for the Test LLM", low=1)
-    max_response_code: int = knob(4096, "max new tokens per code response", low=1)
-    max_response_test: int = knob(4096, "max new tokens per test-suite response", low=1)
-
-
-@dataclass
-class OptimSection:
-    """GRPO and optimiser settings, the same for both policies (REFERENCE.md section 6)."""
-
-    lr: float = knob(1e-6, "AdamW learning rate", low=0.0, low_open=True)
-    weight_decay: float = knob(0.1, "AdamW weight decay", low=0.0)
-    warmup_steps: int = knob(10, "linear warm-up steps", low=0)
-    schedule: str = knob("cosine", "learning-rate schedule after warm-up",
-                         choices=("cosine", "constant", "linear"))
-    grad_clip: float = knob(1.0, "max gradient norm", low=0.0, low_open=True)
-    clip_low: float = knob(0.2, "PPO ratio clip below 1", low=0.0, high=1.0)
-    clip_high: float = knob(0.28, "PPO ratio clip above 1", low=0.0)
-    dual_clip: float = knob(10.0, "dual-clip constant c for negative advantages (> 1)", low=1.0,
-                            low_open=True)
-    kl_coef: float = knob(0.001, "KL loss coefficient to the frozen initial model (0 disables)", low=0.0)
-    kl_type: str = knob("low_var_kl", "KL estimator", choices=("low_var_kl", "k1", "k2"))
-    loss_agg: str = knob("token-mean", "loss aggregation",
-                         choices=("token-mean", "seq-mean-token-mean", "seq-mean-token-sum",
-                                  "seq-mean-token-sum-norm"))
-    adv_std_norm: bool = knob(True, "divide group advantages by the group std")
-    mini_batches: int = knob(2, "optimiser steps per training step (the batch is split in this many)",
-                             low=1)
-    ppo_epochs: int = knob(1, "passes over each step's rollouts", low=1)
-    micro_batch_tokens: int = knob(16384, "token budget of one forward/backward micro-batch", low=1)
-
-
-@dataclass
-class DataSection:
+class DataSection(Section):
     """Training problems."""
 
     train: str = knob("bundled:train", "problem spec: bundled[:train|:eval], humaneval, kodcode[:PATH], "
@@ -142,11 +236,10 @@ class DataSection:
 
 
 @dataclass
-class ExecutorSection:
-    """The sandbox that runs generated code and tests."""
+class ExecutorSection(Section):
+    """The sandbox that runs generated code and tests (the per-call time limit is game.test_timeout)."""
 
     workers: int | None = knob(None, "parallel sandbox workers (default: number of CPU cores)", low=1)
-    timeout: float = knob(2.0, "seconds per test call", low=0.0, low_open=True)
     define_timeout: float = knob(5.0, "seconds to define (import) a candidate program", low=0.0,
                                  low_open=True)
     memory_mb: int = knob(1024, "address-space limit per sandboxed child, MiB", low=64)
@@ -155,35 +248,41 @@ class ExecutorSection:
 
 
 @dataclass
-class EvalSection:
-    """The short before/after evaluation of the demo (and `evaluate_code_policy`)."""
+class EvalSection(Sampling):
+    """Evaluation of a code policy: the demo's before/after check and the sampling of `codea1 eval`."""
 
     problems: str = knob("bundled:eval", "held-out problem spec")
     limit: int = knob(8, "problems evaluated", low=1)
     n_samples: int = knob(2, "samples per problem", low=1)
-    temperature: float = knob(0.7, "sampling temperature", low=0.0, low_open=True)
-    top_p: float = knob(0.95, "nucleus top_p", low=0.0, high=1.0, low_open=True)
-    max_new_tokens: int = knob(256, "max new tokens per sample", low=1)
+
+
+def _eval_defaults() -> EvalSection:
+    return EvalSection(temperature=0.7, top_p=0.95, max_new_tokens=512, batch_size=16)
 
 
 @dataclass
-class Config:
-    """A whole training run."""
+class Config(Section):
+    """A whole training run. Derived fields are filled from the keys they follow: policy.lora from
+    model.mode, policy.total_steps from train.max_steps, a null game.blackbox_tests from method."""
 
     method: str = knob("a1", "a1: Code LLM vs Test LLM; golden: Code LLM on golden tests; selfplay: one "
-                             "model writes code and black-box tests", choices=("a1", "golden", "selfplay"))
+                             "model writes code and black-box tests", choices=METHODS)
     seed: int = knob(0, "seed of data order, sampling and initialisation", low=0)
     train: TrainSection = field(default_factory=TrainSection)
     model: ModelSection = field(default_factory=ModelSection)
-    game: GameSection = field(default_factory=GameSection)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    game: GameConfig = field(default_factory=GameConfig)
     generation: GenerationSection = field(default_factory=GenerationSection)
-    optim: OptimSection = field(default_factory=OptimSection)
     data: DataSection = field(default_factory=DataSection)
     executor: ExecutorSection = field(default_factory=ExecutorSection)
-    eval: EvalSection = field(default_factory=EvalSection)
+    eval: EvalSection = field(default_factory=_eval_defaults)
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.policy = dataclasses.replace(self.policy, lora=self.model.mode != "full",
+                                          total_steps=self.train.max_steps)
+        if self.game.blackbox_tests is None:
+            self.game = dataclasses.replace(self.game, blackbox_tests=self.method == "selfplay")
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.to_dict(), sort_keys=False)
@@ -191,6 +290,29 @@ class Config:
     @property
     def test_model_name(self) -> str:
         return self.model.test_policy or self.model.code_policy
+
+
+# Keys of earlier versions: reading one is an error that names its replacement.
+RENAMED = {
+    "game.H": "game.history_size",
+    "game.ell": "game.topvar_ell",
+    "executor.timeout": "game.test_timeout",
+    "optim": "policy",
+    "model.dtype": "policy.dtype",
+    "model.gradient_checkpointing": "policy.gradient_checkpointing",
+    "model.lora_r": "policy.lora_r",
+    "model.lora_alpha": "policy.lora_alpha",
+    "model.lora_dropout": "policy.lora_dropout",
+    "model.lora_targets": "policy.lora_targets",
+    "generation.code_temperature": "generation.code.temperature",
+    "generation.code_top_p": "generation.code.top_p",
+    "generation.max_prompt_code": "generation.code.max_prompt_tokens",
+    "generation.max_response_code": "generation.code.max_new_tokens",
+    "generation.test_temperature": "generation.test.temperature",
+    "generation.test_top_p": "generation.test.top_p",
+    "generation.max_prompt_test": "generation.test.max_prompt_tokens",
+    "generation.max_response_test": "generation.test.max_new_tokens",
+}
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -202,7 +324,7 @@ def _hints(cls: type) -> dict[str, Any]:
 
 
 def _is_section(tp: Any) -> bool:
-    return isinstance(tp, type) and dataclasses.is_dataclass(tp)
+    return isinstance(tp, type) and issubclass(tp, Section)
 
 
 def _coerce(key: str, value: Any, tp: Any) -> Any:
@@ -262,59 +384,84 @@ def _coerce(key: str, value: Any, tp: Any) -> Any:
     raise TypeError(f"unsupported config type {tp} for {key}")  # a bug in this module, not user input
 
 
-def _check_range(key: str, value: Any, meta: dict) -> None:
+def _check_range(name: str, value: Any, meta: Any) -> None:
+    """Checks choices, range and list length of one value; `name` is how the message names it
+    ("config key 'game.alpha'" or "GameConfig.alpha")."""
     if value is None:
+        return
+    length = meta.get("length")
+    if isinstance(value, list):
+        if length is not None and len(value) != length:
+            raise UserError(f"{name} must be a list of {length} values; got {value!r}")
+        for item in value:
+            _check_range(name, item, {**meta, "length": None})
         return
     choices = meta.get("choices")
     if choices and value not in choices:
-        raise UserError(f"config key '{key}' must be one of {', '.join(choices)}; got {value!r}")
+        raise UserError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
     low, high = meta.get("low"), meta.get("high")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if low is not None and (value < low or (meta.get("low_open") and value == low)):
             sign = ">" if meta.get("low_open") else ">="
-            raise UserError(f"config key '{key}' must be {sign} {low:g}; got {value!r}")
-        if high is not None and value > high:
-            raise UserError(f"config key '{key}' must be <= {high:g}; got {value!r}")
+            raise UserError(f"{name} must be {sign} {low:g}; got {value!r}")
+        if high is not None and (value > high or (meta.get("high_open") and value == high)):
+            sign = "<" if meta.get("high_open") else "<="
+            raise UserError(f"{name} must be {sign} {high:g}; got {value!r}")
 
 
-def _build(cls: type, data: Any, prefix: str) -> Any:
-    """Builds a (section) dataclass from a nested dict, checking keys, types and ranges."""
+def _build(cls: type, data: Any, prefix: str, base: Any = None) -> Any:
+    """Builds a section from a nested dict, checking keys, types and ranges; keys the dict leaves out
+    keep their value in `base` (default: the section's defaults)."""
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise UserError(f"config section '{prefix or 'top level'}' must be a mapping, got {data!r}")
+    base = cls() if base is None else base
     hints = _hints(cls)
     fields_by_name = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - set(fields_by_name))
-    if unknown:
-        where = f"in section '{prefix}'" if prefix else "at the top level"
-        raise UserError(f"unknown config key '{prefix + '.' if prefix else ''}{unknown[0]}' {where}; "
-                        f"known keys: {', '.join(sorted(fields_by_name))}")
+    for name in data:
+        key = f"{prefix}.{name}" if prefix else str(name)
+        if key in RENAMED:
+            raise UserError(f"config key '{key}' is now '{RENAMED[key]}'; rename it")
+        if name not in fields_by_name:
+            where = f"in section '{prefix}'" if prefix else "at the top level"
+            known = sorted(n for n, f in fields_by_name.items() if not f.metadata.get("derived"))
+            raise UserError(f"unknown config key '{key}' {where}; known keys: {', '.join(known)}")
+        if fields_by_name[name].metadata.get("derived"):
+            raise UserError(f"config key '{key}' is set from {fields_by_name[name].metadata['derived']}; "
+                            f"set that key instead")
     kwargs = {}
-    for name, value in data.items():
+    for name, f in fields_by_name.items():
         key = f"{prefix}.{name}" if prefix else name
         tp = hints[name]
         if _is_section(tp):
-            kwargs[name] = _build(tp, value, key)
-            continue
-        value = _coerce(key, value, tp)
-        _check_range(key, value, dict(fields_by_name[name].metadata))
-        kwargs[name] = value
+            kwargs[name] = _build(tp, data.get(name), key, getattr(base, name))
+        elif name in data:
+            kwargs[name] = _coerce(key, data[name], tp)
+            _check_range(f"config key '{key}'", kwargs[name], f.metadata)
+        elif f.metadata.get("follows"):
+            kwargs[name] = None  # left out: follow the other key again (base holds what it was then)
+        else:
+            kwargs[name] = copy.deepcopy(getattr(base, name))
     return cls(**kwargs)
 
 
 def _cross_check(cfg: Config) -> None:
     """Rules that involve more than one key."""
-    if cfg.game.ell > cfg.game.M:
-        raise UserError(f"config key 'game.ell' ({cfg.game.ell}) cannot exceed game.M ({cfg.game.M})")
+    if cfg.game.topvar_ell > cfg.game.M:
+        raise UserError(f"config key 'game.topvar_ell' ({cfg.game.topvar_ell}) cannot exceed game.M "
+                        f"({cfg.game.M})")
+    if cfg.game.selfplay_reward != "a1" and cfg.method != "selfplay":
+        raise UserError(f"config key 'game.selfplay_reward' is {cfg.game.selfplay_reward!r}, but it applies "
+                        f"to method selfplay only (method is {cfg.method})")
     if cfg.model.mode == "dual-lora" and cfg.model.test_policy not in (None, cfg.model.code_policy):
         raise UserError("config key 'model.test_policy' must equal model.code_policy (or be null) in "
                         "mode dual-lora, where both adapters share one base model")
     if cfg.method == "selfplay" and cfg.model.mode == "dual-lora":
         raise UserError("config key 'model.mode' cannot be dual-lora with method selfplay, which trains "
                         "a single policy; use full or lora")
-    if cfg.optim.mini_batches > cfg.train.batch_size:
-        raise UserError(f"config key 'optim.mini_batches' ({cfg.optim.mini_batches}) cannot exceed "
+    if cfg.policy.mini_batches > cfg.train.batch_size:
+        raise UserError(f"config key 'policy.mini_batches' ({cfg.policy.mini_batches}) cannot exceed "
                         f"train.batch_size ({cfg.train.batch_size})")
 
 
@@ -396,20 +543,47 @@ def save_config(cfg: Config, path: str | Path) -> None:
     Path(path).write_text(cfg.to_yaml(), encoding="utf-8")
 
 
-def describe_keys(cls: type = Config, prefix: str = "") -> list[tuple[str, str, Any, str]]:
+def load_section(name: str, path: str | Path | None = None, overrides: list[str] | None = None) -> Any:
+    """One section of a config file (a preset or a run's config.yaml; without a file, the defaults) with
+    dotted overrides of that section, e.g. load_section("game", run / "config.yaml", ["game.alpha=0.25"]):
+    how `codea1 score` and `codea1 eval` read the same keys as a training run."""
+    tp = _hints(Config)[name]
+    base = getattr(Config(), name)
+    data = read_yaml(path).get(name) if path is not None else None
+    if path is not None:
+        try:
+            _build(tp, data, name, base)
+        except UserError as exc:
+            raise UserError(f"{path}: {exc}") from None
+    if not overrides:
+        return _build(tp, data, name, base)
+    bad = [o for o in overrides if not o.startswith(f"{name}.")]
+    if bad:
+        raise UserError(f"override '{bad[0]}' must set a key of section '{name}' (e.g. {name}.KEY=VALUE)")
+    merged = apply_overrides({name: copy.deepcopy(data) if isinstance(data, dict) else {}}, list(overrides))
+    try:
+        return _build(tp, merged[name], name, base)
+    except UserError as exc:
+        raise UserError(f"command-line override: {exc}") from None
+
+
+def describe_keys(section: Any = None, prefix: str = "") -> list[tuple[str, str, Any, str]]:
     """(dotted key, type, default, help) for every knob, in declaration order; for `--list-keys`."""
+    section = Config() if section is None else section
     rows = []
-    hints = _hints(cls)
-    default = cls()
-    for f in dataclasses.fields(cls):
-        key = f"{prefix}.{f.name}" if prefix else f.name
-        tp = hints[f.name]
-        if _is_section(tp):
-            rows.extend(describe_keys(tp, key))
+    hints = _hints(type(section))
+    for f in dataclasses.fields(section):
+        if f.metadata.get("derived"):
             continue
-        type_name = getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+        key = f"{prefix}.{f.name}" if prefix else f.name
+        value = getattr(section, f.name)
+        if isinstance(value, Section):
+            rows.extend(describe_keys(value, key))
+            continue
+        tp = hints[f.name]
+        type_name = tp.__name__ if isinstance(tp, type) else str(tp).replace("typing.", "")
         help_text = f.metadata.get("help", "")
         if f.metadata.get("choices"):
             help_text += f" [{'|'.join(f.metadata['choices'])}]"
-        rows.append((key, type_name, getattr(default, f.name), help_text))
+        rows.append((key, type_name, None if f.metadata.get("follows") else value, help_text))
     return rows

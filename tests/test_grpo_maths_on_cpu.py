@@ -143,3 +143,18 @@ def test_entropy_and_token_logprobs():
     # uniform over 4: ln 4 ; probs (0.25, 0.75): 0.25 ln 4 + 0.75 ln(4/3) = 0.562335
     assert close(entropy_from_logits(logits), [math.log(4.0), 0.562335])
     assert close(token_logprobs(logits, torch.tensor([2, 1])), [math.log(0.25), math.log(0.75)])
+
+
+@pytest.mark.parametrize("n", [3, 4, 6, 7, 8, 16])
+@pytest.mark.parametrize("value", [1 / 3, 0.1, 0.3, 0.9])
+def test_a_group_of_equal_rewards_gets_exactly_zero_advantage(n, value):
+    # in float32 the mean of 8 x (1/3) is not exactly 1/3: centred ~3e-8, std ~3e-8, and dividing by
+    # (std + 1e-6) turned that rounding into an advantage of ~0.03 for a group with no signal at all
+    rewards32 = torch.full((2, n), value, dtype=torch.float32)
+    rewards32[1] = torch.arange(n, dtype=torch.float32)  # a normal group beside it keeps its advantages
+    adv = group_advantages(rewards32)
+    assert torch.equal(adv[0], torch.zeros(n))
+    assert close(adv[1], group_advantages([list(range(n))])[0])
+    assert group_advantages([[value] * n]) == [[0.0] * n]
+    flat = group_advantages([value] * n + [1.0, 0.0], group_ids=["a"] * n + ["b", "b"])
+    assert torch.equal(flat[:n], torch.zeros(n)) and close(flat[n:], [0.707107, -0.707107])

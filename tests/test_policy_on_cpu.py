@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import types
-
 import pytest
 import torch
 
@@ -167,6 +165,24 @@ def test_lora_trains_only_its_adapter_and_reference_is_the_base(samples):
     assert not torch.allclose(torch.tensor(now), torch.tensor(base_lp), atol=1e-4)
 
 
+def test_lora_reference_logprobs_over_several_micro_batches(samples):
+    """The adapter is switched off once per micro-batch (a context manager cannot be entered twice)."""
+    rows = flat(samples)
+    pol = make_policy(lora=True, lr=1e-2, micro_batch_tokens=40)
+    for _ in range(2):  # move the adapter away from the base (lora_B starts at 0)
+        pol.train_step(rows, [1.0, -1.0, 0.5] * 3)
+    prompts, responses = [s.prompt_ids for s in rows], [s.response_ids for s in rows]
+    from codea1.rl.logprobs import token_budget_chunks
+
+    assert len(token_budget_chunks([len(p) + len(r) for p, r in zip(prompts, responses)], 40)) > 1
+    ref = pol.logprobs(prompts, responses, reference=True)
+    now = pol.logprobs(prompts, responses)
+    for i, s in enumerate(rows):  # the same numbers one row at a time (one micro-batch each)
+        assert torch.allclose(torch.tensor(ref[i]), torch.tensor(pol.logprobs([s.prompt_ids], [s.response_ids],
+                                                                               reference=True)[0]), atol=1e-5)
+    assert not torch.allclose(torch.tensor(ref[0]), torch.tensor(now[0]), atol=1e-4)  # adapter back on
+
+
 @pytest.mark.parametrize("lora", [False, True])
 def test_save_load_round_trip_continues_identically(tmp_path, samples, lora):
     rows, adv = flat(samples), [1.0, -1.0, 0.5] * 3
@@ -211,28 +227,37 @@ def test_bad_config_is_user_error():
 
 
 def _run_cfg(mode: str, method: str = "a1"):
-    model = types.SimpleNamespace(code_policy="tiny-random", test_policy=None, mode=mode, dtype="float32",
-                                  device="cpu", lora_r=4, lora_alpha=8, lora_dropout=0.0,
-                                  lora_targets=["q_proj", "v_proj"], gradient_checkpointing=False)
-    optim = types.SimpleNamespace(lr=1e-4, weight_decay=0.1, warmup_steps=1, schedule="cosine", grad_clip=1.0,
-                                  clip_low=0.2, clip_high=0.28, dual_clip=10.0, kl_coef=0.001,
-                                  kl_type="low_var_kl", loss_agg="token-mean", adv_std_norm=True,
-                                  mini_batches=1, ppo_epochs=1, micro_batch_tokens=4096)
-    return types.SimpleNamespace(method=method, seed=0, model=model, optim=optim,
-                                 train=types.SimpleNamespace(max_steps=5), test_model_name="tiny-random")
+    from codea1.config import load_config
+
+    return load_config(None, [f"model.mode={mode}", f"method={method}", "policy.lr=1e-4", "policy.lora_r=4",
+                              "policy.lora_alpha=8", "policy.lora_targets=q_proj,v_proj", "train.max_steps=5",
+                              "policy.warmup_steps=1"])
 
 
 def test_build_policies_modes():
-    code, test = build_policies(_run_cfg("full"))
+    cfg = _run_cfg("full")
+    code, test = build_policies(cfg)
     assert code.model is not test.model and code.reference is test.reference is not None
+    assert code.config is test.config is cfg.policy  # the run's policy section is what a Policy takes
+    assert code.config.total_steps == 5 and not code.config.lora
     code, test = build_policies(_run_cfg("lora"))
     assert code.model is not test.model and code.adapter == "code" and code.reference is None
+    assert code.config.lora and code.config.lora_r == 4
     code, test = build_policies(_run_cfg("dual-lora"))
     assert code.model is test.model and (code.adapter, test.adapter) == ("code", "test")
-    code, test = build_policies(_run_cfg("full", method="selfplay"))
+    code, test = build_policies(_run_cfg("lora"), test=False)
+    assert test is None and code.adapter == "code"
+
+
+def test_the_trainer_gives_each_method_its_roles():
+    from codea1.train.loop import build_policies as method_policies
+
+    code, test = method_policies(_run_cfg("full", method="selfplay"))
     assert code is test
-    code, test = build_policies(_run_cfg("full", method="golden"))
+    code, test = method_policies(_run_cfg("full", method="golden"))
     assert test is None
+    code, test = method_policies(_run_cfg("full", method="a1"))
+    assert test is not None and test is not code
 
 
 def test_rollout_backend_sync_from_another_learner(samples):

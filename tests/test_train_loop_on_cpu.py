@@ -75,13 +75,13 @@ def test_a1_run_writes_metrics_rollouts_checkpoints_and_book(a1_run: Path) -> No
 
 def test_rollouts_rescore_with_codea1_score(a1_run: Path, tmp_path: Path) -> None:
     """Rollout files are `codea1 score` input; step 1 starts from an empty Mistake Book, so re-scoring
-    it must reproduce the logged scores exactly."""
+    it with the run's own game settings (its config.yaml) must reproduce the logged scores exactly."""
     from codea1.cli import main
 
     out = tmp_path / "scores.jsonl"
     rollouts = a1_run / "rollouts" / "step_1.jsonl"
     assert main(["score", "--problems", "bundled", "--rollouts", str(rollouts), "--output", str(out),
-                 "--history-size", "8", "--timeout", "1.0"]) == 0
+                 "--config", str(a1_run / "config.yaml")]) == 0
     logged = [json.loads(x) for x in rollouts.read_text().splitlines()]
     rescored = [json.loads(x) for x in out.read_text().splitlines()]
     assert [r["question_id"] for r in rescored] == [r["question_id"] for r in logged]

@@ -8,6 +8,7 @@ Each writes a JSON summary (--output R.json) with the exact configuration, next 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import platform
 import sys
@@ -17,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from codea1.config import Config, Sampling
 from codea1.errors import UserError
 
 
@@ -39,10 +41,13 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--memory-mb", type=int, default=4096, help="address space per sandboxed program (MiB)")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (recorded)")
     p.add_argument("--dtype", default="float32", help="model dtype: float32 | bfloat16 | float16")
-    p.add_argument("--temperature", type=float, default=0.7)
-    p.add_argument("--top-p", type=float, default=0.95)
-    p.add_argument("--max-new-tokens", type=int, default=512)
-    p.add_argument("--batch-size", type=int, default=16, help="generation rows per forward batch")
+    p.add_argument("--config", default=None, help="take the sampling settings from this config's `eval` "
+                                                   "section (a preset or a run's config.yaml); the options "
+                                                   "below override single keys")
+    defaults = Config().eval
+    for f in dataclasses.fields(Sampling):  # the sampling keys of the eval section, one option each
+        p.add_argument(f"--{f.name.replace('_', '-')}", dest=f"eval_{f.name}", metavar="VALUE", default=None,
+                       help=f"eval.{f.name}: {f.metadata['help']} (default {getattr(defaults, f.name)!r})")
 
 
 def register(sub: Any) -> None:
@@ -206,26 +211,27 @@ def read_samples(path: str, prompts: dict[str, str] | None = None) -> list[tuple
     return out
 
 
-def _sampling(args: argparse.Namespace, model: str) -> Any:
-    from codea1.eval.generation import SamplingSpec
+def _sampling(args: argparse.Namespace) -> Any:
+    """The sampling settings: the eval section of --config (or the defaults), then the options, checked
+    exactly as the `eval` keys of a training config."""
+    from codea1.config import load_section
 
-    return SamplingSpec(
-        model=model,
-        dtype=args.dtype,
-        temperature=args.temperature,
-        top_p=args.top_p,
-        max_new_tokens=args.max_new_tokens,
-        seed=args.seed,
-        batch_size=args.batch_size,
-    )
+    overrides = [f"eval.{f.name}={getattr(args, 'eval_' + f.name)}" for f in dataclasses.fields(Sampling)
+                 if getattr(args, f"eval_{f.name}") is not None]
+    return load_section("eval", args.config, overrides)
 
 
-def _solutions_from_model(problems: list, spec: Any, n: int) -> list[tuple[str, str]]:
+def _generator(args: argparse.Namespace, model: str) -> Any:
+    """`model` loaded for sampling with the settings of `_sampling`."""
     from codea1.eval.generation import Generator
+
+    return Generator(model, _sampling(args), dtype=args.dtype, seed=args.seed)
+
+
+def _solutions_from_model(problems: list, gen: Any, n: int) -> list[tuple[str, str]]:
     from codea1.game import extract_code
     from codea1.game.prompts import code_messages
 
-    gen = Generator(spec)
     with progress_bar(f"sampling {n} x {len(problems)} solutions") as cb:
         texts = gen.sample([code_messages(p) for p in problems], n, progress=cb)
     return [(p.id, extract_code(t)) for p, group in zip(problems, texts) for t in group]
@@ -249,9 +255,9 @@ def cmd_code(args: argparse.Namespace) -> int:
         wanted = {p.id for p in problems}
         samples = [s for s in samples if s[0] in wanted]
     else:
-        spec = _sampling(args, args.model)
-        extra["sampling"] = spec.to_dict() | {"n": args.n}
-        samples = _solutions_from_model(problems, spec, args.n)
+        gen = _generator(args, args.model)
+        extra["sampling"] = gen.record | {"n": args.n}
+        samples = _solutions_from_model(problems, gen, args.n)
     t_gen = time.monotonic() - t0
     with _executor(args) as ex, progress_bar("checking GT") as prep, progress_bar("scoring samples") as score:
         summary, results, _ = evaluate_samples(problems, samples, ex, args.k, prep, score)
@@ -330,13 +336,11 @@ def cmd_tests(args: argparse.Namespace) -> int:
             extra["tests_file"] = args.tests
             t_gen = 0.0
         else:
-            from codea1.eval.generation import Generator
             from codea1.game import parse_test_suite
             from codea1.game.prompts import test_messages_whitebox
 
-            spec = _sampling(args, args.model)
-            extra["sampling"] = spec.to_dict()
-            gen = Generator(spec)
+            gen = _generator(args, args.model)
+            extra["sampling"] = gen.record
             shown = {
                 f.task_id: (buggy[f.task_id].code if buggy and f.task_id in buggy else f.code)
                 for f in functions
@@ -381,18 +385,18 @@ def cmd_collab(args: argparse.Namespace) -> int:
     from codea1.eval.benchmarks import load_benchmark
     from codea1.eval.code_eval import prepare_tasks
     from codea1.eval.collab import collaborate
-    from codea1.eval.generation import Generator
     from codea1.game import parse_test_suite
     from codea1.game.prompts import test_messages_blackbox
 
     problems = load_benchmark(args.benchmark, args.data, args.limit)
-    code_spec = _sampling(args, args.code_model)
-    pairs = _solutions_from_model(problems, code_spec, args.n)
+    code_gen = _generator(args, args.code_model)
+    pairs = _solutions_from_model(problems, code_gen, args.n)
+    code_record = code_gen.record
+    del code_gen  # one model in memory at a time
     solutions: dict[str, list[str]] = {}
     for tid, code in pairs:
         solutions.setdefault(tid, []).append(code)
-    test_spec = _sampling(args, args.test_model or args.code_model)
-    gen = Generator(test_spec)
+    gen = _generator(args, args.test_model or args.code_model)
     with progress_bar("sampling tests") as cb:
         texts = gen.sample(
             [test_messages_blackbox(p, args.tests_per_problem) for p in problems], 1, progress=cb
@@ -405,7 +409,7 @@ def cmd_collab(args: argparse.Namespace) -> int:
         tasks = prepare_tasks(problems, ex)
         summary, records = collaborate(tasks, solutions, tests, ex)
     summary["config"] = _environment(
-        args, {"code_sampling": code_spec.to_dict() | {"n": args.n}, "test_sampling": test_spec.to_dict()}
+        args, {"code_sampling": code_record | {"n": args.n}, "test_sampling": gen.record}
     )
     paths = _paths(args.output, "eval-collab.json")
     _write_outputs(paths, summary, [r.to_dict() for r in records], f"eval collab: {args.benchmark}")
@@ -416,13 +420,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     from codea1.data.problem import write_problems_jsonl
     from codea1.eval.benchmarks import load_benchmark
     from codea1.eval.export import validated_golden
-    from codea1.eval.generation import Generator
     from codea1.game import parse_test_suite
     from codea1.game.prompts import test_messages_blackbox
 
     problems = load_benchmark(args.benchmark, args.data, args.limit)
-    spec = _sampling(args, args.model)
-    gen = Generator(spec)
+    gen = _generator(args, args.model)
     with progress_bar("sampling tests") as cb:
         texts = gen.sample(
             [test_messages_blackbox(p, args.tests_per_problem) for p in problems], 1, progress=cb
@@ -437,7 +439,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         )
     write_problems_jsonl(out, args.problems_out)
     stats["problems_file"] = args.problems_out
-    stats["config"] = _environment(args, {"sampling": spec.to_dict()})
+    stats["config"] = _environment(args, {"sampling": gen.record})
     paths = _paths(args.output, str(Path(args.problems_out).with_suffix("")) + ".export.json")
     _write_outputs(
         paths, stats, [{"task_id": p.id, "golden_tests": p.golden_tests} for p in out], "export tests"

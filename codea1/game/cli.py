@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from codea1.config import GameConfig
 from codea1.errors import UserError
 
 BOOK_FILE = "mistake_book.sqlite"
+# every game key is an option of `codea1 score` (--history-size is game.history_size), except those that
+# shape what is sampled, not how it is scored
+SCORED_KEYS = [f for f in dataclasses.fields(GameConfig) if f.name not in ("M", "N", "tests_requested",
+                                                                            "blackbox_tests")]
+RENAMED_OPTIONS = {"--timeout": "--test-timeout", "--test-reward": "--selfplay-reward"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,13 +37,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     score.add_argument("--rollouts", required=True, help="input JSONL of rollouts")
     score.add_argument("--output", required=True, help="output JSONL of scores")
     score.add_argument("--mistake-book", default=None, help="SQLite Mistake Book to read and update (created if new)")
-    score.add_argument("--alpha", type=float, default=None, help="weight of valid_ratio in R_T (default 0.5)")
-    score.add_argument("--fail-denominator", choices=["fixed", "actual"], default=None,
-                       help="gen_fail divided by 8 (fixed, default) or by the number of kept tests (actual)")
-    score.add_argument("--history-size", type=int, default=None, help="H, Mistake Book tests replayed (default 8)")
-    score.add_argument("--topvar-ell", type=int, default=None, help="candidates per question kept by TopVar")
-    score.add_argument("--test-reward", choices=["a1", "cure"], default=None, help="test reward form (default a1)")
-    score.add_argument("--timeout", type=float, default=None, help="per-call time limit, seconds (default 2)")
+    score.add_argument("--config", default=None,
+                       help="take the game settings from this config's `game` section (a preset or a run's "
+                            "config.yaml); the options below override single keys")
+    for f in SCORED_KEYS:
+        score.add_argument(f"--{f.name.replace('_', '-')}", dest=f"game_{f.name}", metavar="VALUE", default=None,
+                           help=f"game.{f.name}: {f.metadata['help']}")
+    for old in RENAMED_OPTIONS:
+        score.add_argument(old, dest=f"renamed_{old}", default=None, help=argparse.SUPPRESS)
     score.add_argument("--step", type=int, default=None, help="step tag of the book update (default: last + 1)")
     score.add_argument("--workers", type=int, default=None, help="sandbox workers (default: all CPUs)")
     score.add_argument("--uid-base", type=int, default=None,
@@ -63,22 +71,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 # ---------------------------------------------------------------------------- helpers
 def load_problem_set(spec: str) -> list:
-    """Problems from the data module's loader when present, else 'bundled' or a Problem .jsonl path."""
-    try:
-        from codea1.data import load_problems  # type: ignore[attr-defined]
-    except ImportError:
-        load_problems = None
-    if load_problems is not None:
-        return load_problems(spec)
-    from codea1.data.problem import read_problems_jsonl
+    """The problems of a problem spec ('bundled', a name, a .jsonl/.parquet path)."""
+    from codea1.data import load_problems
 
-    if spec.split(":")[0] == "bundled":
-        problems = read_problems_jsonl(Path(__file__).resolve().parents[1] / "data" / "bundled" / "problems.jsonl")
-        split = spec.split(":", 1)[1] if ":" in spec else None
-        return [p for p in problems if split is None or p.split == split]
-    if not Path(spec).is_file():
-        raise UserError(f"--problems {spec}: no such problem set or file (use 'bundled' or a .jsonl path)")
-    return read_problems_jsonl(spec)
+    return load_problems(spec)
 
 
 def _check_rollout(row: Any, problems: dict) -> str | None:
@@ -118,13 +114,16 @@ def _progress_runner(executor: Any):
 
 
 def _config(args: argparse.Namespace):
-    from codea1.game.config import GameConfig
+    """The GameConfig of `codea1 score`: --config's game section (or the defaults), then the options,
+    checked exactly as the `game` keys of a training config."""
+    from codea1.config import load_section
 
-    fields = {
-        "alpha": args.alpha, "fail_denominator": args.fail_denominator, "history_size": args.history_size,
-        "topvar_ell": args.topvar_ell, "selfplay_reward": args.test_reward, "test_timeout": args.timeout,
-    }
-    return GameConfig(**{k: v for k, v in fields.items() if v is not None})
+    for old, new in RENAMED_OPTIONS.items():
+        if getattr(args, f"renamed_{old}") is not None:
+            raise UserError(f"option {old} is now {new}")
+    overrides = [f"game.{f.name}={getattr(args, 'game_' + f.name)}" for f in SCORED_KEYS
+                 if getattr(args, f"game_{f.name}") is not None]
+    return load_section("game", args.config, overrides)
 
 
 # ---------------------------------------------------------------------------- score

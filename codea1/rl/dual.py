@@ -37,7 +37,3 @@ class DualPolicy:
         self.tokenizer = tokenizer
         self.code = Policy(peft_model, tokenizer, code_config, adapter_name=CODE_ADAPTER)
         self.test = Policy(peft_model, tokenizer, test_config, adapter_name=TEST_ADAPTER)
-
-    def policies(self) -> tuple[Policy, Policy]:
-        """``(code_policy, test_policy)``."""
-        return self.code, self.test

@@ -5,8 +5,8 @@ for real response tokens and 0 for padding. Nothing here touches a model, an opt
 so every function is tested on hand-computed numbers (tests/test_grpo_maths_on_cpu.py).
 
 Conventions follow verl's ``core_algos`` (the reference code is a verl fork):
-- advantages ``(r - mean_group) / (std_group + eps)`` with the unbiased (Bessel) std; a group of one
-  response has no baseline and gets advantage 0;
+- advantages ``(r - mean_group) / (std_group + eps)`` with the unbiased (Bessel) std, in float64; a
+  group of one response, or of equal rewards, gets advantage 0;
 - the PPO ratio's log is clamped to [-20, 20]; clip-low/clip-high bound the ratio to
   ``[1 - clip_low, 1 + clip_high]``; dual-clip caps the loss of negative-advantage tokens at
   ``-adv * c``;
@@ -24,21 +24,24 @@ from collections.abc import Sequence
 
 import torch
 
-LOSS_AGG_MODES = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm")
-KL_TYPES = ("low_var_kl", "k1", "k2")
-
+from codea1.config import KL_TYPES, LOSS_AGG_MODES
 
 # ------------------------------------------------------------------------------------------- advantages
 
 
 def _group_normalise(scores: torch.Tensor, std_norm: bool, eps: float) -> torch.Tensor:
-    """Normalise one 1-D group of scores."""
-    if scores.numel() < 2:
+    """Normalise one 1-D group of scores, in float64 (returned in the input's dtype).
+
+    A group whose scores are all equal carries no signal and gets exactly 0: in float32 the mean of
+    eight 1/3s is not exactly 1/3, and dividing that rounding by (std + eps) made a visible advantage.
+    """
+    if scores.numel() < 2 or bool((scores == scores[0]).all()):
         return torch.zeros_like(scores)
-    centred = scores - scores.mean()
+    wide = scores.double()
+    centred = wide - wide.mean()
     if std_norm:
-        centred = centred / (scores.std(unbiased=True) + eps)
-    return centred
+        centred = centred / (wide.std(unbiased=True) + eps)
+    return centred.to(scores.dtype)
 
 
 def group_advantages(
@@ -53,10 +56,10 @@ def group_advantages(
     ``rewards`` is either a ``[G, n]`` tensor (one row per group), a list of per-group lists (groups may
     differ in size; the result is then a list of lists), or a flat sequence with ``group_ids`` naming
     each element's group (the result is then a flat tensor in input order). ``std_norm=False`` gives the
-    Dr.GRPO variant (mean-centred only).
+    Dr.GRPO variant (mean-centred only). The arithmetic is float64; tensors come back as float32.
     """
     if group_ids is not None:
-        flat = torch.as_tensor(rewards, dtype=torch.float32).reshape(-1)
+        flat = torch.as_tensor(rewards, dtype=torch.float64).reshape(-1)
         if len(group_ids) != flat.numel():
             raise ValueError(f"group_ids has {len(group_ids)} entries for {flat.numel()} rewards")
         out = torch.zeros_like(flat)
@@ -66,13 +69,14 @@ def group_advantages(
         for idx in members.values():
             index = torch.tensor(idx)
             out[index] = _group_normalise(flat[index], std_norm, eps)
-        return out
+        return out.float()
     if isinstance(rewards, torch.Tensor):
-        scores = rewards.float()
+        scores = rewards.double()
         if scores.dim() != 2:
             raise ValueError("rewards tensor must be [groups, samples] (or pass group_ids)")
-        return torch.stack([_group_normalise(row, std_norm, eps) for row in scores]) if len(scores) else scores
-    return [_group_normalise(torch.tensor(list(row), dtype=torch.float32), std_norm, eps).tolist()
+        out = torch.stack([_group_normalise(row, std_norm, eps) for row in scores]) if len(scores) else scores
+        return out.float()
+    return [_group_normalise(torch.tensor(list(row), dtype=torch.float64), std_norm, eps).tolist()
             for row in rewards]
 
 

@@ -21,70 +21,19 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from codea1.config import PolicyConfig
 from codea1.errors import UserError
-from codea1.rl.grpo import LOSS_AGG_MODES, agg_loss, kl_penalty, masked_mean, policy_loss
+from codea1.rl.grpo import agg_loss, kl_penalty, masked_mean, policy_loss
 from codea1.rl.logprobs import forward_logprobs, pack, token_budget_chunks
 from codea1.rl.rollout import GenerationConfig, RolloutBackend, Sample, TransformersRollout
 
 __all__ = ["GenerationConfig", "Policy", "PolicyConfig", "Sample", "build_policies", "lr_factor"]
-
-
-def _f(default: Any, help: str) -> Any:
-    """A dataclass field with an immutable default and a help string."""
-    return field(default=default, metadata={"help": help})
-
-
-@dataclass
-class PolicyConfig:
-    """Optimisation and GRPO settings of one policy (defaults: REFERENCE.md section 6)."""
-
-    lr: float = _f(1e-6, "AdamW learning rate (LoRA usually wants 1e-5..1e-4)")
-    weight_decay: float = _f(0.1, "AdamW weight decay")
-    betas: tuple[float, float] = _f((0.9, 0.999), "AdamW betas")
-    warmup_steps: int = _f(10, "linear warm-up, in train_step calls")
-    total_steps: int = _f(100, "train_step calls over which the schedule decays")
-    schedule: str = _f("cosine", "after warm-up: cosine | linear | constant")
-    min_lr_ratio: float = _f(0.0, "floor of the decayed learning rate, as a fraction of lr")
-    grad_clip: float = _f(1.0, "max global gradient norm")
-    clip_low: float = _f(0.2, "PPO ratio clip below 1")
-    clip_high: float = _f(0.28, "PPO ratio clip above 1 (clip-higher)")
-    dual_clip: float | None = _f(10.0, "dual-clip constant c for negative advantages; None disables")
-    loss_agg: str = _f("token-mean", "token-mean | seq-mean-token-mean | seq-mean-token-sum | "
-                                     "seq-mean-token-sum-norm")
-    norm_constant: float | None = _f(None, "Dr.GRPO constant of seq-mean-token-sum-norm (default: the "
-                                           "longest response of the mini-batch)")
-    kl_coef: float = _f(0.001, "KL loss coefficient to the reference (0: no reference is kept)")
-    kl_type: str = _f("low_var_kl", "KL estimator: low_var_kl (k3) | k1 | k2")
-    entropy_coef: float = _f(0.0, "entropy bonus coefficient (0 in the paper; entropy is logged anyway)")
-    mini_batches: int = _f(1, "optimiser steps per train_step (the samples are split in order)")
-    ppo_epochs: int = _f(1, "passes over the samples per train_step")
-    micro_batch_tokens: int = _f(8192, "padded-token budget of one forward/backward micro-batch")
-    dtype: str = _f("float32", "compute dtype: float32 | bfloat16 (autocast; trainable weights stay fp32)")
-    gradient_checkpointing: bool = _f(False, "recompute activations in backward to save memory")
-    lora: bool = _f(False, "train a LoRA adapter instead of all weights")
-    lora_r: int = _f(16, "LoRA rank")
-    lora_alpha: int = _f(32, "LoRA alpha")
-    lora_dropout: float = _f(0.0, "LoRA dropout")
-    lora_targets: list[str] = field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"],
-                                    metadata={"help": "module names LoRA wraps"})
-
-    def __post_init__(self) -> None:
-        if self.loss_agg not in LOSS_AGG_MODES:
-            raise UserError(f"PolicyConfig.loss_agg {self.loss_agg!r} is unknown; use one of "
-                            f"{', '.join(LOSS_AGG_MODES)}.")
-        if self.schedule not in ("cosine", "linear", "constant"):
-            raise UserError(f"PolicyConfig.schedule {self.schedule!r} is unknown; use cosine, linear or "
-                            "constant.")
-        if self.dtype not in ("float32", "bfloat16", "float16"):
-            raise UserError(f"PolicyConfig.dtype {self.dtype!r} is unknown; use float32 or bfloat16.")
-        if self.mini_batches < 1 or self.ppo_epochs < 1 or self.micro_batch_tokens < 1:
-            raise UserError("PolicyConfig.mini_batches, ppo_epochs and micro_batch_tokens must be >= 1.")
 
 
 def lr_factor(step: int, warmup: int, total: int, schedule: str = "cosine", min_ratio: float = 0.0) -> float:
@@ -213,7 +162,6 @@ class Policy:
         model = self._reference_model() if reference else self.model
         if model is None:
             raise ValueError("this policy keeps no reference model (kl_coef is 0)")
-        ctx = self._reference_context() if reference else nullcontext()
         was_training = self.model.training
         self.model.eval()
         out: list[list[float]] = [[] for _ in prompt_ids]
@@ -221,7 +169,8 @@ class Policy:
             lengths = [len(p) + len(r) for p, r in zip(prompt_ids, response_ids)]
             for idx in token_budget_chunks(lengths, self.config.micro_batch_tokens):
                 batch = pack([prompt_ids[i] for i in idx], [response_ids[i] for i in idx], self.pad_id)
-                with ctx, self._autocast():
+                # a fresh context per micro-batch: peft's disable_adapter() can be entered only once
+                with self._reference_context() if reference else nullcontext(), self._autocast():
                     lp, _ = forward_logprobs(model, batch.to(self.device))
                 for row, i in enumerate(idx):
                     out[i] = lp[row, : len(response_ids[i])].float().cpu().tolist()
@@ -437,59 +386,32 @@ def _set_rng_state(state: Mapping[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def config_from_run(cfg: Any, lora: bool) -> PolicyConfig:
-    """PolicyConfig from the run config (codea1.config.Config) of the trainer."""
-    o, m = cfg.optim, cfg.model
-    known = {f.name for f in fields(PolicyConfig)}
-    values = {
-        "lr": o.lr, "weight_decay": o.weight_decay, "warmup_steps": o.warmup_steps,
-        "total_steps": cfg.train.max_steps, "schedule": o.schedule, "grad_clip": o.grad_clip,
-        "clip_low": o.clip_low, "clip_high": o.clip_high, "dual_clip": o.dual_clip, "kl_coef": o.kl_coef,
-        "kl_type": o.kl_type, "loss_agg": o.loss_agg, "mini_batches": o.mini_batches,
-        "ppo_epochs": o.ppo_epochs, "micro_batch_tokens": o.micro_batch_tokens, "dtype": m.dtype,
-        "gradient_checkpointing": m.gradient_checkpointing, "lora": lora, "lora_r": m.lora_r,
-        "lora_alpha": m.lora_alpha, "lora_dropout": m.lora_dropout, "lora_targets": list(m.lora_targets),
-    }
-    return PolicyConfig(**{k: v for k, v in values.items() if k in known})
+def build_policies(cfg: Any, *, test: bool = True) -> tuple[Policy, Policy | None]:
+    """``(code_policy, test_policy)`` of a training config (codea1.config.Config), honouring
+    ``model.mode``; with ``test=False`` only the code policy is built (golden, selfplay):
 
-
-def build_policies(cfg: Any) -> tuple[Policy, Policy | None]:
-    """``(code_policy, test_policy)`` for a run config, honouring ``model.mode``:
-
-    - ``full``: two fully trained models; when both start from the same model they share one frozen
+    - ``full``: fully trained models; when both start from the same model they share one frozen
       reference copy (the KL target is the same initial model);
     - ``lora``: one LoRA adapter on each model's own base; the reference is that base (adapter off);
     - ``dual-lora``: two adapters ("code", "test") on one shared frozen base (:class:`DualPolicy`).
-    Method ``selfplay`` (or mode ``shared``) returns the same policy object twice; ``golden`` returns
-    no test policy.
     """
     from codea1.models import load_model_and_tokenizer
 
-    mode = cfg.model.mode
-    code_name = cfg.model.code_policy
-    test_name = getattr(cfg, "test_model_name", None) or getattr(cfg.model, "test_policy", None) or code_name
-    method = getattr(cfg, "method", "a1")
-    torch.manual_seed(getattr(cfg, "seed", 0))
+    pcfg, mode, device = cfg.policy, cfg.model.mode, cfg.model.device
+    torch.manual_seed(cfg.seed)
     # full fine-tuning keeps fp32 weights (bf16 is a compute dtype); a frozen LoRA base may be bf16
-    load_dtype = "float32" if mode in ("full", "shared") else cfg.model.dtype
-    device = cfg.model.device
-
-    if mode == "dual-lora" and method not in ("selfplay", "golden"):
+    load_dtype = pcfg.dtype if pcfg.lora else "float32"
+    model, tok = load_model_and_tokenizer(cfg.model.code_policy, dtype=load_dtype, device=device)
+    if mode == "dual-lora" and test:
         from codea1.rl.dual import DualPolicy
 
-        model, tok = load_model_and_tokenizer(code_name, dtype=load_dtype, device=device)
-        dual = DualPolicy(model, tok, config_from_run(cfg, lora=True))
+        dual = DualPolicy(model, tok, pcfg)
         return dual.code, dual.test
-
-    pcfg = config_from_run(cfg, lora=mode in ("lora", "dual-lora"))
-    model, tok = load_model_and_tokenizer(code_name, dtype=load_dtype, device=device)
     code_policy = Policy(model, tok, pcfg, adapter_name="code" if pcfg.lora else None)
-    if method == "selfplay" or mode == "shared":
-        return code_policy, code_policy
-    if method == "golden":
+    if not test:
         return code_policy, None
-    test_model, test_tok = load_model_and_tokenizer(test_name, dtype=load_dtype, device=device)
-    shared_ref = code_policy.reference if (test_name == code_name and not pcfg.lora) else None
+    test_model, test_tok = load_model_and_tokenizer(cfg.test_model_name, dtype=load_dtype, device=device)
+    shared_ref = code_policy.reference if cfg.test_model_name == cfg.model.code_policy else None
     test_policy = Policy(test_model, test_tok, pcfg, adapter_name="test" if pcfg.lora else None,
                          reference=shared_ref)
     return code_policy, test_policy

@@ -8,11 +8,14 @@ exists today. It generates with the policy's own model, so it never needs a weig
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from typing import Any, Protocol
 
 import torch
+
+from codea1.config import Sampling, knob
 
 
 @dataclass
@@ -27,19 +30,18 @@ class Sample:
 
 
 @dataclass
-class GenerationConfig:
-    """How to sample (defaults: the paper's temperature 1.0, top_p 1.0)."""
+class GenerationConfig(Sampling):
+    """How one generate call samples: a role's Sampling settings (defaults: the paper's temperature 1.0,
+    top_p 1.0) plus the samples per prompt and the call's seed."""
 
-    n: int = field(default=1, metadata={"help": "samples per prompt"})
-    temperature: float = field(default=1.0, metadata={"help": "sampling temperature; 0 = greedy"})
-    top_p: float = field(default=1.0, metadata={"help": "nucleus sampling mass"})
-    top_k: int = field(default=0, metadata={"help": "keep only the k most likely tokens; 0 = off"})
-    max_new_tokens: int = field(default=256, metadata={"help": "max tokens per response"})
-    stop: list[str] = field(default_factory=list, metadata={"help": "stop strings (kept in the text)"})
-    max_prompt_tokens: int | None = field(
-        default=None, metadata={"help": "prompts longer than this keep their last tokens (left cut)"})
-    batch_size: int = field(default=64, metadata={"help": "rows per generate() call (prompts x n)"})
-    seed: int | None = field(default=None, metadata={"help": "seed for this call (None: global RNG)"})
+    n: int = knob(1, "samples per prompt", low=1)
+    seed: int | None = knob(None, "seed for this call (None: global RNG)")
+
+    @classmethod
+    def of(cls, sampling: Sampling, *, n: int, seed: int | None) -> GenerationConfig:
+        """The call config of a Sampling section (or a section that extends it, such as eval)."""
+        return cls(**{f.name: copy.deepcopy(getattr(sampling, f.name)) for f in fields(Sampling)}, n=n,
+                   seed=seed)
 
 
 class RolloutBackend(Protocol):

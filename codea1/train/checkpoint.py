@@ -17,7 +17,7 @@ import os
 import random
 import shutil
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +32,9 @@ RNG_FILE = "rng.pt"
 class TrainerState:
     """What the loop needs besides the policies to continue exactly where it stopped."""
 
-    step: int = 0                     # training steps completed
+    step: int = 0                     # training steps completed (the Mistake Book is at this step too)
     cursor: int = 0                   # questions consumed so far in the seeded data order
-    epoch: int = 0                    # data epoch of the next question
-    position: int = 0                 # position of the next question within its epoch's permutation
-    mistake_book_step: int = 0        # the Mistake Book's last applied step when this state was saved
     seed: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def step_dir_name(step: int) -> str:
@@ -169,7 +165,8 @@ def read_state(path: Path) -> TrainerState:
     except (OSError, json.JSONDecodeError) as exc:
         raise UserError(f"checkpoint {path} is unreadable ({exc}); delete it to resume from an older one") \
             from None
-    return TrainerState(**data)
+    known = {f.name for f in fields(TrainerState)}  # checkpoints of earlier versions hold more fields
+    return TrainerState(**{k: v for k, v in data.items() if k in known})
 
 
 def load_rng(path: Path) -> None:

@@ -12,7 +12,7 @@ from codea1.errors import UserError
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train the Code LLM and Test LLM (a1), or a baseline (golden, selfplay)",
                        description="Train with a YAML config plus dotted key=value overrides "
-                                   "(e.g. game.M=4 optim.lr=1e-5), or resume a run directory.")
+                                   "(e.g. game.M=4 policy.lr=1e-5), or resume a run directory.")
     p.add_argument("--config", type=Path, help="YAML config (see configs/); defaults apply to missing keys")
     p.add_argument("--run-dir", type=Path, help="new run directory (default runs/<config>-<time>)")
     p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue this run from its last checkpoint")
@@ -46,7 +46,7 @@ def _train(args: argparse.Namespace) -> int:
 
     if args.list_keys:
         for key, type_name, default, help_text in describe_keys():
-            print(f"{key:34s} {type_name:10s} {default!r:>14}  {help_text}")
+            print(f"{key:35s} {type_name:12s} {default!r:>14}  {help_text}")
         return 0
     if args.max_steps is not None and args.max_steps < 1:
         raise UserError(f"--max-steps must be >= 1, got {args.max_steps}")

@@ -29,8 +29,7 @@ def evaluate_code_policy(policy: Any, problems: list, executor: Any, cfg: Config
     from codea1.game.prompts import code_messages
     from codea1.rl.rollout import GenerationConfig
 
-    gen = GenerationConfig(n=cfg.eval.n_samples, temperature=cfg.eval.temperature, top_p=cfg.eval.top_p,
-                           max_new_tokens=cfg.eval.max_new_tokens, seed=seed)
+    gen = GenerationConfig.of(cfg.eval, n=cfg.eval.n_samples, seed=seed)
     samples = policy.generate([code_messages(p) for p in problems], gen)
     solutions = [(p.id, extract_code(s.text)) for p, row in zip(problems, samples) for s in row]
     summary, _results, _tasks = evaluate_samples(problems, solutions, executor)

@@ -1,13 +1,5 @@
-"""The training loop of Code-A1 and its two baselines (REFERENCE.md section 2).
-
-One step, method a1:
-  B questions -> M codes each (code_policy) -> N white-box test suites per code (test_policy)
-  -> oracle validation + execution in the sandbox -> rewards -> Mistake Book update (one transaction,
-  tagged with the step) -> TopVar -> GRPO: code_policy on groups of M, test_policy on the N suites of
-  each selected candidate.
-golden: code_policy alone, rewarded by the share of the dataset's golden tests passed.
-selfplay: one policy (the same object) writes the code and black-box tests (tests see only the
-  question); it is trained on both its code and its test samples.
+"""The training run of Code-A1 and its two baselines (REFERENCE.md section 2): data order, resume,
+checkpoints and logging around the step of the method (codea1.train.methods: a1, golden, selfplay).
 
 Exact resume: the data order is a seeded permutation per epoch read through a cursor, every sampling
 call is seeded from (seed, step, phase), and a checkpoint holds both policies (their own save/load:
@@ -22,14 +14,12 @@ checkpoint (inside the checkpoint write), after_checkpoint.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
 import shutil
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,20 +35,12 @@ from codea1.train.checkpoint import (
     remove_stale,
     save_checkpoint,
 )
+from codea1.train.methods import METHODS, StepEnv, derive_seed
 from codea1.train.metrics import MetricsLogger, truncate_metrics
 from codea1.train.run_dir import RunDir
 
-PHASES = ("gen_code", "gen_tests", "execute", "learn")
-
-
 # ----------------------------------------------------------------------------------------------------
 # small pure helpers
-
-
-def derive_seed(seed: int, step: int, tag: str) -> int:
-    """A 63-bit seed from (run seed, step, phase tag): the same step samples the same way on a replay."""
-    digest = hashlib.sha256(f"{seed}/{step}/{tag}".encode()).digest()
-    return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
 
 
 def epoch_permutation(seed: int, epoch: int, n: int) -> list[int]:
@@ -87,13 +69,8 @@ def planned_steps(cfg: Config, n_problems: int, max_steps: int | None) -> int:
     return min(wanted, available)
 
 
-def mean(values: Sequence[float]) -> float:
-    values = [float(v) for v in values]
-    return sum(values) / len(values) if values else 0.0
-
-
 # ----------------------------------------------------------------------------------------------------
-# set-up: problems, policies, game config
+# set-up: problems, policies, sandbox
 
 
 def load_training_problems(cfg: Config, executor: Any = None, console: Any = None) -> list[Any]:
@@ -107,10 +84,10 @@ def load_training_problems(cfg: Config, executor: Any = None, console: Any = Non
         raise
     except (OSError, ValueError) as exc:
         raise UserError(f"data.train: cannot read dataset {cfg.data.train!r} ({exc})") from None
-    if cfg.method == "golden":
+    if METHODS[cfg.method].needs_golden_tests:
         problems = [p for p in problems if p.golden_tests]
     if cfg.data.check_gt and problems:
-        results = check_problems(problems, executor, timeout=cfg.executor.timeout * 5)
+        results = check_problems(problems, executor, timeout=cfg.game.test_timeout * 5)
         broken = [r for r in results if not r.ok]
         if broken and console is not None:
             shown = ", ".join(f"{r.id} ({r.reason})" for r in broken[:3])
@@ -134,43 +111,17 @@ def make_executor(cfg: Config, hide_paths: list[str] | None = None) -> Any:
                     uid_base=cfg.executor.uid_base)
 
 
-def game_config(cfg: Config) -> Any:
-    from codea1.game.config import GameConfig
-
-    return GameConfig(
-        alpha=cfg.game.alpha,
-        tests_per_suite=cfg.game.tests_per_suite,
-        fail_denominator=cfg.game.fail_denominator,
-        history_size=cfg.game.H,
-        topvar_ell=cfg.game.ell,
-        nonprintable_penalty=cfg.game.nonprintable_penalty,
-        test_timeout=cfg.executor.timeout,
-        selfplay_reward=cfg.game.selfplay_reward if cfg.method == "selfplay" else "a1",
-    )
-
-
 def build_policies(cfg: Config) -> tuple[Any, Any]:
-    """(code_policy, test_policy) for the method: golden has no test policy; selfplay uses one object."""
+    """(code_policy, test_policy) as the method uses them: golden has no test policy; selfplay plays
+    both roles with one policy object."""
     from codea1.rl.policy import build_policies as rl_build_policies
 
-    code_policy, test_policy = rl_build_policies(cfg)
-    if cfg.method == "golden":
-        test_policy = None
-    elif cfg.method == "selfplay":
-        test_policy = code_policy
-    return code_policy, test_policy
+    method = METHODS[cfg.method]
+    return method.roles(*rl_build_policies(cfg, test=method.separate_test_policy))
 
 
 # ----------------------------------------------------------------------------------------------------
-# the step
-
-
-@dataclass
-class StepOutput:
-    """What one step produced: the metrics row and the rollout lines."""
-
-    metrics: dict[str, Any]
-    rollouts: list[dict[str, Any]] = field(default_factory=list)
+# the run
 
 
 class Trainer:
@@ -186,6 +137,7 @@ class Trainer:
         self.run = run
         self.max_steps = max_steps
         self.policy_factory = policy_factory or build_policies
+        self.method = METHODS[cfg.method]
         self.console = console
         self.show_progress = cfg.train.progress if progress is None else progress
 
@@ -195,16 +147,12 @@ class Trainer:
         import numpy as np
         import torch
         from rich.console import Console
+        from transformers.utils import logging as hf_logging
 
         cfg = self.cfg
         console = self.console or Console(stderr=True)
         torch.set_num_threads(cfg.train.torch_threads)
-        try:  # checkpoints would print a progress bar per save
-            from transformers.utils import logging as hf_logging
-
-            hf_logging.disable_progress_bar()
-        except ImportError:
-            pass
+        hf_logging.disable_progress_bar()  # checkpoints would print a progress bar per save
         random.seed(cfg.seed)
         np.random.seed(cfg.seed % (2**32))
         torch.manual_seed(cfg.seed)
@@ -221,11 +169,7 @@ class Trainer:
         cfg = self.cfg
         problems = load_training_problems(cfg, executor, console)
         total = planned_steps(cfg, len(problems), self.max_steps)
-        code_policy, test_policy = self.policy_factory(cfg)
-        if cfg.method == "golden":
-            test_policy = None
-        elif cfg.method == "selfplay":
-            test_policy = code_policy  # one policy writes the code and the tests
+        code_policy, test_policy = self.method.roles(*self.policy_factory(cfg))
         if self.new_run:
             RunDir.create(self.run.root, cfg)
         book = MistakeBook(self.run.mistake_book_path)
@@ -236,15 +180,12 @@ class Trainer:
             wandb_project=cfg.train.wandb_project if cfg.train.wandb else None,
             wandb_config=cfg.to_dict(), run_name=self.run.root.name,
         )
-        game = game_config(cfg)
+        env = StepEnv(cfg, code_policy, test_policy, book, executor, phase=lambda name: None)
         try:
-            last = self._loop(state, total, problems, code_policy, test_policy, book, executor, game,
-                              logger, console)
+            last = self._loop(state, total, problems, env, logger, console)
         finally:
             logger.close()
-            close = getattr(book, "close", None)
-            if close:
-                close()
+            book.close()
         return {"steps": last, "run_dir": str(self.run.root)}
 
     def _restore(self, code_policy: Any, test_policy: Any, book: Any, console: Any) -> TrainerState:
@@ -263,7 +204,7 @@ class Trainer:
             load_rng(ckpt)
             console.print(f"resuming from {ckpt.name} (step {state.step})")
         book.rollback_to(state.step)
-        if self.cfg.method != "golden" and state.step > 0 and book.last_step != state.step:
+        if state.step > 0 and book.last_step != state.step:
             raise UserError(f"{book.path} holds the Mistake Book up to step {book.last_step}, but the checkpoint "
                             f"is at step {state.step}; restore the run's own mistake_book.sqlite to resume")
         truncate_metrics(self.run.metrics_path, state.step)
@@ -276,8 +217,8 @@ class Trainer:
                     continue
         return state
 
-    def _loop(self, state: TrainerState, total: int, problems: list, code_policy: Any, test_policy: Any,
-              book: Any, executor: Any, game: Any, logger: MetricsLogger, console: Any) -> int:
+    def _loop(self, state: TrainerState, total: int, problems: list, env: StepEnv, logger: MetricsLogger,
+              console: Any) -> int:
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -297,19 +238,14 @@ class Trainer:
         with progress:
             task = progress.add_task("training", total=total, completed=state.step)
 
-            def phase(step: int, name: str) -> None:
-                progress.update(task, description=f"step {step}/{total} {name}")
-
             for step in range(state.step + 1, total + 1):
                 idx = batch_indices(cfg.seed, len(problems), state.cursor, cfg.train.batch_size)
                 batch = [problems[i] for i in idx]
+                env.phase = lambda name, s=step: progress.update(task, description=f"step {s}/{total} {name}")
                 t0 = time.perf_counter()
-                out = self.step(step, batch, code_policy, test_policy, book, executor, game,
-                                lambda name, s=step: phase(s, name))
+                out = self.method.step(env, step, batch)
                 state.step = step
                 state.cursor += len(batch)
-                state.epoch, state.position = divmod(state.cursor, len(problems))
-                state.mistake_book_step = step
                 if cfg.train.log_rollouts:
                     self._write_rollouts(step, out.rollouts)
                 debug_kill("rollouts", step)
@@ -322,8 +258,8 @@ class Trainer:
                 logger.log(out.metrics)
                 debug_kill("metrics", step)
                 if step % cfg.train.checkpoint_every == 0 or step == total:
-                    phase(step, "checkpoint")
-                    self._checkpoint(state, code_policy, test_policy)
+                    env.phase("checkpoint")
+                    self._checkpoint(state, env.code_policy, env.test_policy)
                     debug_kill("after_checkpoint", step)
                     prune(self.run.checkpoints_dir, cfg.train.keep_checkpoints)
                 progress.update(task, completed=step)
@@ -344,227 +280,6 @@ class Trainer:
             for line in lines:
                 handle.write(json.dumps(line, ensure_ascii=False) + "\n")
         os.replace(tmp, path)
-
-    # -- one step ------------------------------------------------------------------------------------
-
-    def step(self, step: int, batch: list, code_policy: Any, test_policy: Any, book: Any, executor: Any,
-             game: Any, phase: Callable[[str], None]) -> StepOutput:
-        if self.cfg.method == "golden":
-            return self._golden_step(step, batch, code_policy, executor, game, phase)
-        return self._game_step(step, batch, code_policy, test_policy, book, executor, game, phase)
-
-    def _generate(self, policy: Any, prompts: list, n: int, temperature: float, top_p: float,
-                  max_new_tokens: int, max_prompt: int, seed: int) -> list[list[Any]]:
-        import torch
-
-        from codea1.rl.policy import GenerationConfig
-
-        torch.manual_seed(seed)
-        gen = GenerationConfig(n=n, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
-                               max_prompt_tokens=max_prompt, seed=seed)
-        return policy.generate(prompts, gen)
-
-    def _gen_codes(self, step: int, batch: list, code_policy: Any) -> tuple[list[list[Any]], float]:
-        from codea1.game.prompts import code_messages
-
-        cfg = self.cfg
-        t = time.perf_counter()
-        samples = self._generate(code_policy, [code_messages(p) for p in batch], cfg.game.M,
-                                 cfg.generation.code_temperature, cfg.generation.code_top_p,
-                                 cfg.generation.max_response_code, cfg.generation.max_prompt_code,
-                                 derive_seed(cfg.seed, step, "gen_code"))
-        return samples, time.perf_counter() - t
-
-    def _golden_step(self, step: int, batch: list, code_policy: Any, executor: Any, game: Any,
-                     phase: Callable[[str], None]) -> StepOutput:
-        from codea1.game.play import golden_step
-        from codea1.rl.grpo import group_advantages
-
-        cfg = self.cfg
-        phase("generate code")
-        samples, t_code = self._gen_codes(step, batch, code_policy)
-        debug_kill("gen_code", step)
-        phase("execute")
-        t = time.perf_counter()
-        rewards = golden_step(batch, [[s.text for s in row] for row in samples], executor, game)
-        t_exec = time.perf_counter() - t
-        debug_kill("execute", step)
-        debug_kill("book", step)
-        phase("learn")
-        t = time.perf_counter()
-        advs = _flat(group_advantages(rewards, std_norm=cfg.optim.adv_std_norm))
-        code_metrics = code_policy.train_step(_flat(samples), advs)
-        debug_kill("learn_code", step)
-        debug_kill("learn_test", step)
-        t_learn = time.perf_counter() - t
-        flat_rewards = _flat(rewards)
-        metrics = {
-            "step": step,
-            "mistake_book_size": 0,
-            "code_reward": mean(flat_rewards),
-            "golden_pass_rate": mean(flat_rewards),
-            "code_all_pass_frac": mean([r >= 1.0 for r in flat_rewards]),
-            **_prefixed("code_", code_metrics),
-            **_length_metrics("code", samples, t_code),
-            "time_gen_code": t_code, "time_gen_tests": 0.0, "time_execute": t_exec, "time_learn": t_learn,
-        }
-        rollouts = [
-            {"question_id": p.id, "codes": [{"response": s.text, "tests": []} for s in row],
-             "scores": {"golden_rewards": r}}
-            for p, row, r in zip(batch, samples, rewards)
-        ]
-        return StepOutput(metrics, rollouts)
-
-    def _game_step(self, step: int, batch: list, code_policy: Any, test_policy: Any, book: Any,
-                   executor: Any, game: Any, phase: Callable[[str], None]) -> StepOutput:
-        from codea1.game.mistake_book import merge_updates
-        from codea1.game.parsing import extract_code
-        from codea1.game.play import golden_step, play_step
-        from codea1.game.prompts import test_messages_blackbox, test_messages_whitebox
-        from codea1.rl.grpo import group_advantages
-
-        cfg = self.cfg
-        M, N = cfg.game.M, cfg.game.N
-        selfplay = cfg.method == "selfplay"
-
-        phase("generate code")
-        code_samples, t_code = self._gen_codes(step, batch, code_policy)
-        debug_kill("gen_code", step)
-
-        phase("generate tests")
-        if selfplay:  # black-box: the suites see only the question; M*N per question, N per code
-            prompts = [test_messages_blackbox(p, cfg.game.tests_per_suite) for p in batch]
-            n_per_prompt = M * N
-        else:
-            prompts = [test_messages_whitebox(p, extract_code(s.text), cfg.game.tests_per_suite)
-                       for p, row in zip(batch, code_samples) for s in row]
-            n_per_prompt = N
-        t = time.perf_counter()
-        raw_tests = self._generate(test_policy, prompts, n_per_prompt, cfg.generation.test_temperature,
-                                   cfg.generation.test_top_p, cfg.generation.max_response_test,
-                                   cfg.generation.max_prompt_test, derive_seed(cfg.seed, step, "gen_tests"))
-        t_tests = time.perf_counter() - t
-        # test_samples[b][m] -> the N suites written for candidate m of question b
-        if selfplay:
-            test_samples = [[raw_tests[b][m * N:(m + 1) * N] for m in range(M)] for b in range(len(batch))]
-        else:
-            test_samples = [[raw_tests[b * M + m] for m in range(M)] for b in range(len(batch))]
-        debug_kill("gen_tests", step)
-
-        phase("execute")
-        t = time.perf_counter()
-        histories = [book.retrieve(p.id, h=cfg.game.H) if cfg.game.H > 0 else [] for p in batch]
-        code_texts = [[s.text for s in row] for row in code_samples]
-        results = play_step(batch, code_texts, [[[s.text for s in suites] for suites in row]
-                                                for row in test_samples], executor, histories, game)
-        golden = golden_step(batch, code_texts, executor, game) if cfg.train.golden_pass_rate else None
-        debug_kill("execute", step)
-        book_stats = book.apply_step(step, merge_updates((r.question_id, r.updates) for r in results))
-        t_exec = time.perf_counter() - t
-        debug_kill("book", step)
-
-        phase("learn")
-        t = time.perf_counter()
-        code_rewards = [[c.code_reward for c in r.codes] for r in results]
-        code_advs = _flat(group_advantages(code_rewards, std_norm=cfg.optim.adv_std_norm))
-        test_batch, test_advs, test_rewards_sel = [], [], []
-        for b, r in enumerate(results):
-            for m, c in enumerate(r.codes):
-                if not c.topvar_selected:
-                    continue
-                rewards = [s.test_reward for s in c.suites]
-                test_rewards_sel.extend(rewards)
-                test_advs.extend(_flat(group_advantages([rewards], std_norm=cfg.optim.adv_std_norm)))
-                test_batch.extend(test_samples[b][m])
-        if selfplay:
-            both = code_policy.train_step(_flat(code_samples) + test_batch, code_advs + test_advs)
-            code_metrics, test_metrics = both, {}
-            debug_kill("learn_code", step)
-            debug_kill("learn_test", step)
-        else:
-            code_metrics = code_policy.train_step(_flat(code_samples), code_advs)
-            debug_kill("learn_code", step)
-            test_metrics = test_policy.train_step(test_batch, test_advs) if test_batch else {}
-            debug_kill("learn_test", step)
-        t_learn = time.perf_counter() - t
-
-        metrics = step_metrics(step, results, book_stats, code_metrics, test_metrics, test_rewards_sel)
-        if golden is not None:
-            metrics["golden_pass_rate"] = mean(_flat(golden))
-        metrics.update(_length_metrics("code", code_samples, t_code))
-        metrics.update(_length_metrics("test", [[s for suites in row for s in suites] for row in test_samples],
-                                       t_tests))
-        metrics.update({"time_gen_code": t_code, "time_gen_tests": t_tests, "time_execute": t_exec,
-                        "time_learn": t_learn})
-        per_question = book_stats.get("questions", {})
-        rollouts = [rollout_line(p, code_samples[b], test_samples[b], results[b], per_question.get(p.id))
-                    for b, p in enumerate(batch)]
-        return StepOutput(metrics, rollouts)
-
-
-# ----------------------------------------------------------------------------------------------------
-# metrics and rollout records
-
-
-def _flat(rows: Any) -> list:
-    if hasattr(rows, "tolist"):
-        rows = rows.tolist()
-    return [x for row in rows for x in row]
-
-
-def _prefixed(prefix: str, metrics: dict[str, Any] | None) -> dict[str, float]:
-    return {f"{prefix}{k}": float(v) for k, v in (metrics or {}).items() if isinstance(v, (int, float))}
-
-
-def _length_metrics(name: str, samples: list[list[Any]], seconds: float) -> dict[str, float]:
-    lengths = [len(s.response_ids) for row in samples for s in row]
-    return {f"{name}_response_len": mean(lengths),
-            f"{name}_tokens_per_s": sum(lengths) / seconds if seconds > 0 else 0.0}
-
-
-def step_metrics(step: int, results: list, book_stats: dict, code_metrics: dict, test_metrics: dict,
-                 test_rewards_selected: list[float]) -> dict[str, Any]:
-    """The per-step metrics row of a game step (a1 or selfplay)."""
-    codes = [c for r in results for c in r.codes]
-    suites = [s for c in codes for s in c.suites]
-    valid_codes = [c for c in codes if c.valid]
-    return {
-        "step": step,
-        "mistake_book_size": int(book_stats["size"]),
-        "mistake_book_added": int(book_stats.get("added", 0)),
-        "mistake_book_removed": int(book_stats.get("removed", 0)),
-        "code_reward": mean([c.code_reward for c in codes]),
-        "test_reward": mean([s.test_reward for s in suites]),
-        "test_reward_selected": mean(test_rewards_selected),
-        "code_valid_frac": len(valid_codes) / len(codes) if codes else 0.0,
-        "hist_pass": mean([c.hist_pass for c in valid_codes]),
-        "gen_pass": mean([s.gen_pass for c in valid_codes for s in c.suites]),
-        "gen_fail": mean([s.gen_fail for c in valid_codes for s in c.suites]),
-        "valid_ratio": mean([s.valid_ratio for s in suites]),
-        "adv": mean([s.adv for s in suites]),
-        "valid_tests": mean([s.valid_tests for s in suites]),
-        "invalid_tests": mean([s.invalid_tests for s in suites]),
-        **_prefixed("code_", code_metrics),
-        **_prefixed("test_", test_metrics),
-    }
-
-
-def rollout_line(problem: Any, code_samples: list, test_samples: list[list], result: Any,
-                 book_summary: dict | None = None) -> dict[str, Any]:
-    """One `codea1 score` input line (question_id, codes[response, tests]) plus the step's scores in
-    the `codea1 score` output form (codes[...], mistake_book{added, removed, size})."""
-    scores = result.to_dict()
-    scores.pop("question_id", None)
-    if book_summary is not None:
-        scores["mistake_book"] = book_summary
-    if result.gt_error:
-        scores["gt_error"] = result.gt_error
-    return {
-        "question_id": problem.id,
-        "codes": [{"response": s.text, "tests": [t.text for t in suites]}
-                  for s, suites in zip(code_samples, test_samples)],
-        "scores": scores,
-    }
 
 
 def summary_line(m: dict[str, Any], total: int) -> str:

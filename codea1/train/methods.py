@@ -1,0 +1,321 @@
+"""One training step of each method: problems -> rollouts -> execution -> rewards and Mistake Book -> GRPO.
+
+A method is one object (`METHODS[cfg.method]`) that says which policies it needs (`roles`) and plays
+one step (`step`); the trainer around it (codea1.train.loop) only orders the data, checkpoints and logs.
+- `A1`: B questions -> M codes each (code policy) -> N test suites per code (test policy) -> oracle
+  validation and execution in the sandbox (codea1.game.play_step) -> rewards -> Mistake Book update
+  (one transaction, tagged with the step) -> GRPO: the code policy on groups of M, the test policy on
+  the N suites of each TopVar-selected code.
+- `SelfPlay`: the same game, but one policy writes the code and the tests and learns from both.
+- `Golden`: the code policy alone, rewarded by the share of the dataset's golden tests it passes.
+Whether the test prompt shows the code (white-box) or only the question (black-box) is the game's
+`blackbox_tests` (black-box by default for selfplay only).
+
+Every sampling call is seeded from (seed, step, role), so a replayed step samples the same way; the
+`debug_kill` calls mark the points where the resume tests kill the process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from codea1.config import Config, Sampling
+from codea1.train.checkpoint import debug_kill
+
+PHASES = ("gen_code", "gen_tests", "execute", "learn")
+
+
+def derive_seed(seed: int, step: int, tag: str) -> int:
+    """A 63-bit seed from (run seed, step, phase tag): the same step samples the same way on a replay."""
+    digest = hashlib.sha256(f"{seed}/{step}/{tag}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
+
+
+@dataclass
+class StepEnv:
+    """What a step works with: the run config, the policies in their roles (test_policy is None for
+    golden and the code policy itself for selfplay), the Mistake Book, the sandbox and a callback that
+    names the current phase."""
+
+    cfg: Config
+    code_policy: Any
+    test_policy: Any
+    book: Any
+    executor: Any
+    phase: Callable[[str], None]
+
+
+@dataclass
+class StepOutput:
+    """What one step produced: the metrics row and the rollout lines."""
+
+    metrics: dict[str, Any]
+    rollouts: list[dict[str, Any]] = field(default_factory=list)
+
+
+@contextmanager
+def timed(seconds: dict[str, float], name: str) -> Iterator[None]:
+    start = time.perf_counter()
+    yield
+    seconds[name] = time.perf_counter() - start
+
+
+def sample(policy: Any, prompts: list, sampling: Sampling, n: int, seed: int) -> list[list[Any]]:
+    """n samples per prompt, seeded; the global torch RNG is also set from the seed, so what runs after
+    a step does not depend on how many random numbers the sampling drew."""
+    import torch
+
+    from codea1.rl.rollout import GenerationConfig
+
+    torch.manual_seed(seed)
+    return policy.generate(prompts, GenerationConfig.of(sampling, n=n, seed=seed))
+
+
+def sample_codes(env: StepEnv, step: int, batch: list) -> list[list[Any]]:
+    """codes[b][m]: the M code samples of question b."""
+    from codea1.game.prompts import code_messages
+
+    cfg = env.cfg
+    return sample(env.code_policy, [code_messages(p) for p in batch], cfg.generation.code, cfg.game.M,
+                  derive_seed(cfg.seed, step, "gen_code"))
+
+
+def sample_tests(env: StepEnv, step: int, batch: list, codes: list[list[Any]]) -> list[list[list[Any]]]:
+    """tests[b][m]: the N test suites written for code m of question b. White-box: one prompt per code,
+    N samples each; black-box: one prompt per question, M*N samples cut into M groups of N."""
+    from codea1.game import extract_code
+    from codea1.game.prompts import test_messages
+
+    cfg, game = env.cfg, env.cfg.game
+    M, N = game.M, game.N
+    seed = derive_seed(cfg.seed, step, "gen_tests")
+    if game.blackbox_tests:
+        rows = sample(env.test_policy, [test_messages(p, "", game) for p in batch], cfg.generation.test,
+                      M * N, seed)
+        return [[row[m * N:(m + 1) * N] for m in range(M)] for row in rows]
+    prompts = [test_messages(p, extract_code(s.text), game) for p, row in zip(batch, codes) for s in row]
+    rows = sample(env.test_policy, prompts, cfg.generation.test, N, seed)
+    return [rows[b * M:(b + 1) * M] for b in range(len(batch))]
+
+
+def advantages(groups: Sequence[Sequence[float]], cfg: Config) -> list[float]:
+    """GRPO advantages of reward groups, flattened in order."""
+    from codea1.rl.grpo import group_advantages
+
+    return _flat(group_advantages([list(g) for g in groups], std_norm=cfg.policy.adv_std_norm))
+
+
+# ----------------------------------------------------------------------------------------------------
+# the methods
+
+
+class A1:
+    """Code-A1: a Code LLM and a Test LLM, each trained on its own rewards."""
+
+    name = "a1"
+    separate_test_policy = True  # the test role needs a policy (and a model) of its own
+    needs_golden_tests = False  # problems without golden tests can be played
+
+    def roles(self, code_policy: Any, test_policy: Any) -> tuple[Any, Any]:
+        return code_policy, test_policy
+
+    def learn(self, env: StepEnv, step: int, codes: list, code_advs: list[float], tests: list,
+              test_advs: list[float]) -> tuple[dict, dict]:
+        code_metrics = env.code_policy.train_step(codes, code_advs)
+        debug_kill("learn_code", step)
+        test_metrics = env.test_policy.train_step(tests, test_advs) if tests else {}
+        debug_kill("learn_test", step)
+        return code_metrics, test_metrics
+
+    def step(self, env: StepEnv, step: int, batch: list) -> StepOutput:
+        from codea1.game import golden_step, merge_updates, play_step
+
+        cfg, game, seconds = env.cfg, env.cfg.game, {}
+        env.phase("generate code")
+        with timed(seconds, "gen_code"):
+            codes = sample_codes(env, step, batch)
+        debug_kill("gen_code", step)
+
+        env.phase("generate tests")
+        with timed(seconds, "gen_tests"):
+            tests = sample_tests(env, step, batch, codes)
+        debug_kill("gen_tests", step)
+
+        env.phase("execute")
+        with timed(seconds, "execute"):
+            code_texts = [[s.text for s in row] for row in codes]
+            test_texts = [[[s.text for s in suites] for suites in row] for row in tests]
+            histories = [env.book.retrieve(p.id, game.history_size) for p in batch]
+            results = play_step(batch, code_texts, test_texts, env.executor, histories, game)
+            golden = golden_step(batch, code_texts, env.executor, game) if cfg.train.golden_pass_rate else None
+            debug_kill("execute", step)
+            book = env.book.apply_step(step, merge_updates((r.question_id, r.updates) for r in results))
+        debug_kill("book", step)
+
+        env.phase("learn")
+        with timed(seconds, "learn"):
+            selected = [(b, m) for b, r in enumerate(results) for m, c in enumerate(r.codes) if c.topvar_selected]
+            test_rewards = [[s.test_reward for s in results[b].codes[m].suites] for b, m in selected]
+            code_metrics, test_metrics = self.learn(
+                env, step, _flat(codes), advantages([r.code_rewards for r in results], cfg),
+                [s for b, m in selected for s in tests[b][m]], advantages(test_rewards, cfg))
+
+        metrics = game_metrics(step, results, book, code_metrics, test_metrics, _flat(test_rewards))
+        if golden is not None:
+            metrics["golden_pass_rate"] = mean(_flat(golden))
+        metrics.update(_length_metrics("code", codes, seconds["gen_code"]))
+        metrics.update(_length_metrics("test", [[s for suites in row for s in suites] for row in tests],
+                                       seconds["gen_tests"]))
+        metrics.update(_times(seconds))
+        per_question = book.get("questions", {})
+        rollouts = [rollout_line(p, codes[b], tests[b], results[b], per_question.get(p.id))
+                    for b, p in enumerate(batch)]
+        return StepOutput(metrics, rollouts)
+
+
+class SelfPlay(A1):
+    """Self-Play: one policy writes the code and the tests (black-box by default) and learns from both
+    in one update."""
+
+    name = "selfplay"
+    separate_test_policy = False
+
+    def roles(self, code_policy: Any, test_policy: Any) -> tuple[Any, Any]:
+        return code_policy, code_policy
+
+    def learn(self, env: StepEnv, step: int, codes: list, code_advs: list[float], tests: list,
+              test_advs: list[float]) -> tuple[dict, dict]:
+        metrics = env.code_policy.train_step(codes + tests, code_advs + test_advs)
+        debug_kill("learn_code", step)
+        debug_kill("learn_test", step)
+        return metrics, {}
+
+
+class Golden:
+    """Golden-Tests RL: the Code LLM alone, rewarded by the share of the dataset's tests it passes. The
+    Mistake Book stays empty; each step is still tagged in it, as in the game, for resuming."""
+
+    name = "golden"
+    separate_test_policy = False
+    needs_golden_tests = True
+
+    def roles(self, code_policy: Any, test_policy: Any) -> tuple[Any, Any]:
+        return code_policy, None
+
+    def step(self, env: StepEnv, step: int, batch: list) -> StepOutput:
+        from codea1.game import golden_step
+
+        cfg, seconds = env.cfg, {}
+        env.phase("generate code")
+        with timed(seconds, "gen_code"):
+            codes = sample_codes(env, step, batch)
+        debug_kill("gen_code", step)
+
+        env.phase("execute")
+        with timed(seconds, "execute"):
+            rewards = golden_step(batch, [[s.text for s in row] for row in codes], env.executor, cfg.game)
+            debug_kill("execute", step)
+            book = env.book.apply_step(step, {})
+        debug_kill("book", step)
+
+        env.phase("learn")
+        with timed(seconds, "learn"):
+            code_metrics = env.code_policy.train_step(_flat(codes), advantages(rewards, cfg))
+            debug_kill("learn_code", step)
+            debug_kill("learn_test", step)
+
+        flat_rewards = _flat(rewards)
+        metrics = {
+            "step": step,
+            "mistake_book_size": int(book["size"]),
+            "code_reward": mean(flat_rewards),
+            "golden_pass_rate": mean(flat_rewards),
+            "code_all_pass_frac": mean([r >= 1.0 for r in flat_rewards]),
+            **_prefixed("code_", code_metrics),
+            **_length_metrics("code", codes, seconds["gen_code"]),
+            **_times(seconds),
+        }
+        rollouts = [{"question_id": p.id, "codes": [{"response": s.text, "tests": []} for s in row],
+                     "scores": {"golden_rewards": r}}
+                    for p, row, r in zip(batch, codes, rewards)]
+        return StepOutput(metrics, rollouts)
+
+
+METHODS = {m.name: m for m in (A1(), SelfPlay(), Golden())}
+
+
+# ----------------------------------------------------------------------------------------------------
+# metrics and rollout records
+
+
+def mean(values: Sequence[float]) -> float:
+    values = [float(v) for v in values]
+    return sum(values) / len(values) if values else 0.0
+
+
+def _flat(rows: Sequence[Sequence[Any]]) -> list:
+    return [x for row in rows for x in row]
+
+
+def _prefixed(prefix: str, metrics: dict[str, Any]) -> dict[str, float]:
+    return {f"{prefix}{k}": float(v) for k, v in metrics.items() if isinstance(v, (int, float))}
+
+
+def _times(seconds: dict[str, float]) -> dict[str, float]:
+    return {f"time_{name}": seconds.get(name, 0.0) for name in PHASES}
+
+
+def _length_metrics(name: str, samples: list[list[Any]], seconds: float) -> dict[str, float]:
+    lengths = [len(s.response_ids) for row in samples for s in row]
+    return {f"{name}_response_len": mean(lengths),
+            f"{name}_tokens_per_s": sum(lengths) / seconds if seconds > 0 else 0.0}
+
+
+def game_metrics(step: int, results: list, book_stats: dict, code_metrics: dict, test_metrics: dict,
+                 test_rewards_selected: list[float]) -> dict[str, Any]:
+    """The per-step metrics row of a game step (a1 or selfplay)."""
+    codes = [c for r in results for c in r.codes]
+    suites = [s for c in codes for s in c.suites]
+    valid_codes = [c for c in codes if c.valid]
+    return {
+        "step": step,
+        "mistake_book_size": int(book_stats["size"]),
+        "mistake_book_added": int(book_stats["added"]),
+        "mistake_book_removed": int(book_stats["removed"]),
+        "code_reward": mean([c.code_reward for c in codes]),
+        "test_reward": mean([s.test_reward for s in suites]),
+        "test_reward_selected": mean(test_rewards_selected),
+        "code_valid_frac": len(valid_codes) / len(codes) if codes else 0.0,
+        "hist_pass": mean([c.hist_pass for c in valid_codes]),
+        "gen_pass": mean([s.gen_pass for c in valid_codes for s in c.suites]),
+        "gen_fail": mean([s.gen_fail for c in valid_codes for s in c.suites]),
+        "valid_ratio": mean([s.valid_ratio for s in suites]),
+        "adv": mean([s.adv for s in suites]),
+        "valid_tests": mean([s.valid_tests for s in suites]),
+        "invalid_tests": mean([s.invalid_tests for s in suites]),
+        **_prefixed("code_", code_metrics),
+        **_prefixed("test_", test_metrics),
+    }
+
+
+def rollout_line(problem: Any, code_samples: list, test_samples: list[list], result: Any,
+                 book_summary: dict | None = None) -> dict[str, Any]:
+    """One `codea1 score` input line (question_id, codes[response, tests]) plus the step's scores in
+    the `codea1 score` output form (codes[...], mistake_book{added, removed, size})."""
+    scores = result.to_dict()
+    scores.pop("question_id", None)
+    if book_summary is not None:
+        scores["mistake_book"] = book_summary
+    if result.gt_error:
+        scores["gt_error"] = result.gt_error
+    return {
+        "question_id": problem.id,
+        "codes": [{"response": s.text, "tests": [t.text for t in suites]}
+                  for s, suites in zip(code_samples, test_samples)],
+        "scores": scores,
+    }
