@@ -113,7 +113,7 @@ class ModelSection(Section):
 
 @dataclass
 class PolicyConfig(Section):
-    """How each policy is optimised by GRPO (REFERENCE.md section 6): what `codea1.rl.policy.Policy`
+    """How each policy is optimised by GRPO (docs/algorithm.md section 8): what `codea1.rl.policy.Policy`
     takes, and the `policy` section of a training config (the same settings for both policies)."""
 
     lr: float = knob(1e-6, "AdamW learning rate (LoRA usually wants 1e-5..1e-4)", low=0.0, low_open=True)
@@ -180,7 +180,7 @@ class GenerationSection(Section):
 
 @dataclass
 class GameConfig(Section):
-    """How one question is played and scored (REFERENCE.md sections 2-5; defaults follow the reference
+    """How one question is played and scored (docs/algorithm.md sections 2-7; defaults follow the reference
     code): what `codea1.game.play` takes, and the `game` section of a training config."""
 
     M: int = knob(8, "codes sampled per question", low=1)

@@ -61,10 +61,10 @@ def test_code_reward_and_test_reward_edge_cases():
     assert R.code_reward(True, [0.5, 1.0], 0.0, 0) == 0.75
     assert R.code_reward(True, [], 0.5, 2) == 0.5  # no suite: the book alone
     assert R.code_reward(True, [], 0.0, 0) == 0.0
-    assert R.test_reward(False, 1.0, 1.0) == 0.0  # against invalid code: 0
-    assert R.test_reward(False, 1.0, 1.0, penalty=0.1) == approx(-0.1)  # the format penalty still applies
-    assert R.test_reward(True, 1.0, 0.5, alpha=0.25) == approx(0.25 + 0.375)
-    assert R.test_reward(True, 0.5, 0.5, alpha=0.5, penalty=0.25) == approx(0.25)
+    assert R.a1_suite_reward(False, 1.0, 1.0) == 0.0  # against invalid code: 0
+    assert R.a1_suite_reward(False, 1.0, 1.0, penalty=0.1) == approx(-0.1)  # the format penalty still applies
+    assert R.a1_suite_reward(True, 1.0, 0.5, alpha=0.25) == approx(0.25 + 0.375)
+    assert R.a1_suite_reward(True, 0.5, 0.5, alpha=0.5, penalty=0.25) == approx(0.25)
 
 
 def test_paper_worked_example_fixed_denominator():

@@ -120,7 +120,7 @@ def code_reward(valid: bool, pass_scores: Sequence[float], hist: float, h: int) 
     return sum(pass_scores) / len(pass_scores)
 
 
-def test_reward(
+def a1_suite_reward(
     valid_code: bool, valid_ratio_value: float, adv: float, alpha: float = 0.5, penalty: float = 0.0
 ) -> float:
     """R_T = alpha*valid_ratio + (1-alpha)*Adv, 0 against invalid code; minus the format penalty
@@ -148,7 +148,7 @@ def score_candidate(
         else:
             gp = gf = adv = 0.0
         penalty = suite.nonprintable if config.nonprintable_penalty else 0.0
-        reward = test_reward(valid, ratio, adv, config.alpha, penalty)
+        reward = a1_suite_reward(valid, ratio, adv, config.alpha, penalty)
         scores.append(SuiteScore(v, suite.invalid_tests, ratio, gp, gf, adv, reward))
     return CodeScore(valid=valid, code_reward=code_reward(valid, passes, hist, h), hist_pass=hist, suites=scores)
 
@@ -190,5 +190,3 @@ def cure_suite_reward(test_rewards: Sequence[float], penalty: float = 0.0) -> fl
     base = sum(test_rewards) / len(test_rewards) if test_rewards else -1.0
     return base - penalty
 
-
-test_reward.__test__ = False  # type: ignore[attr-defined]  # not a pytest test despite its name

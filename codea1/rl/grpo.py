@@ -1,4 +1,4 @@
-"""GRPO maths as small pure tensor functions (REFERENCE.md section 6).
+"""GRPO maths as small pure tensor functions (docs/algorithm.md section 8).
 
 Shapes: ``[B, T]`` tensors hold one row per response and one column per response token; ``mask`` is 1
 for real response tokens and 0 for padding. Nothing here touches a model, an optimiser or global state,

@@ -1,4 +1,4 @@
-"""The training run of Code-A1 and its two baselines (REFERENCE.md section 2): data order, resume,
+"""The training run of Code-A1 and its two baselines (docs/algorithm.md section 2): data order, resume,
 checkpoints and logging around the step of the method (codea1.train.methods: a1, golden, selfplay).
 
 Exact resume: the data order is a seeded permutation per epoch read through a cursor, every sampling
