@@ -40,6 +40,11 @@ from codea1.sandbox import preload, values
 FULL_LEVEL = "netns+mntns+uid+rlimits"
 MAX_FRAME = 16 << 20  # bytes of one result frame; a larger announced frame is a protocol violation
 MAX_CHILD_BYTES = 64 << 20  # bytes one child may send in all; past that it is treated as malformed
+# containers ("[", "{") and separators (",") one frame may hold outside its strings, counted on the raw bytes
+# before parsing: an honest frame holds at most values.MAX_ITEMS elements, each at most a few of each
+MAX_FRAME_NODES = 4 * values.MAX_ITEMS + 64
+# exit statuses of a child that failed before running any candidate code (see zygote._child)
+SETUP_FAILED = {70, 71, 72}
 ZYGOTE_REPLY_TIMEOUT = 60.0  # seconds for the zygote to fork or clean up; past that it is restarted
 GRACE = 0.25
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)  # seconds added to each wall deadline for the frame to travel
@@ -89,6 +94,21 @@ class JobResult:
 
 class SandboxError(RuntimeError):
     """The sandbox itself failed (a zygote could not start); never raised for anything a job does."""
+
+
+class _SetupFailed(Exception):
+    """A zygote could not set up a job (its child failed before any candidate code ran)."""
+
+
+def _tolerance(tol: object) -> float | None:
+    """Job.float_tol as values_equal needs it: None, or a non-negative finite float (else exact ==)."""
+    if tol is None:
+        return None
+    try:
+        tol = float(tol)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return tol if math.isfinite(tol) and tol >= 0 else None
 
 
 def _warn_once(message: str) -> None:
@@ -182,6 +202,12 @@ class _Worker:
             self.last.finish()
         self.last = z
         return z
+
+    def replace(self, flavour: str) -> None:
+        """Stops the `flavour` zygote (and all its children) and starts a fresh one in its place."""
+        z = self.zygotes[flavour]
+        z.close()
+        z.start()
 
     def close(self) -> None:
         for z in self.zygotes.values():
@@ -285,6 +311,7 @@ class _Slot:
         return self.proc is not None and self.proc.poll() is None
 
     def close(self) -> None:
+        """Stops the zygote: asks it to exit (it ends what its children left), killing it if it does not."""
         if self.sock is not None:
             try:
                 self.sock.send(json.dumps({"op": "exit"}).encode())
@@ -324,9 +351,11 @@ class _FrameReader:
                 if len(self.buf) >= need:
                     data = bytes(self.buf[4:need])
                     del self.buf[:need]
+                    if not _frame_bounded(data):
+                        return "bad"
                     try:
                         obj = json.loads(data)
-                    except (ValueError, RecursionError):
+                    except (ValueError, RecursionError, MemoryError):
                         return "bad"
                     return obj if type(obj) is dict else "bad"
             if self.eof:
@@ -344,6 +373,21 @@ class _FrameReader:
                 if self.total > MAX_CHILD_BYTES:
                     return "bad"
                 self.buf += chunk
+
+
+def _frame_bounded(data: bytes) -> bool:
+    """Whether parsing `data` builds at most MAX_FRAME_NODES containers and as many elements.
+
+    Checked on the raw bytes before json.loads sees them, at C speed (replace, split, count), so that a
+    16 MB frame of empty lists (millions of objects once parsed) is rejected in milliseconds without
+    the parent's memory growing. Brackets and commas inside strings do not count: escaped backslashes
+    and quotes are blanked first, then the text splits on quotes into outside/inside runs. On a frame
+    that is not valid JSON the split may be wrong only past the point where json.loads stops anyway.
+    """
+    if data.count(b"[") + data.count(b"{") <= MAX_FRAME_NODES and data.count(b",") <= MAX_FRAME_NODES:
+        return True
+    outside = b"".join(data.replace(b"\\\\", b"__").replace(b'\\"', b"__").split(b'"')[0::2])
+    return outside.count(b"[") + outside.count(b"{") <= MAX_FRAME_NODES and outside.count(b",") <= MAX_FRAME_NODES
 
 
 def _signal_name(info: dict) -> str:
@@ -434,6 +478,7 @@ class Executor:
         self._free: queue.Queue[_Worker] = queue.Queue()
         self._closed = False
         self._owner = os.getpid()
+        self.restarts = 0  # zygotes replaced after failing to set up a job
         try:
             for k in range(self.workers):
                 uid = -1
@@ -498,17 +543,41 @@ class Executor:
     def _run_one(self, job: Job) -> JobResult:
         worker = self._free.get()
         try:
-            kind = preload.flavour(job.code, job.calls) if type(job.code) is str else "lean"
-            result = self._execute(worker.zygote(kind), job)
+            calls = job.calls if type(job.calls) is list else list(job.calls)
+            kind = preload.flavour(job.code, calls) if type(job.code) is str else "lean"
+            result = self._execute_healing(worker, kind, job)
             if kind == "lean" and preload.needs_full(result.defined, result.error,
                                                      [r.error for r in result.results if r.status == "error"]):
-                result = self._execute(worker.zygote("full"), job)  # a module the scan did not see
+                result = self._execute_healing(worker, "full", job)  # a module the scan did not see
             return result
-        except Exception as exc:  # noqa: BLE001  (a sandbox failure must not abort the whole batch)
+        except BaseException as exc:  # noqa: BLE001  (a sandbox failure must not abort the whole batch)
+            if not isinstance(exc, Exception) and not isinstance(exc, MemoryError):
+                raise  # KeyboardInterrupt, SystemExit: the caller's, not the job's
             err = f"sandbox failure: {type(exc).__name__}: {exc}"[:300]
-            return JobResult(job.id, False, err, [CallResult("invalid", error=err) for _ in job.calls])
+            try:
+                n = len(job.calls)
+            except Exception:  # noqa: BLE001
+                n = 0
+            return JobResult(str(job.id), False, err, [CallResult("invalid", error=err) for _ in range(n)])
         finally:
             self._free.put(worker)
+
+    def _execute_healing(self, worker: _Worker, kind: str, job: Job) -> JobResult:
+        """Runs the job on the worker's `kind` zygote; a zygote that fails to set the job up (its child
+        exits before running any candidate code, or it cannot fork) is replaced and the job run once
+        more on the fresh one, so that nothing a job leaves in a zygote can change later verdicts."""
+        for attempt in range(2):
+            slot = worker.zygote(kind)
+            try:
+                return self._execute(slot, job)
+            except _SetupFailed as exc:
+                self.restarts += 1
+                worker.replace(kind)
+                why = str(exc)
+                if attempt:
+                    err = f"sandbox could not set up the job twice: {why}"[:300]
+                    return JobResult(job.id, False, err, [CallResult("invalid", error=err) for _ in job.calls])
+        raise AssertionError("unreachable")
 
     def _execute(self, slot: _Slot, job: Job) -> JobResult:
         calls = list(job.calls)
@@ -525,18 +594,16 @@ class Executor:
             pending = [i for i in range(start, n) if results[i] is None]
             cpu = self.define_timeout + timeout * len(pending) + 1
             run = self._spawn(slot, job.code, sendable, start, cpu)
-            if run is None:  # the zygote failed to fork: report, do not loop
-                err = "sandbox could not start a child"
-                if first:
-                    return JobResult(job.id, False, err, [CallResult("invalid", error=err) for _ in calls])
-                final = [r or CallResult("crash", error=err) for r in results]
-                return self._finalise(job, JobResult(job.id, True, None, final, stdout))
+            if run is None:  # the zygote failed to fork: replaced, and the job run again (once)
+                raise _SetupFailed("the zygote could not start a child")
             reader, res_r = run
             info: dict = {}
             try:
                 frame = reader.read(time.monotonic() + self.define_timeout + GRACE)
                 if type(frame) is not dict or frame.get("k") not in ("defined", "undefined"):
                     info = slot.finish()
+                    if frame == "eof" and info.get("exit") in SETUP_FAILED:
+                        raise _SetupFailed(f"a child {_signal_name(info)} before running the code")
                     why = {"timeout": f"timed out after {self.define_timeout:g}s while running the code"}.get(
                         frame if type(frame) is str else "", f"crashed while running the code ({_signal_name(info)})")
                     if first:
@@ -562,7 +629,8 @@ class Executor:
                         if frame["k"] == "ok":
                             results[i] = CallResult("ok", values.from_json(frame.get("v")), None, took)
                         else:
-                            results[i] = CallResult("error", None, str(frame.get("error"))[:300], took)
+                            err = frame.get("error")
+                            results[i] = CallResult("error", None, err[:300] if type(err) is str else "error", took)
                         continue
                     info = slot.finish()
                     ended = True
@@ -633,16 +701,24 @@ class Executor:
         """Turns "ok" into "pass"/"fail" where the job carries expected values (the parent decides)."""
         if job.expected is None or not result.defined:
             return result
-        expected = list(job.expected)
+        try:
+            expected = list(job.expected)
+        except Exception as exc:  # noqa: BLE001  (a verdict step that fails is that call's verdict)
+            expected, why = [], f"expected values unusable: {type(exc).__name__}"
+        else:
+            why = "no expected value for this call"
         for i, r in enumerate(result.results):
             if r.status == "ok":
-                if i < len(expected):
+                if i >= len(expected):
+                    r.status, r.error = "invalid", why
+                    continue
+                try:
                     # the expected value as plain data too (e.g. a numpy scalar becomes its Python value)
                     plain = values.from_json(values.to_json(expected[i]))
-                    ok = values.values_equal(r.value, plain, job.float_tol)
+                    ok = values.values_equal(r.value, plain, _tolerance(job.float_tol))
                     r.status = "pass" if ok else "fail"
-                else:
-                    r.status, r.error = "invalid", "no expected value for this call"
+                except Exception as exc:  # noqa: BLE001
+                    r.status, r.error = "fail", f"could not compare: {type(exc).__name__}"[:300]
         return result
 
 

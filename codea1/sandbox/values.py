@@ -77,6 +77,8 @@ def to_json(value: Any, *, max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEM
         return _unserializable(f"too large: {exc}")
     except RecursionError:
         return _unserializable("too deep")
+    except Exception as exc:  # noqa: BLE001  (total: e.g. a numpy array whose tolist() fails)
+        return _unserializable(f"not encodable: {type(exc).__name__}")
 
 
 def _enc(v: Any, depth: int, budget: list[int]) -> Any:

@@ -307,9 +307,11 @@ def _child(job_r: int, res_w: int, req: dict, cfg: dict, layers: list[str], base
         os.environ["HOME"] = os.environ["TMPDIR"] = workdir
         payload = marshal.loads(_read_all(job_r))  # from the trusted parent
         os.close(job_r)
+        code = 73  # from here on, candidate code runs: a failure is the job's, not the set-up's
         _run(payload, res_w)
-    except BaseException:  # noqa: BLE001  (setup failure: the parent sees a crash)
-        code = 72
+        code = 0
+    except BaseException:  # noqa: BLE001  (72: set-up failure, the parent replaces this zygote)
+        code = code or 72
     os._exit(code)
 
 
