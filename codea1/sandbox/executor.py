@@ -37,7 +37,7 @@ from typing import Any
 
 from codea1.sandbox import preload, values
 
-FULL_LEVEL = "netns+mntns+uid+rlimits"
+FULL_LEVEL = "netns+mntns+pidns+ipcns+utsns+jobtmp+uid+seccomp+rlimits"
 MAX_FRAME = 16 << 20  # bytes of one result frame; a larger announced frame is a protocol violation
 MAX_CHILD_BYTES = 64 << 20  # bytes one child may send in all; past that it is treated as malformed
 # containers ("[", "{") and separators (",") one frame may hold outside its strings, counted on the raw bytes
@@ -459,19 +459,22 @@ class Executor:
     uid_base on (default 1,700,000,000; machine-wide lock files; uids of existing accounts are skipped),
     so the per-uid process limit and the end-of-job sweep of leftover processes concern that slot only;
     concurrent Executors never share a uid, whatever uid_base they pass.
-    nproc/fsize_mb/nofile: per-child limits. hide_paths: extra directories to hide from children (added
+    nproc/fsize_mb/nofile: per-child limits. tmp_mb/tmp_inodes: size and inodes of each job's own /tmp
+    (its working directory, gone when the job ends; with the "jobtmp" layer). hide_paths: extra directories to hide from children (added
     to the working dir, home dir, this package's dir and $CODEA1_SANDBOX_HIDE).
     """
 
     def __init__(self, workers: int | None = None, *, memory_mb: int = 1024, define_timeout: float = 5.0,
                  isolate: bool = True, hide: bool = True, nproc: int = 32, fsize_mb: int = 16, nofile: int = 64,
-                 hide_paths: list[str] | None = None, uid_base: int | None = None) -> None:
+                 hide_paths: list[str] | None = None, uid_base: int | None = None, tmp_mb: int = 64,
+                 tmp_inodes: int = 4096) -> None:
         if workers is None:
             workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         self.workers = max(1, int(workers or 1))
         self.memory_mb = memory_mb
         self.define_timeout = define_timeout
-        self.limits = {"nproc": nproc, "fsize": fsize_mb << 20, "nofile": nofile}
+        self.limits = {"nproc": nproc, "fsize": fsize_mb << 20, "nofile": nofile, "tmp_bytes": tmp_mb << 20,
+                       "tmp_inodes": tmp_inodes}
         hidden = _default_hide_paths() + list(hide_paths or [])
         self._slots: list[_Worker] = []
         self._leases: list[_UidLease] = []

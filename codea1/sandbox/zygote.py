@@ -46,7 +46,7 @@ import socket
 import time
 import types
 
-from codea1.sandbox import preload, values
+from codea1.sandbox import jail, preload, values
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWNET = 0x40000000
@@ -162,6 +162,8 @@ def enter_layers(cfg: dict) -> tuple[list[str], str]:
     """
     layers = []
     root = os.geteuid() == 0
+    # built before anything is hidden: libseccomp is found and loaded from the disk
+    program = jail.seccomp_program() if cfg["isolate"] and cfg.get("seccomp", True) else None
     if cfg["isolate"] and root:
         if _unshare(CLONE_NEWNET):
             layers.append("netns")
@@ -178,15 +180,57 @@ def enter_layers(cfg: dict) -> tuple[list[str], str]:
                 layers.append("mntns")
         if _can_switch_uid(cfg):
             layers.append("uid")
+        if cfg.get("jobns", True) and "mntns" in layers:
+            _JAIL["pidns_fd"] = jail.own_pid_namespace()
+            if _probe_job_jail(cfg, layers):
+                layers[layers.index("mntns") + 1:layers.index("mntns") + 1] = ["pidns", "ipcns", "utsns", "jobtmp"]
+            else:
+                os.close(_JAIL.pop("pidns_fd"))
     elif cfg["isolate"] and cfg.get("userns", True) and _unshare(CLONE_NEWUSER | CLONE_NEWNET):
         # unprivileged: a user namespace lets us own a network namespace (no uid switch possible)
         layers.append("netns")
+    if program is not None:
+        _JAIL["seccomp"] = program
+        layers.append("seccomp")
     layers.append("rlimits")
     base = cfg.get("base_dir") or "/tmp"
     base = os.path.join(base, f"codea1-sandbox-{os.getpid()}")
     os.makedirs(base, mode=0o711, exist_ok=True)
     os.chmod(base, 0o711)  # children can enter their own dir, but not list the others
     return layers, base
+
+
+_JAIL: dict = {}  # what the children's jail needs, made once: the zygote's own PID namespace, the filter
+
+
+def _fork_job() -> int:
+    """os.fork(), the child as PID 1 of a new PID namespace where the "pidns" layer is on."""
+    fd = _JAIL.get("pidns_fd", -1)
+    if fd < 0:
+        return os.fork()
+    if not jail.new_pid_namespace_for_next_fork():
+        raise OSError("could not make a PID namespace")
+    try:
+        return os.fork()
+    finally:
+        jail.restore_pid_namespace(fd)  # in the zygote: its next helper (sweeper, probe) is born here
+
+
+def _probe_job_jail(cfg: dict, layers: list[str]) -> bool:
+    """Whether a child can enter the per-job jail here (PID/IPC/UTS/mount namespaces, /tmp, /proc)."""
+    try:
+        pid = _fork_job()
+    except OSError:
+        return False
+    if pid == 0:
+        try:
+            uid = cfg["uid"] if "uid" in layers else -1
+            jail.enter_job_namespaces(uid, cfg["gid"], 1 << 20, 16)
+            os._exit(0 if os.getpid() == 1 and os.listdir("/tmp") == [] else 1)
+        finally:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
 def _vm_bytes() -> int:
@@ -278,33 +322,47 @@ def _child(job_r: int, res_w: int, req: dict, cfg: dict, layers: list[str], base
     code = 0
     try:
         os.setsid()
-        keep = sorted((job_r, res_w))
+        zygote = _JAIL.get("self_pidfd", -1)
+        keep = sorted({job_r, res_w, zygote} - {-1})
         os.closerange(3, keep[0])
-        os.closerange(keep[0] + 1, keep[1])
-        os.closerange(keep[1] + 1, 1 << 16)
+        for a, b in zip(keep, [*keep[1:], 1 << 16]):
+            os.closerange(a + 1, b)
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         os.close(null)
-        workdir = os.path.join(base, f"job-{os.getpid()}")
-        os.mkdir(workdir, 0o700)
+        if "jobtmp" in layers:  # own mount/IPC/UTS namespaces, fresh capped /tmp (its working dir), /proc
+            workdir = "/tmp"
+            jail.enter_job_namespaces(cfg["uid"] if "uid" in layers else -1, cfg["gid"], cfg["tmp_bytes"],
+                                      cfg["tmp_inodes"])
+        else:
+            workdir = os.path.join(base, f"job-{os.getpid()}")
+            os.mkdir(workdir, 0o700)
+            if "uid" in layers:
+                os.chown(workdir, cfg["uid"], cfg["gid"])
         if "uid" in layers:
-            os.chown(workdir, cfg["uid"], cfg["gid"])
             os.setgroups([])
             os.setgid(cfg["gid"])
             os.setuid(cfg["uid"])
             if os.getuid() != cfg["uid"] or os.geteuid() != cfg["uid"]:
                 os._exit(70)
-            os.kill(-1, signal.SIGKILL)  # anything an earlier child of this slot left running
+            if "pidns" not in layers:
+                os.kill(-1, signal.SIGKILL)  # anything an earlier child of this slot left running
         os.chdir(workdir)
-        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() == 1:
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # after the uid switch, which clears it
+        if zygote >= 0:  # in a PID namespace getppid() is 0: the zygote's pidfd says whether it still runs
+            if select.select([zygote], [], [], 0)[0]:
+                os._exit(71)
+            os.close(zygote)
+        elif os.getppid() == 1:
             os._exit(71)
         # the other limits, and no_new_privs, are the zygote's own, inherited (see _limit_self)
         cpu = max(1, int(req["cpu_seconds"]) + 1)
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         # the zygote's environment is already the children's fixed one (see serve): only the dir to add
         os.environ["HOME"] = os.environ["TMPDIR"] = workdir
+        if "seccomp" in layers and not jail.load_seccomp(_JAIL["seccomp"]):
+            os._exit(72)
         payload = marshal.loads(_read_all(job_r))  # from the trusted parent
         os.close(job_r)
         code = 73  # from here on, candidate code runs: a failure is the job's, not the set-up's
@@ -453,6 +511,8 @@ def _finish(pid: int, cfg: dict, layers: list[str], base: str) -> dict:
         _kill_survivors(cfg, layers)
         # reaped now: until then the dead still count against the uid's process limit of the next child
         _reap(deadline=time.monotonic() + 1.0)
+    if "jobtmp" in layers:  # its /tmp went with its mount namespace
+        return _how_it_ended(status)
     workdir = os.path.join(base, f"job-{pid}")
     try:
         os.rmdir(workdir)  # the common case: the child left its dir empty (or never made it)
@@ -460,7 +520,11 @@ def _finish(pid: int, cfg: dict, layers: list[str], base: str) -> dict:
         pass
     except OSError:
         shutil.rmtree(workdir, ignore_errors=True)
-    info = {"status": status}
+    return _how_it_ended(status)
+
+
+def _how_it_ended(status: int | None) -> dict:
+    info: dict = {"status": status}
     if status is not None:
         if os.WIFSIGNALED(status):
             info["signal"] = os.WTERMSIG(status)
@@ -485,6 +549,8 @@ def serve(sock: socket.socket, cfg: dict) -> None:
     os.environ.clear()
     os.environ.update(CHILD_ENV)
     _limit_self(cfg, layers)
+    if "pidns" in layers:
+        _JAIL["self_pidfd"] = os.pidfd_open(os.getpid())
     sock.send(json.dumps({"k": "ready", "layers": layers, "preloaded": loaded, "pid": os.getpid(),
                           "vm": _vm_bytes(), "autofinish": hasattr(os, "pidfd_open")}).encode())
     current: int | None = None  # the child of the job in progress
@@ -514,7 +580,7 @@ def serve(sock: socket.socket, cfg: dict) -> None:
                     _finish(current, cfg, layers, base)
                 last = {}
                 try:
-                    pid = os.fork()
+                    pid = _fork_job()
                 except OSError as exc:  # the parent sees its result pipe close: a crash
                     pid, reply = None, {"error": str(exc)}
                 if pid == 0:
