@@ -317,3 +317,20 @@ def test_code_compiles_as_its_own_module_whatever_the_parent_warnings(ex: Execut
     assert "AssertionError" in res[0].results[1].error
     assert res[1].defined and res[1].results[0].status == "pass"
     assert not res[2].defined and res[2].error.startswith("SyntaxError")
+
+
+def test_stdlib_container_results_get_pythons_verdict(ex: Executor) -> None:
+    from collections import Counter, OrderedDict, deque
+
+    code = ("from collections import Counter, OrderedDict, defaultdict, namedtuple, deque\n"
+            "P = namedtuple('P', 'x y')\n"
+            "def count(s): return Counter(s)\n"
+            "def point(): return P(1, 2)\n"
+            "def groups():\n    d = defaultdict(list)\n    d['a'].append(1)\n    return d\n"
+            "def ordered(): return OrderedDict([('b', 1), ('a', 2)])\n"
+            "def window(): return deque([1, 2], maxlen=2)\n")
+    calls = ["count('aab')", "count('ab')", "point()", "groups()", "ordered()", "ordered()", "window()", "window()"]
+    expected = [{"a": 2, "b": 1}, Counter(a=1, b=1, c=0), (1, 2), {"a": [1]}, {"a": 2, "b": 1},
+                OrderedDict([("a", 2), ("b", 1)]), deque([1, 2]), [1, 2]]
+    [res] = ex.run([Job("containers", code, calls, expected=expected)])
+    assert [r.status for r in res.results] == ["pass", "pass", "pass", "pass", "pass", "fail", "pass", "fail"]
