@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codea1.sandbox import preload, values
+from codea1.sandbox import allowlist, preload, values
 
-FULL_LEVEL = "netns+mntns+pidns+ipcns+utsns+jobtmp+uid+seccomp+rlimits"
+FULL_LEVEL = "allowlist+netns+mntns+pidns+ipcns+utsns+jobtmp+uid+seccomp+rlimits"
 MAX_FRAME = 16 << 20  # bytes of one result frame; a larger announced frame is a protocol violation
 MAX_CHILD_BYTES = 64 << 20  # bytes one child may send in all; past that it is treated as malformed
 # containers ("[", "{") and separators (",") one frame may hold outside its strings, counted on the raw bytes
@@ -237,19 +237,26 @@ class _Slot:
                    PYTHONHASHSEED="0", PYTHONNOUSERSITE="1")
         # -S: no site initialisation (it imports modules, and a bigger zygote forks slower); the site
         # directories come in the config instead
-        self.proc = subprocess.Popen(
-            [sys.executable, "-S", "-m", "codea1.sandbox.zygote", str(child.fileno())],
-            pass_fds=(child.fileno(),), env=env, stdin=subprocess.DEVNULL, start_new_session=True,
-        )
+        python = [sys.executable, "-S", "-m", "codea1.sandbox.zygote", str(child.fileno())]
+        site_dirs = [p for p in sys.path if p and os.path.basename(p) in ("site-packages", "dist-packages")]
+        cfg = {**self.cfg, "sys_path": site_dirs}
+        bwrap = _allowlist_bwrap(self.cfg)
+        if bwrap is not None:  # the allow-list root; the zygote checks that host paths are not there
+            python = allowlist.command(bwrap, python, pkg_root, site_dirs)
+            cfg.update(allowlist=True, probe_paths=[p for p in ("/etc/passwd", "/var", "/home") if os.path.exists(p)])
+        self.proc = subprocess.Popen(python, pass_fds=(child.fileno(),), env=env, stdin=subprocess.DEVNULL,
+                                     start_new_session=True)
         child.close()
         self.sock = parent
         parent.settimeout(120)
-        site_dirs = [p for p in sys.path if p and os.path.basename(p) in ("site-packages", "dist-packages")]
         try:
-            parent.send(json.dumps({**self.cfg, "sys_path": site_dirs}).encode())
+            parent.send(json.dumps(cfg).encode())
             hello = json.loads(parent.recv(1 << 16))
         except (OSError, ValueError) as exc:
             self.close()
+            if bwrap is not None:  # bubblewrap could not build the root here: start without it, say so
+                _ALLOWLIST_BROKEN.add(bwrap)
+                return self.start()
             raise SandboxError(f"sandbox zygote did not start: {exc}") from exc
         parent.settimeout(ZYGOTE_REPLY_TIMEOUT)
         self.layers = hello["layers"]
@@ -326,6 +333,17 @@ class _Slot:
                 self.proc.kill()
                 self.proc.wait()
             self.proc = None
+
+
+_ALLOWLIST_BROKEN: set[str] = set()  # bwrap executables that failed to start a zygote in this process
+
+
+def _allowlist_bwrap(cfg: dict) -> str | None:
+    """The bwrap to start a zygote with, or None (not asked for, not root, none found, failed before)."""
+    if not cfg.get("isolate") or not cfg.get("allowlist", True) or not cfg.get("hide", True) or os.geteuid() != 0:
+        return None
+    path = allowlist.bwrap_path()
+    return None if path is None or path in _ALLOWLIST_BROKEN else path
 
 
 class _FrameReader:

@@ -193,6 +193,9 @@ def enter_layers(cfg: dict) -> tuple[list[str], str]:
         _JAIL["seccomp"] = program
         layers.append("seccomp")
     layers.append("rlimits")
+    probes = cfg.get("probe_paths")
+    if cfg.get("allowlist") and probes and not any(os.path.lexists(p) for p in probes):  # in the allow-list root
+        layers.insert(0, "allowlist")
     base = cfg.get("base_dir") or "/tmp"
     base = os.path.join(base, f"codea1-sandbox-{os.getpid()}")
     os.makedirs(base, mode=0o711, exist_ok=True)
