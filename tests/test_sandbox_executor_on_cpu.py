@@ -334,3 +334,16 @@ def test_stdlib_container_results_get_pythons_verdict(ex: Executor) -> None:
                 OrderedDict([("a", 2), ("b", 1)]), deque([1, 2]), [1, 2]]
     [res] = ex.run([Job("containers", code, calls, expected=expected)])
     assert [r.status for r in res.results] == ["pass", "pass", "pass", "pass", "pass", "fail", "pass", "fail"]
+
+
+def test_isolation_report_lists_every_layer(capsys: pytest.CaptureFixture) -> None:
+    from codea1.sandbox import isolation_report
+    from codea1.sandbox.executor import LAYERS
+
+    report = isolation_report("netns+seccomp+rlimits")
+    assert "[on] netns" in report and "[--] uid" in report and "missing: needs root" in report
+    assert all(name in report for name in LAYERS if name != "userns")
+    assert report.splitlines()[-1].startswith("missing: allowlist")
+    assert cli_main(["exec", "--isolation"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"isolation level: {isolation_level()}\n")

@@ -141,3 +141,39 @@ def enter_job_namespaces(uid: int, gid: int, tmp_bytes: int, tmp_inodes: int) ->
     if not _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None):
         raise OSError(ctypes.get_errno(), "mount /proc")
     _libc.sethostname(b"sandbox", 7)
+
+
+def enter_user_namespace() -> bool:
+    """Unprivileged: a new user namespace mapping only the caller's own uid and gid onto themselves.
+
+    The caller then holds every capability inside it (to set up namespaces and mounts for its children),
+    none outside; children must drop them (`drop_capabilities`) before running candidate code.
+    """
+    uid, gid = os.getuid(), os.getgid()
+    if _libc.unshare(CLONE_NEWUSER) != 0:
+        return False
+    try:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+            fd = os.open(f"/proc/self/{name}", os.O_WRONLY)
+            try:
+                os.write(fd, text.encode())
+            finally:
+                os.close(fd)
+    except OSError:
+        return False
+    return True
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def drop_capabilities() -> bool:
+    """Empties the calling process's capability sets (effective, permitted, inheritable)."""
+    header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+    data = (_CapData * 2)()
+    return _libc.capset(ctypes.byref(header), data) == 0

@@ -156,14 +156,22 @@ def _can_switch_uid(cfg: dict) -> bool:
 def enter_layers(cfg: dict) -> tuple[list[str], str]:
     """Enters the isolation layers asked for in `cfg` that this machine allows; returns (layers, base_dir).
 
-    Layers (names used in the reported level): "netns" (no network), "mntns" (the caller's directories
-    hidden under empty tmpfs mounts, fresh /tmp), "uid" (children switch to an unprivileged uid),
-    "rlimits" (always).
+    Layers (names used in the reported level): "allowlist" (started by the parent in bubblewrap's
+    allow-list root, checked here), "userns" (not root: a user namespace of its own, whose capabilities
+    children drop), "netns" (no network), "mntns" (the caller's directories hidden under empty tmpfs
+    mounts), "pidns"/"ipcns"/"utsns"/"jobtmp" (per job: see codea1.sandbox.jail), "uid" (children switch
+    to an unprivileged uid), "seccomp", "rlimits" (always).
     """
     layers = []
     root = os.geteuid() == 0
     # built before anything is hidden: libseccomp is found and loaded from the disk
     program = jail.seccomp_program() if cfg["isolate"] and cfg.get("seccomp", True) else None
+    if cfg["isolate"] and not root and cfg.get("userns", True) and jail.enter_user_namespace():
+        # unprivileged: in a user namespace of its own the zygote may still make namespaces and mounts
+        # for its children (not switch their uid); they drop the namespace's capabilities
+        layers.append("userns")
+        root = True
+        _become_init_of_own_pid_namespace()
     if cfg["isolate"] and root:
         if _unshare(CLONE_NEWNET):
             layers.append("netns")
@@ -178,7 +186,7 @@ def enter_layers(cfg: dict) -> tuple[list[str], str]:
                             "size=64k,nr_inodes=16,mode=0755") and ok
             if ok:
                 layers.append("mntns")
-        if _can_switch_uid(cfg):
+        if "userns" not in layers and _can_switch_uid(cfg):
             layers.append("uid")
         if cfg.get("jobns", True) and "mntns" in layers:
             _JAIL["pidns_fd"] = jail.own_pid_namespace()
@@ -186,9 +194,6 @@ def enter_layers(cfg: dict) -> tuple[list[str], str]:
                 layers[layers.index("mntns") + 1:layers.index("mntns") + 1] = ["pidns", "ipcns", "utsns", "jobtmp"]
             else:
                 os.close(_JAIL.pop("pidns_fd"))
-    elif cfg["isolate"] and cfg.get("userns", True) and _unshare(CLONE_NEWUSER | CLONE_NEWNET):
-        # unprivileged: a user namespace lets us own a network namespace (no uid switch possible)
-        layers.append("netns")
     if program is not None:
         _JAIL["seccomp"] = program
         layers.append("seccomp")
@@ -204,6 +209,23 @@ def enter_layers(cfg: dict) -> tuple[list[str], str]:
 
 
 _JAIL: dict = {}  # what the children's jail needs, made once: the zygote's own PID namespace, the filter
+
+
+def _become_init_of_own_pid_namespace() -> None:
+    """In a user namespace: go on as PID 1 of a PID namespace that namespace owns.
+
+    Only then may the zygote come back to its own PID namespace after making one for each child
+    (setns to a PID namespace of a more privileged owner is refused). The process the parent started
+    waits for this one and exits with it; this one dies with it (parent-death signal).
+    """
+    if not jail.new_pid_namespace_for_next_fork():
+        return
+    pid = os.fork()
+    if pid != 0:
+        os.closerange(0, 1 << 16)
+        _, status = os.waitpid(pid, 0)
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def _fork_job() -> int:
@@ -364,6 +386,8 @@ def _child(job_r: int, res_w: int, req: dict, cfg: dict, layers: list[str], base
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         # the zygote's environment is already the children's fixed one (see serve): only the dir to add
         os.environ["HOME"] = os.environ["TMPDIR"] = workdir
+        if "userns" in layers and not jail.drop_capabilities():
+            os._exit(72)
         if "seccomp" in layers and not jail.load_seccomp(_JAIL["seccomp"]):
             os._exit(72)
         payload = marshal.loads(_read_all(job_r))  # from the trusted parent
