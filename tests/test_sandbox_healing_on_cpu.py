@@ -199,3 +199,53 @@ def test_cli_batch_one_line_per_input_id(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     got = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert [g["id"] for g in got] == [j.id for j in jobs]
+
+
+# --- per-job resources (cgroups) ---------------------------------------------------------------------------
+
+HELPERS = """import os, select, time
+def hold(n, mb):
+    r, w = os.pipe()
+    kids = []
+    for _ in range(n):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                block = bytearray(mb << 20)
+                for i in range(0, len(block), 4096):
+                    block[i] = 1
+                os.write(w, b'x')
+                time.sleep(30)
+            finally:
+                os._exit(0)
+        kids.append(pid)
+    os.close(w)
+    got = 0
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        if not select.select([r], [], [], max(0, deadline - time.monotonic()))[0]:
+            break
+        try:
+            b = os.read(r, 16)
+        except OSError:
+            break
+        if not b:
+            break
+        got += len(b)
+    return got
+"""
+
+
+def test_memory_is_limited_per_job_not_per_process() -> None:
+    """Eight helpers of 150 MB each under --memory-mb 256: the job's processes share one limit."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with Executor(1, uid_base=UID_BASE + 300, memory_mb=256) as ex:
+            if "cgroup" not in ex.isolation_level:
+                pytest.skip(f"needs the cgroup layer (level here: {ex.isolation_level})")
+            [res] = ex.run([Job("helpers", HELPERS, ["hold(8, 150)", "1 + 1"], expected=[8, 2], timeout=10.0)])
+            [after] = ex.run([Job("after", "def f(): return len(bytearray(200 << 20))", ["f()"],
+                                  expected=[200 << 20], timeout=10.0)])
+    assert res.results[0].status == "fail", res.results[0]
+    assert res.results[0].value <= 2, res.results[0]  # at most two 150 MB helpers fit in 256 MB + the job's /tmp
+    assert after.results[0].status == "pass"  # the limit is per job: the next job has all of it

@@ -12,6 +12,7 @@ values it alone holds. A call that hangs or crashes ends that child: the parent 
 from __future__ import annotations
 
 import ast
+import contextlib
 import fcntl
 import functools
 import json
@@ -35,9 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codea1.sandbox import allowlist, preload, values
+from codea1.sandbox import allowlist, cgroups, preload, values
 
-FULL_LEVEL = "allowlist+netns+mntns+pidns+ipcns+utsns+jobtmp+uid+seccomp+rlimits"
+FULL_LEVEL = "allowlist+netns+mntns+pidns+ipcns+utsns+jobtmp+uid+cgroup+seccomp+rlimits"
 MAX_FRAME = 16 << 20  # bytes of one result frame; a larger announced frame is a protocol violation
 MAX_CHILD_BYTES = 64 << 20  # bytes one child may send in all; past that it is treated as malformed
 # containers ("[", "{") and separators (",") one frame may hold outside its strings, counted on the raw bytes
@@ -184,15 +185,15 @@ class _Worker:
     that holds the modules it imports (see codea1.sandbox.preload).
     """
 
-    def __init__(self, index: int, cfg: dict) -> None:
-        self.index, self.cfg = index, cfg
-        self.zygotes: dict[str, _Slot] = {"lean": _Slot(index, {**cfg, "flavour": "lean"})}
+    def __init__(self, index: int, cfg: dict, cgroup: cgroups.SlotCgroup | None = None) -> None:
+        self.index, self.cfg, self.cgroup = index, cfg, cgroup
+        self.zygotes: dict[str, _Slot] = {"lean": _Slot(index, {**cfg, "flavour": "lean"}, cgroup)}
         self.last: _Slot | None = None  # the zygote of the previous job
 
     def zygote(self, flavour: str) -> _Slot:
         z = self.zygotes.get(flavour)
         if z is None:
-            z = self.zygotes[flavour] = _Slot(self.index, {**self.cfg, "flavour": flavour})
+            z = self.zygotes[flavour] = _Slot(self.index, {**self.cfg, "flavour": flavour}, self.cgroup)
         elif not z.alive():
             z.close()
             z.start()
@@ -212,14 +213,17 @@ class _Worker:
     def close(self) -> None:
         for z in self.zygotes.values():
             z.close()
+        if self.cgroup is not None:
+            self.cgroup.close()
 
 
 class _Slot:
     """One warm zygote process and the socket that drives it."""
 
-    def __init__(self, index: int, cfg: dict) -> None:
+    def __init__(self, index: int, cfg: dict, cgroup: cgroups.SlotCgroup | None = None) -> None:
         self.index = index
-        self.cfg = cfg
+        self.cfg = {**cfg, "oom_victim": cgroup is not None}
+        self.cgroup = cgroup
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
         self.layers: list[str] = []
@@ -260,8 +264,20 @@ class _Slot:
             raise SandboxError(f"sandbox zygote did not start: {exc}") from exc
         parent.settimeout(ZYGOTE_REPLY_TIMEOUT)
         self.layers = hello["layers"]
+        if self.cgroup is not None and self._join_cgroup():
+            self.layers.insert(self.layers.index("seccomp") if "seccomp" in self.layers else -1, "cgroup")
         self.vm = hello["vm"]
         self.autofinish = bool(hello.get("autofinish"))  # the zygote cleans up after exited children itself
+
+    def _join_cgroup(self) -> bool:
+        """Moves the zygote (and bubblewrap's processes around it) into the slot's cgroup, where its
+        children are born; none of them is ever the out-of-memory victim (each child offers itself)."""
+        assert self.proc is not None and self.cgroup is not None
+        pids = cgroups.descendants(self.proc.pid)
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                Path(f"/proc/{pid}/oom_score_adj").write_text("-1000")
+        return self.cgroup.join(pids)
 
     def request(self, msg: dict, fds: list[int] | None = None, *, wait: bool = True) -> dict:
         """Sends one request; returns its reply (earlier unanswered replies are read and dropped first).
@@ -478,14 +494,16 @@ class Executor:
     so the per-uid process limit and the end-of-job sweep of leftover processes concern that slot only;
     concurrent Executors never share a uid, whatever uid_base they pass.
     nproc/fsize_mb/nofile: per-child limits. tmp_mb/tmp_inodes: size and inodes of each job's own /tmp
-    (its working directory, gone when the job ends; with the "jobtmp" layer). hide_paths: extra directories to hide from children (added
+    (its working directory, gone when the job ends; with the "jobtmp" layer). cgroup=False: no per-slot
+    cgroup (memory_mb + tmp_mb and nproc for all of a job's processes together, an equal CPU share per
+    slot; see codea1.sandbox.cgroups). hide_paths: extra directories to hide from children (added
     to the working dir, home dir, this package's dir and $CODEA1_SANDBOX_HIDE).
     """
 
     def __init__(self, workers: int | None = None, *, memory_mb: int = 1024, define_timeout: float = 5.0,
                  isolate: bool = True, hide: bool = True, nproc: int = 32, fsize_mb: int = 16, nofile: int = 64,
                  hide_paths: list[str] | None = None, uid_base: int | None = None, tmp_mb: int = 64,
-                 tmp_inodes: int = 4096) -> None:
+                 tmp_inodes: int = 4096, cgroup: bool = True) -> None:
         if workers is None:
             workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         self.workers = max(1, int(workers or 1))
@@ -508,7 +526,10 @@ class Executor:
                     uid = self._leases[-1].uid
                 cfg = {"isolate": isolate, "hide": hide, "uid": uid, "gid": NOBODY_GID, "hide_paths": hidden,
                        "memory": memory_mb << 20, **self.limits}
-                slot = _Worker(k, cfg)
+                group = None
+                if uid >= 0 and cgroup:
+                    group = cgroups.SlotCgroup.create(f"slot-{uid}", (memory_mb + tmp_mb) << 20, nproc)
+                slot = _Worker(k, cfg, group)
                 self._slots.append(slot)
                 self._free.put(slot)
         except BaseException:
@@ -803,9 +824,14 @@ def isolation_level() -> str:
     """
     global _LEVEL_CACHE
     if _LEVEL_CACHE is None:
-        slot = _Slot(0, {"isolate": True, "uid": -1, "gid": NOBODY_GID, "hide_paths": []})
+        group = cgroups.SlotCgroup.create(f"probe-{os.getpid()}", 256 << 20, 32)
         try:
-            _LEVEL_CACHE = "+".join(slot.layers)
+            slot = _Slot(0, {"isolate": True, "uid": -1, "gid": NOBODY_GID, "hide_paths": []}, group)
+            try:
+                _LEVEL_CACHE = "+".join(slot.layers)
+            finally:
+                slot.close()
         finally:
-            slot.close()
+            if group is not None:
+                group.close()
     return _LEVEL_CACHE

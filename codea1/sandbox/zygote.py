@@ -365,6 +365,10 @@ def _child(job_r: int, res_w: int, req: dict, cfg: dict, layers: list[str], base
             os.mkdir(workdir, 0o700)
             if "uid" in layers:
                 os.chown(workdir, cfg["uid"], cfg["gid"])
+        if cfg.get("oom_victim"):  # under the slot's memory limit, the job is the one to end, not its zygote
+            fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+            os.write(fd, b"1000")
+            os.close(fd)
         if "uid" in layers:
             os.setgroups([])
             os.setgid(cfg["gid"])
