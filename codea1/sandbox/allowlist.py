@@ -9,8 +9,8 @@ What a zygote (and so every child it forks) sees:
   inside them replaced by an empty one, so that an installed codea1's data (the bundled problems' ground
   truth) is not there;
 - of this package, only `codea1/__init__.py` and `codea1/sandbox/` (what the zygote imports);
-- a minimal /dev (bubblewrap's: null, zero, full, random, urandom, tty), a /proc (each child mounts a
-  fresh one of its own PID namespace over it) and an empty /tmp (each child mounts its own over it).
+- a minimal /dev (null, zero, urandom), a /proc (each child mounts a fresh one of its own PID namespace
+  over it) and an empty /tmp (each child mounts its own over it).
 
 Nothing of the caller: no input files, run directories, checkouts, home directory, host /tmp, /run,
 /var, /etc beyond the loader cache. The zygote keeps its capabilities inside (it is root, and sets up
@@ -84,5 +84,8 @@ def command(bwrap: str, python: list[str], pkg_root: str, site_dirs: list[str]) 
                  "--ro-bind", os.path.join(pkg, "sandbox"), os.path.join(pkg, "sandbox")])
     if hidden:
         args.extend(["--remount-ro", pkg])
-    args.extend(["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--chdir", "/", "--", exe, *python[1:]])
+    args.extend(["--tmpfs", "/dev"])  # a minimal /dev: what Python and candidates use, nothing else
+    for dev in ("/dev/null", "/dev/zero", "/dev/urandom"):
+        args.extend(["--dev-bind", dev, dev])
+    args.extend(["--proc", "/proc", "--tmpfs", "/tmp", "--chdir", "/", "--", exe, *python[1:]])
     return args

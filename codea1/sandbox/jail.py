@@ -9,8 +9,8 @@ Used by the zygote (codea1.sandbox.zygote), which runs as root:
   size- and inode-capped tmpfs on /tmp (its working directory, owned by the job's uid) and a fresh /proc
   of its PID namespace. All of it disappears with the job's last process: SysV IPC objects, message
   queues, files; nothing one job writes can be read by another job or by the zygote.
-- `seccomp_program` (built once in the zygote with libseccomp, through pyseccomp) and
-  `load_seccomp` (in the child, after the uid switch): denies the system calls candidate code never
+- `seccomp_programs` (built once in the zygote with libseccomp, through pyseccomp; the zygote loads the
+  larger part on itself, each child the rest after its set-up, see there) and `load_seccomp`: deny the system calls candidate code never
   needs: namespaces (unshare, setns, clone with a namespace flag; clone3 reports ENOSYS so that the C
   library falls back to clone, whose flags a filter can see), mount and friends, ptrace and cross-process
   memory access, keyrings, bpf, perf_event_open, userfaultfd, io_uring, kexec, modules, reboot, swap,
@@ -55,9 +55,27 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def seccomp_program() -> tuple[object, object] | None:
-    """The filter as a ready `struct sock_fprog` (and the buffer it points into), or None where libseccomp
-    (pyseccomp) is unavailable. Built once; each child only hands it to the kernel (one prctl)."""
+# what the zygote and each child, before it runs candidate code, still need of DENIED: a child's own
+# namespaces and mounts are set up after the fork (see enter_job_namespaces)
+SETUP = ("unshare", "setns", "mount", "sethostname")
+
+
+def seccomp_programs() -> tuple[tuple[object, object], tuple[object, object]] | None:
+    """(the zygote's filter, each child's filter), or None where libseccomp (pyseccomp) is unavailable.
+
+    The filter is split in two because attaching one costs the kernel time in proportion to its size
+    (it precomputes which calls it always allows): the zygote carries everything of DENIED but SETUP,
+    once, and every child inherits it at no cost; a child adds the few SETUP calls after its set-up.
+    """
+    zygote = seccomp_program(tuple(n for n in DENIED if n not in SETUP), clone=True)
+    child = seccomp_program(SETUP, clone=False)
+    return None if zygote is None or child is None else (zygote, child)
+
+
+def seccomp_program(denied: tuple[str, ...] = DENIED, clone: bool = True) -> tuple[object, object] | None:
+    """A filter denying `denied` (and, with clone=True, clone with a namespace flag, clone3 as ENOSYS), as
+    a ready `struct sock_fprog` (and the buffer it points into); None where libseccomp is unavailable.
+    Built once; a process only hands it to the kernel (one prctl)."""
     try:
         import pyseccomp as sc
     except Exception:  # noqa: BLE001  (OSError: no libseccomp.so; ImportError: no pyseccomp)
@@ -65,14 +83,15 @@ def seccomp_program() -> tuple[object, object] | None:
     try:
         filt = sc.SyscallFilter(defaction=sc.ALLOW)
         deny = sc.ERRNO(errno.EPERM)
-        for name in DENIED:
+        for name in denied:
             try:
                 filt.add_rule(deny, name)
             except (OSError, ValueError):  # a call this kernel or architecture does not have
                 continue
-        for flag in NAMESPACE_FLAGS:  # clone with any namespace flag (fork/threads pass none)
-            filt.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
-        filt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")  # flags behind a pointer: libc falls back to clone
+        if clone:
+            for flag in NAMESPACE_FLAGS:  # clone with any namespace flag (fork/threads pass none)
+                filt.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+            filt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")  # flags behind a pointer: libc falls back to clone
         r, w = os.pipe()
         try:
             with os.fdopen(w, "wb", closefd=False) as f:

@@ -165,7 +165,7 @@ def enter_layers(cfg: dict) -> tuple[list[str], str]:
     layers = []
     root = os.geteuid() == 0
     # built before anything is hidden: libseccomp is found and loaded from the disk
-    program = jail.seccomp_program() if cfg["isolate"] and cfg.get("seccomp", True) else None
+    programs = jail.seccomp_programs() if cfg["isolate"] and cfg.get("seccomp", True) else None
     if cfg["isolate"] and not root and cfg.get("userns", True) and jail.enter_user_namespace():
         # unprivileged: in a user namespace of its own the zygote may still make namespaces and mounts
         # for its children (not switch their uid); they drop the namespace's capabilities
@@ -177,9 +177,10 @@ def enter_layers(cfg: dict) -> tuple[list[str], str]:
             layers.append("netns")
         private = cfg.get("hide", True) and _unshare(CLONE_NEWNS)
         if private and _mount("none", "/", None, MS_REC | MS_PRIVATE, None):
-            ok = _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,nr_inodes=64k,mode=1777")
-            for path in cfg.get("hide_paths", []):
-                path = os.path.realpath(path)
+            # a fresh /tmp for the zygote (bubblewrap's allow-list root already has one)
+            ok = cfg.get("allowlist") or _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
+                                                "size=256m,nr_inodes=64k,mode=1777")
+            for path in dict.fromkeys(os.path.realpath(p) for p in cfg.get("hide_paths", [])):
                 if path in _SYSTEM_DIRS or not os.path.isdir(path) or path.startswith("/tmp"):
                     continue
                 ok = _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
@@ -194,8 +195,8 @@ def enter_layers(cfg: dict) -> tuple[list[str], str]:
                 layers[layers.index("mntns") + 1:layers.index("mntns") + 1] = ["pidns", "ipcns", "utsns", "jobtmp"]
             else:
                 os.close(_JAIL.pop("pidns_fd"))
-    if program is not None:
-        _JAIL["seccomp"] = program
+    if programs is not None and jail.load_seccomp(programs[0]):  # inherited by every child
+        _JAIL["seccomp"] = programs[1]  # what each child adds after its set-up
         layers.append("seccomp")
     layers.append("rlimits")
     probes = cfg.get("probe_paths")
@@ -587,11 +588,18 @@ def serve(sock: socket.socket, cfg: dict) -> None:
     current: int | None = None  # the child of the job in progress
     pidfd = -1  # becomes readable when `current` exits: its clean-up then needs no request
     last: dict = {}  # how the latest child ended, when it was finished without a request
+    # With a PID namespace per job, killing a child ends all its job's processes, but the kernel takes
+    # a while to tear its namespaces down (RCU grace periods): such a child is killed, left to die
+    # here (pidfd -> pid) and reaped when its pidfd says so, while the next child already runs.
+    dying: dict[int, int] = {}
     poller = select.poll()
     poller.register(sock.fileno(), select.POLLIN)
     try:
         while True:
             events = dict(poller.poll())
+            for fd in [fd for fd in events if fd in dying]:
+                _reap_one(dying.pop(fd))
+                _forget(poller, fd)
             if pidfd >= 0 and pidfd in events:  # the child exited: clean up after it now
                 pidfd = _forget(poller, pidfd)
                 last = _finish(current, cfg, layers, base)
@@ -606,8 +614,15 @@ def serve(sock: socket.socket, cfg: dict) -> None:
                 break
             req = json.loads(msg)
             if req["op"] == "fork":
+                if current is not None and pidfd >= 0 and "pidns" in layers:  # see `dying` above
+                    try:
+                        os.kill(current, signal.SIGKILL)
+                    except OSError:
+                        pass
+                    dying[pidfd] = current
+                    pidfd = -1
                 pidfd = _forget(poller, pidfd)
-                if current is not None:  # a fork before the previous child was finished: finish it
+                if current is not None and current not in dying.values():  # not finished yet: finish it now
                     _finish(current, cfg, layers, base)
                 last = {}
                 try:
@@ -643,6 +658,13 @@ def serve(sock: socket.socket, cfg: dict) -> None:
         _kill_survivors(cfg, layers)
         _reap(deadline=time.monotonic() + 2.0)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _reap_one(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
 
 
 def _forget(poller: select.poll, pidfd: int) -> int:
