@@ -38,7 +38,7 @@ from typing import Any
 
 from codea1.sandbox import allowlist, cgroups, preload, values
 
-FULL_LEVEL = "allowlist+netns+mntns+pidns+ipcns+utsns+jobtmp+uid+cgroup+seccomp+rlimits"
+FULL_LEVEL = "allowlist+netns+utsns+mntns+pidns+ipcns+jobtmp+uid+cgroup+seccomp+rlimits"
 MAX_FRAME = 16 << 20  # bytes of one result frame; a larger announced frame is a protocol violation
 MAX_CHILD_BYTES = 64 << 20  # bytes one child may send in all; past that it is treated as malformed
 # containers ("[", "{") and separators (",") one frame may hold outside its strings, counted on the raw bytes
@@ -784,11 +784,11 @@ LAYERS = {
     "userns": ("not root: a user namespace of the sandbox's own gives the layers below (its children drop "
                "its capabilities)", "only used without root"),
     "netns": ("no network (an empty network namespace per zygote)", _ROOT_OR_USERNS),
+    "utsns": ("a UTS namespace per zygote: the host's hostname cannot be changed", _ROOT_OR_USERNS),
     "mntns": ("private mounts; the caller's directories hidden under empty tmpfs", _ROOT_OR_USERNS),
     "pidns": ("a PID namespace per job: it sees only its own processes, all of which die with it",
               _ROOT_OR_USERNS + ", and a mountable /proc"),
     "ipcns": ("an IPC namespace per job: SysV and POSIX IPC objects die with it", _ROOT_OR_USERNS),
-    "utsns": ("a UTS namespace per job (its own hostname)", _ROOT_OR_USERNS),
     "jobtmp": ("a fresh /tmp (its working dir) per job, size- and inode-capped, gone with it", _ROOT_OR_USERNS),
     "uid": ("children run as an unprivileged uid leased per worker slot", "root"),
     "cgroup": ("per-job memory, process-count and CPU-share limits (cgroups)",

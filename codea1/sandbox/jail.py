@@ -5,7 +5,7 @@ Used by the zygote (codea1.sandbox.zygote), which runs as root:
 - `new_pid_namespace_for_next_fork` / `restore_pid_namespace`: the zygote's next child becomes PID 1 of
   a PID namespace of its own, so it sees only its own job's processes, and when it ends the kernel kills
   every process of the job (nothing a job starts can outlive it).
-- `enter_job_namespaces` (in the child, still root): its own mount, IPC and UTS namespaces, a fresh
+- `enter_job_namespaces` (in the child, still root): its own mount and IPC namespaces, a fresh
   size- and inode-capped tmpfs on /tmp (its working directory, owned by the job's uid) and a fresh /proc
   of its PID namespace. All of it disappears with the job's last process: SysV IPC objects, message
   queues, files; nothing one job writes can be read by another job or by the zygote.
@@ -57,7 +57,7 @@ class _SockFprog(ctypes.Structure):
 
 # what the zygote and each child, before it runs candidate code, still need of DENIED: a child's own
 # namespaces and mounts are set up after the fork (see enter_job_namespaces)
-SETUP = ("unshare", "setns", "mount", "sethostname")
+SETUP = ("unshare", "setns", "mount")
 
 
 def seccomp_programs() -> tuple[tuple[object, object], tuple[object, object]] | None:
@@ -146,12 +146,15 @@ def _mount(source: str, target: str, fstype: str, flags: int, data: str | None) 
 
 
 def enter_job_namespaces(uid: int, gid: int, tmp_bytes: int, tmp_inodes: int) -> None:
-    """In the child, as root: own mount/IPC/UTS namespaces, a fresh capped /tmp, a fresh /proc.
+    """In the child, as root: own mount and IPC namespaces, a fresh capped /tmp, a fresh /proc.
+
+    (The UTS namespace is the zygote's own: children cannot change the hostname, having neither the
+    capability nor, with the filter, the system call.)
 
     Raises OSError on any failure (the child then exits as a set-up failure, and the parent replaces
     the zygote and runs the job once more).
     """
-    if _libc.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS) != 0:
+    if _libc.unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0:
         raise OSError(ctypes.get_errno(), "unshare")
     owner = f",uid={uid},gid={gid}" if uid >= 0 else ""
     if not _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
@@ -159,7 +162,6 @@ def enter_job_namespaces(uid: int, gid: int, tmp_bytes: int, tmp_inodes: int) ->
         raise OSError(ctypes.get_errno(), "mount /tmp")
     if not _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None):
         raise OSError(ctypes.get_errno(), "mount /proc")
-    _libc.sethostname(b"sandbox", 7)
 
 
 def enter_user_namespace() -> bool:

@@ -159,7 +159,8 @@ def enter_layers(cfg: dict) -> tuple[list[str], str]:
     Layers (names used in the reported level): "allowlist" (started by the parent in bubblewrap's
     allow-list root, checked here), "userns" (not root: a user namespace of its own, whose capabilities
     children drop), "netns" (no network), "mntns" (the caller's directories hidden under empty tmpfs
-    mounts), "pidns"/"ipcns"/"utsns"/"jobtmp" (per job: see codea1.sandbox.jail), "uid" (children switch
+    mounts), "utsns" (the zygote's own hostname), "pidns"/"ipcns"/"jobtmp" (per job: see
+    codea1.sandbox.jail), "uid" (children switch
     to an unprivileged uid), "seccomp", "rlimits" (always).
     """
     layers = []
@@ -175,6 +176,8 @@ def enter_layers(cfg: dict) -> tuple[list[str], str]:
     if cfg["isolate"] and root:
         if _unshare(CLONE_NEWNET):
             layers.append("netns")
+        if _unshare(jail.CLONE_NEWUTS) and _libc.sethostname(b"sandbox", 7) == 0:
+            layers.append("utsns")
         private = cfg.get("hide", True) and _unshare(CLONE_NEWNS)
         if private and _mount("none", "/", None, MS_REC | MS_PRIVATE, None):
             # a fresh /tmp for the zygote (bubblewrap's allow-list root already has one)
@@ -192,7 +195,7 @@ def enter_layers(cfg: dict) -> tuple[list[str], str]:
         if cfg.get("jobns", True) and "mntns" in layers:
             _JAIL["pidns_fd"] = jail.own_pid_namespace()
             if _probe_job_jail(cfg, layers):
-                layers[layers.index("mntns") + 1:layers.index("mntns") + 1] = ["pidns", "ipcns", "utsns", "jobtmp"]
+                layers[layers.index("mntns") + 1:layers.index("mntns") + 1] = ["pidns", "ipcns", "jobtmp"]
             else:
                 os.close(_JAIL.pop("pidns_fd"))
     if programs is not None and jail.load_seccomp(programs[0]):  # inherited by every child
@@ -243,7 +246,7 @@ def _fork_job() -> int:
 
 
 def _probe_job_jail(cfg: dict, layers: list[str]) -> bool:
-    """Whether a child can enter the per-job jail here (PID/IPC/UTS/mount namespaces, /tmp, /proc)."""
+    """Whether a child can enter the per-job jail here (PID/IPC/mount namespaces, /tmp, /proc)."""
     try:
         pid = _fork_job()
     except OSError:
@@ -357,7 +360,7 @@ def _child(job_r: int, res_w: int, req: dict, cfg: dict, layers: list[str], base
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         os.close(null)
-        if "jobtmp" in layers:  # own mount/IPC/UTS namespaces, fresh capped /tmp (its working dir), /proc
+        if "jobtmp" in layers:  # own mount/IPC namespaces, fresh capped /tmp (its working dir), /proc
             workdir = "/tmp"
             jail.enter_job_namespaces(cfg["uid"] if "uid" in layers else -1, cfg["gid"], cfg["tmp_bytes"],
                                       cfg["tmp_inodes"])
@@ -528,6 +531,8 @@ def _finish(pid: int, cfg: dict, layers: list[str], base: str) -> dict:
         _, status = os.waitpid(pid, 0)
     except ChildProcessError:
         pass
+    if "pidns" in layers:  # nothing of a job outlives its PID namespace's init (and `dying` are the
+        return _how_it_ended(status)  # zygote's earlier children, left to die: see serve)
     # This process is a subreaper: descendants that left the child's process group (setsid) and
     # outlived it are now our children. Reap the dead ones; if any is still alive, sweep the slot's uid.
     survivors = False
