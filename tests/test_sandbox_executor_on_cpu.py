@@ -347,3 +347,23 @@ def test_isolation_report_lists_every_layer(capsys: pytest.CaptureFixture) -> No
     assert cli_main(["exec", "--isolation"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"isolation level: {isolation_level()}\n")
+
+
+def test_allowlist_root_of_an_installed_package_holds_only_its_sandbox(tmp_path: Path) -> None:
+    """Installed (non-editable) codea1 inside a bound site-packages: its data is covered by an empty tmpfs
+    before codea1/__init__.py and codea1/sandbox/ are bound back; the caller's directories never appear."""
+    from codea1.sandbox import allowlist
+
+    site = tmp_path / "site-packages"
+    (site / "codea1" / "sandbox").mkdir(parents=True)
+    (site / "codea1" / "__init__.py").write_text("")
+    (site / "codea1" / "data" / "bundled").mkdir(parents=True)
+    args = allowlist.command("bwrap", [sys.executable, "-S", "-m", "codea1.sandbox.zygote", "3"], str(site),
+                             [str(site)])
+    pkg = str((site / "codea1").resolve())
+    assert args[args.index("--tmpfs", args.index(str(site.resolve()))) + 1] == pkg
+    binds = [args[i + 2] for i, a in enumerate(args) if a in ("--ro-bind", "--dev-bind")]
+    assert f"{pkg}/sandbox" in binds and f"{pkg}/__init__.py" in binds
+    assert args.index("--tmpfs") < args.index(f"{pkg}/sandbox") < args.index("--remount-ro")
+    assert os.getcwd() not in binds and str(Path.home()) not in binds
+    assert not {"/etc", "/etc/passwd", "/run", "/var", "/tmp", "/home"} & set(binds)

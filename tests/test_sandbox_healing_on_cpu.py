@@ -108,7 +108,7 @@ def test_a_job_that_fakes_a_setup_failure_costs_one_restart_only(ex: Executor) -
 # hostile jobs of the classes that once broke later verdicts: state left in a zygote or its /tmp
 HOSTILE = [
     # fills the inodes of /tmp with a directory chain too deep for the clean-up (which then fails)
-    ("fill_tmp_inodes", "import os\n"
+    ("fill_tmp_inodes", ("import os\n"
      "def fill(top):\n"
      "    os.chdir(top)\n"
      "    n = 0\n"
@@ -116,23 +116,23 @@ HOSTILE = [
      "        while True:\n"
      "            os.mkdir('d'); os.chdir('d'); n += 1\n"
      "    except OSError:\n"
-     "        return n\n", ["fill('.')", "fill('/tmp')"]),
+     "        return n\n"), ["fill('.')", "fill('/tmp')"]),
     # the same from a test's CALL expression alone
     ("fill_tmp_from_call", "", ["[__import__('os').mkdir(f'/tmp/x{i}') for i in range(10 ** 6)]"]),
     # plants modules where a later job might import them from
-    ("plant_modules", "import os\n"
+    ("plant_modules", ("import os\n"
      "def plant():\n"
      "    for d in ['/tmp', os.getcwd(), os.environ.get('TMPDIR', '/tmp')]:\n"
      "        try:\n"
      "            open(os.path.join(d, 'helper_mod.py'), 'w').write('VALUE = 666\\n')\n"
      "        except OSError:\n"
      "            pass\n"
-     "    return 1\n", ["plant()"]),
-    ("leave_processes", "import os, time\n"
+     "    return 1\n"), ["plant()"]),
+    ("leave_processes", ("import os, time\n"
      "for _ in range(8):\n"
      "    if os.fork() == 0:\n"
      "        os.setsid()\n"
-     "        while True: time.sleep(0.01)\n", ["1"]),
+     "        while True: time.sleep(0.01)\n"), ["1"]),
     ("kill_everything", "import os, signal", ["os.kill(-1, signal.SIGKILL)"]),
     ("exit_setup_code", "import os\nos._exit(72)", ["1"]),
     ("fd_exhaustion", "fs = []\ntry:\n    while True: fs.append(open('/dev/null'))\nexcept OSError: pass", ["len(fs)"]),
@@ -189,7 +189,7 @@ def test_one_thousand_honest_jobs_and_hostile_ones_spread_through() -> None:
 
 
 def test_cli_batch_one_line_per_input_id(tmp_path: Path) -> None:
-    jobs, want = _batch(40)
+    jobs, _want = _batch(40)
     rows = [{"id": j.id, "code": j.code, "calls": j.calls} for j in jobs]
     (tmp_path / "in.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     env = {**os.environ, "PYTHONPATH": str(REPO)}

@@ -15,8 +15,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers and editors see
-    from codea1.sandbox.executor import (CallResult, Executor, Job, JobResult, SandboxError, isolation_level,
-                                         isolation_report)
+    from codea1.sandbox.executor import (
+        CallResult,
+        Executor,
+        Job,
+        JobResult,
+        SandboxError,
+        isolation_level,
+        isolation_report,
+    )
     from codea1.sandbox.values import UNSERIALIZABLE, from_json, to_json, values_equal
 
 _EXPORTS = {

