@@ -6,7 +6,10 @@ each call in order.
 The parent thread of the slot writes the job into the child's pipe, reads one frame per event with a
 deadline per call, and decides every verdict itself by comparing decoded plain values with the expected
 values it alone holds. A call that hangs or crashes ends that child: the parent records it ("timeout" /
-"crash") and resumes the remaining calls in a fresh child (which runs the code again).
+"crash") and resumes the remaining calls in a fresh child (which runs the code again). Deciding a
+verdict is total (bounded frames, budgeted decoding, a failing comparison is that call's verdict), and a
+zygote that fails to set up a job is replaced and the job run once more (`_execute_healing`). The layers
+are listed by `isolation_report()` (`codea1 exec --isolation`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """The warm zygote and the sandboxed child it forks for every candidate.
 
-The zygote is a fresh interpreter (started by the Executor with `python -S -m codea1.sandbox.zygote`) that
-imports the modules of its flavour (codea1.sandbox.preload), warms itself up, enters the isolation
-layers it can (a network namespace, and a mount namespace hiding the caller's directories, when root),
-then serves requests over a Unix socket, in order:
+The zygote is a fresh interpreter (started by the Executor with `python -S -m codea1.sandbox.zygote`,
+inside bubblewrap's allow-list root where it can: codea1.sandbox.allowlist) that imports the modules of
+its flavour (codea1.sandbox.preload), warms itself up, enters the isolation layers it can (see
+`enter_layers`; without root, inside a user namespace of its own), then serves requests over a Unix
+socket, in order:
 
 - ``fork`` (with two file descriptors attached: the job pipe's read end, the result pipe's write end):
   forks the current child and answers its pid, unless asked not to answer. The zygote
@@ -11,15 +12,21 @@ then serves requests over a Unix socket, in order:
   reads the child's results itself, so no job data (GT code, candidate code, results) ever sits in the
   zygote's memory, where a later child could find it.
 - ``finish``: kills the current child's process group and, if descendants outlived it, every process
-  left with the slot's uid; reaps; removes the child's temp dir; answers how the child ended.
+  left with the slot's uid; reaps; removes the child's temp dir; answers how the child ended. (With a
+  PID namespace per job, the kernel ends all of a job's processes with its child, and its /tmp goes
+  with its mount namespace.)
   Where the kernel has pidfds, the zygote does this by itself as soon as the child exits (the usual
   end of a job), so the parent sends ``finish`` only for a child that hangs or misbehaves; the answer
   then tells how the child ended, whichever of the two finished it.
 
-The child: new session (process group), stdio on /dev/null with Python-level stdout/stderr captured and
-capped, a private temp dir as cwd, supplementary groups dropped and uid/gid switched to the slot's
-unprivileged ids (root only), parent-death signal, a CPU-time limit; no_new_privs and the other rlimits
-(AS, NPROC, FSIZE, NOFILE, CORE) it inherits from the zygote, which sets them on itself. It then reads
+The child: PID 1 of its own PID namespace, new session (process group), stdio on /dev/null with
+Python-level stdout/stderr captured and capped, its own mount and IPC namespaces with a fresh capped
+tmpfs /tmp as cwd and a fresh /proc (codea1.sandbox.jail), supplementary groups dropped and uid/gid
+switched to the slot's unprivileged ids (root only; under a user namespace it drops the namespace's
+capabilities instead), parent-death signal, a CPU-time limit, the rest of the seccomp filter; the
+zygote's part of the filter, no_new_privs and the other rlimits (AS, NPROC, FSIZE, NOFILE, CORE) it
+inherits from the zygote, which sets them on itself. A failure before any candidate code runs exits
+with status 70-72 (the parent then replaces the zygote). It then reads
 its job, runs the code and the calls, and writes one length-prefixed JSON frame per
 event. It never sees an expected value.
 """
