@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
@@ -104,11 +105,21 @@ class SlotCgroup:
                     ok = False
         return ok
 
-    def close(self) -> None:
-        """Removes the group (once its processes are gone; a group still in use is left)."""
+    def close(self, wait: float = 1.0) -> None:
+        """Removes the group once its processes are gone (they may still be exiting: retried for up to
+        `wait` seconds; a group still in use after that is left, and reused by the next slot of its uid)."""
+        deadline = time.monotonic() + wait
         for d in self.dirs:
-            with contextlib.suppress(OSError):
-                d.rmdir()
+            while True:
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    if time.monotonic() >= deadline:
+                        break
+                    time.sleep(0.01)
 
 
 def descendants(pid: int) -> list[int]:
