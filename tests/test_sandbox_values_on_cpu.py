@@ -96,3 +96,50 @@ def test_equality_is_total() -> None:
     # complex(10**400) overflows: before, the OverflowError escaped and took a whole batch down
     assert not values_equal(10**400, 1j) and not values_equal([1j], [10**400])
     assert not values_equal(10**400, 1.5, float_tol=1e-9) and values_equal(10**400, 10**400, float_tol=1e-9)
+
+
+def test_stdlib_containers_compare_as_python_does() -> None:
+    """Counter, OrderedDict, defaultdict, namedtuple, deque: the parent's verdict is Python's ==."""
+    from collections import Counter, OrderedDict, defaultdict, deque, namedtuple
+
+    Point = namedtuple("Point", "x y")
+
+    class Plain(list):
+        pass
+
+    dd = defaultdict(int, {"a": 1})
+    pairs = [
+        (Counter("aab"), {"a": 2, "b": 1}), (Counter(a=1), Counter(a=1, b=0)), (Counter(a=1), {"a": 1, "b": 0}),
+        (Counter(a=1), OrderedDict(a=1)), (OrderedDict(a=1, b=2), OrderedDict(b=2, a=1)),
+        (OrderedDict(a=1, b=2), {"b": 2, "a": 1}), (dd, {"a": 1}), (dd, Counter(a=1)), (Point(1, 2), (1, 2)),
+        (Point(1, 2), Point(1, 3)), ([Point(1, 2)], [(1, 2)]), (deque([1, 2]), deque([1, 2])),
+        (deque([1, 2]), [1, 2]), (deque([1]), deque([2])), (Plain([1]), [1]), (Plain([1]), (1,)),
+        ({"k": Counter(x=2)}, {"k": {"x": 2}}), (Counter({(1, 2): 3}), Counter({Point(1, 2): 3})),
+    ]
+    for a, b in pairs:
+        want = a == b
+        got = values_equal(from_json(json.loads(json.dumps(to_json(a)))), from_json(json.loads(json.dumps(to_json(b)))))
+        assert got == want, (a, b, got, want)
+
+
+def test_subclasses_that_redefine_equality_stay_unserializable() -> None:
+    from collections import Counter, namedtuple
+
+    class Forged(namedtuple("P", "x")):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = tuple.__hash__
+
+    class ForgedCounter(Counter):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+    class Meta(type):
+        pass
+
+    class WithMeta(list, metaclass=Meta):
+        pass
+
+    for value in (Forged(1), ForgedCounter(), WithMeta([1])):
+        assert from_json(to_json(value)) is UNSERIALIZABLE

@@ -15,7 +15,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers and editors see
-    from codea1.sandbox.executor import CallResult, Executor, Job, JobResult, SandboxError, isolation_level
+    from codea1.sandbox.executor import (
+        CallResult,
+        Executor,
+        Job,
+        JobResult,
+        SandboxError,
+        isolation_level,
+        isolation_report,
+    )
     from codea1.sandbox.values import UNSERIALIZABLE, from_json, to_json, values_equal
 
 _EXPORTS = {
@@ -25,6 +33,7 @@ _EXPORTS = {
     "JobResult": "executor",
     "SandboxError": "executor",
     "isolation_level": "executor",
+    "isolation_report": "executor",
     "UNSERIALIZABLE": "values",
     "from_json": "values",
     "to_json": "values",
@@ -32,7 +41,7 @@ _EXPORTS = {
 }
 
 __all__ = ["UNSERIALIZABLE", "CallResult", "Executor", "Job", "JobResult", "SandboxError", "from_json",
-           "isolation_level", "to_json", "values_equal"]
+           "isolation_level", "isolation_report", "to_json", "values_equal"]
 
 
 def __getattr__(name: str) -> Any:

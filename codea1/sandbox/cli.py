@@ -4,6 +4,7 @@ Input lines:  {"id": str, "code": str, "tests": [str, ...], "entry_point": str (
                   (assert statements, meaning what Python's assert means; with entry_point only the calls
                   of that function run in the sandboxed child, see codea1.oracle)
           or  {"id": str, "code": str, "calls": [str, ...]}   (expressions to evaluate)
+`codea1 exec --isolation` prints every isolation layer, on or missing on this machine, and what it needs.
 Output lines, in input order: {"id", "defined", "error", "results": [{"status", "value", "error",
 "seconds"}, ...]} with values in the tagged form of codea1.sandbox.values. A bad input line gives an
 output line with its error and no results; the batch goes on.
@@ -25,8 +26,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Adds the `exec` command."""
     p = sub.add_parser("exec", help="run code against tests or calls in the sandbox (JSONL in, JSONL out)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--input", required=True, help="JSONL file of jobs ('-' for stdin)")
-    p.add_argument("--output", required=True, help="JSONL file for results ('-' for stdout)")
+    p.add_argument("--input", help="JSONL file of jobs ('-' for stdin)")
+    p.add_argument("--output", help="JSONL file for results ('-' for stdout)")
+    p.add_argument("--isolation", action="store_true",
+                   help="print every isolation layer of the sandbox, on or missing on this machine, and exit")
     p.add_argument("--timeout", type=float, default=2.0, help="per-call time limit in seconds (default 2)")
     p.add_argument("--define-timeout", type=float, default=5.0,
                    help="time limit for running each program's code itself, seconds (default 5)")
@@ -65,6 +68,13 @@ def _result_row(res: Any) -> dict:
 
 def run_exec(args: argparse.Namespace) -> int:
     """Handler of `codea1 exec`."""
+    if args.isolation:
+        from codea1.sandbox import isolation_report
+
+        print(isolation_report())
+        return 0
+    if not args.input or not args.output:
+        raise UserError("codea1 exec needs --input and --output (or --isolation to see the sandbox's layers)")
     from codea1.oracle import AssertCase, run_assertions
     from codea1.sandbox import Executor, Job
 

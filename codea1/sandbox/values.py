@@ -13,12 +13,21 @@ one-key-per-field object with "$t": {"$t": "float", "v": "nan"|"inf"|"-inf"}, {"
 {"$t": "set"|"frozenset", "v": [...]}, {"$t": "dict", "v": [[k, v], ...]}, {"$t": "bytes", "v": hex},
 {"$t": "complex", "v": [re, im]}, {"$t": "int", "v": hex} for ints
 beyond 12,000 bits (hex is not subject to Python's decimal digit limit), {"$t": "unserializable", "v": "type name or reason"}.
+
+Standard-library containers keep Python's `==` (fidelity): collections.Counter ({"$t": "counter"}) and
+OrderedDict ({"$t": "odict"}) have equality rules of their own (a Counter's missing keys count as zero
+against another Counter; two OrderedDicts compare in order) and travel tagged, as does deque ({"$t":
+"deque"}, equal only to a deque). A subclass of list, tuple, dict, set or frozenset that does not
+redefine `==` (namedtuple, defaultdict, a plain `class L(list): pass`) compares as its base type does,
+so it travels as that base type. What the encoder reads of them, it reads with the base type's own
+methods (`tuple.__iter__`, `dict.items`), never with methods the class could redefine.
 """
 
 from __future__ import annotations
 
 import math
 import sys
+from collections import Counter, OrderedDict, deque
 from typing import Any
 
 MAX_DEPTH = 64  # nesting levels
@@ -77,6 +86,8 @@ def to_json(value: Any, *, max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEM
         return _unserializable(f"too large: {exc}")
     except RecursionError:
         return _unserializable("too deep")
+    except Exception as exc:  # noqa: BLE001  (total: e.g. a numpy array whose tolist() fails)
+        return _unserializable(f"not encodable: {type(exc).__name__}")
 
 
 def _enc(v: Any, depth: int, budget: list[int]) -> Any:
@@ -117,12 +128,73 @@ def _enc(v: Any, depth: int, budget: list[int]) -> Any:
                                         for k, x in dict.items(v)]}
         items = [_enc(x, depth - 1, budget) for x in (list.__iter__(v) if t is list else iter(v))]
         return items if t is list else {"$t": t.__name__, "v": items}
+    kind = _container_kind(t)
+    if kind is not None:
+        if depth <= 0:
+            raise _TooLarge("depth")
+        if kind is deque:
+            items = list(deque.__iter__(v))  # one C-level pass: a concurrent change cannot loop it
+        else:
+            pairs = list(dict.items(v))
+            budget[0] -= len(pairs)
+            if budget[0] < 0:
+                raise _TooLarge("items")
+            return {"$t": "counter" if kind is Counter else "odict",
+                    "v": [[_enc(k, depth - 1, budget), _enc(x, depth - 1, budget)] for k, x in pairs]}
+        budget[0] -= len(items)
+        if budget[0] < 0:
+            raise _TooLarge("items")
+        return {"$t": "deque", "v": [_enc(x, depth - 1, budget) for x in items]}
+    base = _plain_base(t)
+    if base is not None:  # a subclass that compares as its base type: sent as that type
+        if depth <= 0:
+            raise _TooLarge("depth")
+        if base is dict:
+            return _enc(dict(dict.items(v)), depth, budget)
+        return _enc(base(base.__iter__(v)), depth, budget)
     np = sys.modules.get("numpy")
     if np is not None and isinstance(v, (np.generic, np.ndarray)):
         # numpy scalar or array (EvalPlus-style reference code often returns them): its plain equivalent
         return _enc(v.tolist(), depth, budget)
     name = getattr(t, "__name__", "object")
     return _unserializable(name if type(name) is str else "object")
+
+
+_PLAIN_BASES = (list, tuple, dict, set, frozenset)
+
+
+def _redefines_eq(t: type, base: type) -> bool:
+    """Whether class `t` (a subclass of `base`) or a class between them defines == or != itself.
+
+    Read from the classes' own __dict__ (no attribute lookup that a metaclass could intercept).
+    """
+    for klass in type.__dict__["__mro__"].__get__(t):
+        if klass is base:
+            return False
+        d = type.__dict__["__dict__"].__get__(klass)
+        if "__eq__" in d or "__ne__" in d:
+            return True
+    return True
+
+
+def _container_kind(t: type) -> type | None:
+    """Counter, OrderedDict or deque where `t` is one of them or a subclass keeping its ==; else None."""
+    if type(t) is not type:
+        return None
+    for kind in (Counter, OrderedDict, deque):
+        if t is kind or (issubclass(t, kind) and not _redefines_eq(t, kind)):
+            return kind
+    return None
+
+
+def _plain_base(t: type) -> type | None:
+    """The plain base type of a subclass of list/tuple/dict/set/frozenset that keeps the base's ==."""
+    if type(t) is not type:
+        return None
+    for base in _PLAIN_BASES:
+        if issubclass(t, base):
+            return None if _redefines_eq(t, base) else base
+    return None
 
 
 def from_json(obj: Any, *, max_depth: int = MAX_DEPTH + 2, max_items: int = 2 * MAX_ITEMS) -> Any:
@@ -170,14 +242,19 @@ def _dec(o: Any, depth: int, budget: list[int]) -> Any:
     if tag in ("set", "frozenset"):
         elems = _no_flooding([_dec(x, depth - 1, budget) for x in _items(v, budget)])
         return set(elems) if tag == "set" else frozenset(elems)
-    if tag == "dict":
+    if tag in ("dict", "counter", "odict"):
         pairs = []
         for pair in _items(v, budget):
             if type(pair) is not list or len(pair) != 2:
                 raise ValueError("bad dict pair")
             pairs.append((_dec(pair[0], depth - 1, budget), _dec(pair[1], depth - 1, budget)))
         _no_flooding([k for k, _ in pairs])
-        return dict(pairs)
+        out = {"dict": dict, "counter": Counter, "odict": OrderedDict}[tag]()
+        for k, x in pairs:
+            out[k] = x
+        return out
+    if tag == "deque":
+        return deque(_dec(x, depth - 1, budget) for x in _items(v, budget))
     if tag == "int":
         if type(v) is not str or len(v) > 300_000:
             raise ValueError("bad int")
@@ -212,9 +289,9 @@ def contains_unserializable(value: Any) -> bool:
     if value is UNSERIALIZABLE:
         return True
     t = type(value)
-    if t in (list, tuple, set, frozenset):
+    if t in (list, tuple, set, frozenset, deque):
         return any(contains_unserializable(x) for x in value)
-    if t is dict:
+    if t in _DICTS:
         return any(contains_unserializable(k) or contains_unserializable(x) for k, x in value.items())
     return False
 
@@ -234,6 +311,7 @@ def values_equal(a: Any, b: Any, float_tol: float | None = None) -> bool:
 
 
 _NUMBER = (bool, int, float)
+_DICTS = (dict, Counter, OrderedDict)
 
 
 def _eq(a: Any, b: Any, tol: float | None, depth: int) -> bool:
@@ -247,11 +325,17 @@ def _eq(a: Any, b: Any, tol: float | None, depth: int) -> bool:
             return False
         ca, cb = complex(a), complex(b)
         return _num_eq(ca.real, cb.real, tol) and _num_eq(ca.imag, cb.imag, tol)
-    if ta in (list, tuple) or tb in (list, tuple):
+    if ta in (list, tuple, deque) or tb in (list, tuple, deque):
         return ta is tb and len(a) == len(b) and all(_eq(x, y, tol, depth + 1) for x, y in zip(a, b))
-    if ta is dict or tb is dict:
-        if ta is not tb or len(a) != len(b):
+    if ta in _DICTS or tb in _DICTS:
+        if ta not in _DICTS or tb not in _DICTS:
             return False
+        if ta is Counter and tb is Counter:  # Python >= 3.10: a missing key counts as zero
+            return all(_eq(dict.get(a, k, 0), dict.get(b, k, 0), tol, depth + 1) for c in (a, b) for k in c)
+        if len(a) != len(b):
+            return False
+        if ta is OrderedDict and tb is OrderedDict and not all(_eq(x, y, None, depth + 1) for x, y in zip(a, b)):
+            return False  # two OrderedDicts: the same keys in the same order
         for k, x in a.items():
             if k not in b:
                 return False

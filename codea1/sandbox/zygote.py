@@ -1,9 +1,10 @@
 """The warm zygote and the sandboxed child it forks for every candidate.
 
-The zygote is a fresh interpreter (started by the Executor with `python -S -m codea1.sandbox.zygote`) that
-imports the modules of its flavour (codea1.sandbox.preload), warms itself up, enters the isolation
-layers it can (a network namespace, and a mount namespace hiding the caller's directories, when root),
-then serves requests over a Unix socket, in order:
+The zygote is a fresh interpreter (started by the Executor with `python -S -m codea1.sandbox.zygote`,
+inside bubblewrap's allow-list root where it can: codea1.sandbox.allowlist) that imports the modules of
+its flavour (codea1.sandbox.preload), warms itself up, enters the isolation layers it can (see
+`enter_layers`; without root, inside a user namespace of its own), then serves requests over a Unix
+socket, in order:
 
 - ``fork`` (with two file descriptors attached: the job pipe's read end, the result pipe's write end):
   forks the current child and answers its pid, unless asked not to answer. The zygote
@@ -11,15 +12,21 @@ then serves requests over a Unix socket, in order:
   reads the child's results itself, so no job data (GT code, candidate code, results) ever sits in the
   zygote's memory, where a later child could find it.
 - ``finish``: kills the current child's process group and, if descendants outlived it, every process
-  left with the slot's uid; reaps; removes the child's temp dir; answers how the child ended.
+  left with the slot's uid; reaps; removes the child's temp dir; answers how the child ended. (With a
+  PID namespace per job, the kernel ends all of a job's processes with its child, and its /tmp goes
+  with its mount namespace.)
   Where the kernel has pidfds, the zygote does this by itself as soon as the child exits (the usual
   end of a job), so the parent sends ``finish`` only for a child that hangs or misbehaves; the answer
   then tells how the child ended, whichever of the two finished it.
 
-The child: new session (process group), stdio on /dev/null with Python-level stdout/stderr captured and
-capped, a private temp dir as cwd, supplementary groups dropped and uid/gid switched to the slot's
-unprivileged ids (root only), parent-death signal, a CPU-time limit; no_new_privs and the other rlimits
-(AS, NPROC, FSIZE, NOFILE, CORE) it inherits from the zygote, which sets them on itself. It then reads
+The child: PID 1 of its own PID namespace, new session (process group), stdio on /dev/null with
+Python-level stdout/stderr captured and capped, its own mount and IPC namespaces with a fresh capped
+tmpfs /tmp as cwd and a fresh /proc (codea1.sandbox.jail), supplementary groups dropped and uid/gid
+switched to the slot's unprivileged ids (root only; under a user namespace it drops the namespace's
+capabilities instead), parent-death signal, a CPU-time limit, the rest of the seccomp filter; the
+zygote's part of the filter, no_new_privs and the other rlimits (AS, NPROC, FSIZE, NOFILE, CORE) it
+inherits from the zygote, which sets them on itself. A failure before any candidate code runs exits
+with status 70-72 (the parent then replaces the zygote). It then reads
 its job, runs the code and the calls, and writes one length-prefixed JSON frame per
 event. It never sees an expected value.
 """
@@ -46,7 +53,7 @@ import socket
 import time
 import types
 
-from codea1.sandbox import preload, values
+from codea1.sandbox import jail, preload, values
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWNET = 0x40000000
@@ -156,37 +163,110 @@ def _can_switch_uid(cfg: dict) -> bool:
 def enter_layers(cfg: dict) -> tuple[list[str], str]:
     """Enters the isolation layers asked for in `cfg` that this machine allows; returns (layers, base_dir).
 
-    Layers (names used in the reported level): "netns" (no network), "mntns" (the caller's directories
-    hidden under empty tmpfs mounts, fresh /tmp), "uid" (children switch to an unprivileged uid),
-    "rlimits" (always).
+    Layers (names used in the reported level): "allowlist" (started by the parent in bubblewrap's
+    allow-list root, checked here), "userns" (not root: a user namespace of its own, whose capabilities
+    children drop), "netns" (no network), "mntns" (the caller's directories hidden under empty tmpfs
+    mounts), "utsns" (the zygote's own hostname), "pidns"/"ipcns"/"jobtmp" (per job: see
+    codea1.sandbox.jail), "uid" (children switch
+    to an unprivileged uid), "seccomp", "rlimits" (always).
     """
     layers = []
     root = os.geteuid() == 0
+    # built before anything is hidden: libseccomp is found and loaded from the disk
+    programs = jail.seccomp_programs() if cfg["isolate"] and cfg.get("seccomp", True) else None
+    if cfg["isolate"] and not root and cfg.get("userns", True) and jail.enter_user_namespace():
+        # unprivileged: in a user namespace of its own the zygote may still make namespaces and mounts
+        # for its children (not switch their uid); they drop the namespace's capabilities
+        layers.append("userns")
+        root = True
+        _become_init_of_own_pid_namespace()
     if cfg["isolate"] and root:
         if _unshare(CLONE_NEWNET):
             layers.append("netns")
+        if _unshare(jail.CLONE_NEWUTS) and _libc.sethostname(b"sandbox", 7) == 0:
+            layers.append("utsns")
         private = cfg.get("hide", True) and _unshare(CLONE_NEWNS)
         if private and _mount("none", "/", None, MS_REC | MS_PRIVATE, None):
-            ok = _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,nr_inodes=64k,mode=1777")
-            for path in cfg.get("hide_paths", []):
-                path = os.path.realpath(path)
+            # a fresh /tmp for the zygote (bubblewrap's allow-list root already has one)
+            ok = cfg.get("allowlist") or _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
+                                                "size=256m,nr_inodes=64k,mode=1777")
+            for path in dict.fromkeys(os.path.realpath(p) for p in cfg.get("hide_paths", [])):
                 if path in _SYSTEM_DIRS or not os.path.isdir(path) or path.startswith("/tmp"):
                     continue
                 ok = _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
                             "size=64k,nr_inodes=16,mode=0755") and ok
             if ok:
                 layers.append("mntns")
-        if _can_switch_uid(cfg):
+        if "userns" not in layers and _can_switch_uid(cfg):
             layers.append("uid")
-    elif cfg["isolate"] and cfg.get("userns", True) and _unshare(CLONE_NEWUSER | CLONE_NEWNET):
-        # unprivileged: a user namespace lets us own a network namespace (no uid switch possible)
-        layers.append("netns")
+        if cfg.get("jobns", True) and "mntns" in layers:
+            _JAIL["pidns_fd"] = jail.own_pid_namespace()
+            if _probe_job_jail(cfg, layers):
+                layers[layers.index("mntns") + 1:layers.index("mntns") + 1] = ["pidns", "ipcns", "jobtmp"]
+            else:
+                os.close(_JAIL.pop("pidns_fd"))
+    if programs is not None and jail.load_seccomp(programs[0]):  # inherited by every child
+        _JAIL["seccomp"] = programs[1]  # what each child adds after its set-up
+        layers.append("seccomp")
     layers.append("rlimits")
+    probes = cfg.get("probe_paths")
+    if cfg.get("allowlist") and probes and not any(os.path.lexists(p) for p in probes):  # in the allow-list root
+        layers.insert(0, "allowlist")
     base = cfg.get("base_dir") or "/tmp"
     base = os.path.join(base, f"codea1-sandbox-{os.getpid()}")
     os.makedirs(base, mode=0o711, exist_ok=True)
     os.chmod(base, 0o711)  # children can enter their own dir, but not list the others
     return layers, base
+
+
+_JAIL: dict = {}  # what the children's jail needs, made once: the zygote's own PID namespace, the filter
+
+
+def _become_init_of_own_pid_namespace() -> None:
+    """In a user namespace: go on as PID 1 of a PID namespace that namespace owns.
+
+    Only then may the zygote come back to its own PID namespace after making one for each child
+    (setns to a PID namespace of a more privileged owner is refused). The process the parent started
+    waits for this one and exits with it; this one dies with it (parent-death signal).
+    """
+    if not jail.new_pid_namespace_for_next_fork():
+        return
+    pid = os.fork()
+    if pid != 0:
+        os.closerange(0, 1 << 16)
+        _, status = os.waitpid(pid, 0)
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _fork_job() -> int:
+    """os.fork(), the child as PID 1 of a new PID namespace where the "pidns" layer is on."""
+    fd = _JAIL.get("pidns_fd", -1)
+    if fd < 0:
+        return os.fork()
+    if not jail.new_pid_namespace_for_next_fork():
+        raise OSError("could not make a PID namespace")
+    try:
+        return os.fork()
+    finally:
+        jail.restore_pid_namespace(fd)  # in the zygote: its next helper (sweeper, probe) is born here
+
+
+def _probe_job_jail(cfg: dict, layers: list[str]) -> bool:
+    """Whether a child can enter the per-job jail here (PID/IPC/mount namespaces, /tmp, /proc)."""
+    try:
+        pid = _fork_job()
+    except OSError:
+        return False
+    if pid == 0:
+        try:
+            uid = cfg["uid"] if "uid" in layers else -1
+            jail.enter_job_namespaces(uid, cfg["gid"], 1 << 20, 16)
+            os._exit(0 if os.getpid() == 1 and os.listdir("/tmp") == [] else 1)
+        finally:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
 def _vm_bytes() -> int:
@@ -278,38 +358,60 @@ def _child(job_r: int, res_w: int, req: dict, cfg: dict, layers: list[str], base
     code = 0
     try:
         os.setsid()
-        keep = sorted((job_r, res_w))
+        zygote = _JAIL.get("self_pidfd", -1)
+        keep = sorted({job_r, res_w, zygote} - {-1})
         os.closerange(3, keep[0])
-        os.closerange(keep[0] + 1, keep[1])
-        os.closerange(keep[1] + 1, 1 << 16)
+        for a, b in zip(keep, [*keep[1:], 1 << 16]):
+            os.closerange(a + 1, b)
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         os.close(null)
-        workdir = os.path.join(base, f"job-{os.getpid()}")
-        os.mkdir(workdir, 0o700)
+        if "jobtmp" in layers:  # own mount/IPC namespaces, fresh capped /tmp (its working dir), /proc
+            workdir = "/tmp"
+            jail.enter_job_namespaces(cfg["uid"] if "uid" in layers else -1, cfg["gid"], cfg["tmp_bytes"],
+                                      cfg["tmp_inodes"])
+        else:
+            workdir = os.path.join(base, f"job-{os.getpid()}")
+            os.mkdir(workdir, 0o700)
+            if "uid" in layers:
+                os.chown(workdir, cfg["uid"], cfg["gid"])
+        if cfg.get("oom_victim"):  # under the slot's memory limit, the job is the one to end, not its zygote
+            fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+            os.write(fd, b"1000")
+            os.close(fd)
         if "uid" in layers:
-            os.chown(workdir, cfg["uid"], cfg["gid"])
             os.setgroups([])
             os.setgid(cfg["gid"])
             os.setuid(cfg["uid"])
             if os.getuid() != cfg["uid"] or os.geteuid() != cfg["uid"]:
                 os._exit(70)
-            os.kill(-1, signal.SIGKILL)  # anything an earlier child of this slot left running
+            if "pidns" not in layers:
+                os.kill(-1, signal.SIGKILL)  # anything an earlier child of this slot left running
         os.chdir(workdir)
-        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() == 1:
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # after the uid switch, which clears it
+        if zygote >= 0:  # in a PID namespace getppid() is 0: the zygote's pidfd says whether it still runs
+            if select.select([zygote], [], [], 0)[0]:
+                os._exit(71)
+            os.close(zygote)
+        elif os.getppid() == 1:
             os._exit(71)
         # the other limits, and no_new_privs, are the zygote's own, inherited (see _limit_self)
         cpu = max(1, int(req["cpu_seconds"]) + 1)
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         # the zygote's environment is already the children's fixed one (see serve): only the dir to add
         os.environ["HOME"] = os.environ["TMPDIR"] = workdir
+        if "userns" in layers and not jail.drop_capabilities():
+            os._exit(72)
+        if "seccomp" in layers and not jail.load_seccomp(_JAIL["seccomp"]):
+            os._exit(72)
         payload = marshal.loads(_read_all(job_r))  # from the trusted parent
         os.close(job_r)
+        code = 73  # from here on, candidate code runs: a failure is the job's, not the set-up's
         _run(payload, res_w)
-    except BaseException:  # noqa: BLE001  (setup failure: the parent sees a crash)
-        code = 72
+        code = 0
+    except BaseException:  # noqa: BLE001  (72: set-up failure, the parent replaces this zygote)
+        code = code or 72
     os._exit(code)
 
 
@@ -436,6 +538,8 @@ def _finish(pid: int, cfg: dict, layers: list[str], base: str) -> dict:
         _, status = os.waitpid(pid, 0)
     except ChildProcessError:
         pass
+    if "pidns" in layers:  # nothing of a job outlives its PID namespace's init (and `dying` are the
+        return _how_it_ended(status)  # zygote's earlier children, left to die: see serve)
     # This process is a subreaper: descendants that left the child's process group (setsid) and
     # outlived it are now our children. Reap the dead ones; if any is still alive, sweep the slot's uid.
     survivors = False
@@ -451,6 +555,8 @@ def _finish(pid: int, cfg: dict, layers: list[str], base: str) -> dict:
         _kill_survivors(cfg, layers)
         # reaped now: until then the dead still count against the uid's process limit of the next child
         _reap(deadline=time.monotonic() + 1.0)
+    if "jobtmp" in layers:  # its /tmp went with its mount namespace
+        return _how_it_ended(status)
     workdir = os.path.join(base, f"job-{pid}")
     try:
         os.rmdir(workdir)  # the common case: the child left its dir empty (or never made it)
@@ -458,7 +564,11 @@ def _finish(pid: int, cfg: dict, layers: list[str], base: str) -> dict:
         pass
     except OSError:
         shutil.rmtree(workdir, ignore_errors=True)
-    info = {"status": status}
+    return _how_it_ended(status)
+
+
+def _how_it_ended(status: int | None) -> dict:
+    info: dict = {"status": status}
     if status is not None:
         if os.WIFSIGNALED(status):
             info["signal"] = os.WTERMSIG(status)
@@ -483,16 +593,25 @@ def serve(sock: socket.socket, cfg: dict) -> None:
     os.environ.clear()
     os.environ.update(CHILD_ENV)
     _limit_self(cfg, layers)
+    if "pidns" in layers:
+        _JAIL["self_pidfd"] = os.pidfd_open(os.getpid())
     sock.send(json.dumps({"k": "ready", "layers": layers, "preloaded": loaded, "pid": os.getpid(),
                           "vm": _vm_bytes(), "autofinish": hasattr(os, "pidfd_open")}).encode())
     current: int | None = None  # the child of the job in progress
     pidfd = -1  # becomes readable when `current` exits: its clean-up then needs no request
     last: dict = {}  # how the latest child ended, when it was finished without a request
+    # With a PID namespace per job, killing a child ends all its job's processes, but the kernel takes
+    # a while to tear its namespaces down (RCU grace periods): such a child is killed, left to die
+    # here (pidfd -> pid) and reaped when its pidfd says so, while the next child already runs.
+    dying: dict[int, int] = {}
     poller = select.poll()
     poller.register(sock.fileno(), select.POLLIN)
     try:
         while True:
             events = dict(poller.poll())
+            for fd in [fd for fd in events if fd in dying]:
+                _reap_one(dying.pop(fd))
+                _forget(poller, fd)
             if pidfd >= 0 and pidfd in events:  # the child exited: clean up after it now
                 pidfd = _forget(poller, pidfd)
                 last = _finish(current, cfg, layers, base)
@@ -507,12 +626,19 @@ def serve(sock: socket.socket, cfg: dict) -> None:
                 break
             req = json.loads(msg)
             if req["op"] == "fork":
+                if current is not None and pidfd >= 0 and "pidns" in layers:  # see `dying` above
+                    try:
+                        os.kill(current, signal.SIGKILL)
+                    except OSError:
+                        pass
+                    dying[pidfd] = current
+                    pidfd = -1
                 pidfd = _forget(poller, pidfd)
-                if current is not None:  # a fork before the previous child was finished: finish it
+                if current is not None and current not in dying.values():  # not finished yet: finish it now
                     _finish(current, cfg, layers, base)
                 last = {}
                 try:
-                    pid = os.fork()
+                    pid = _fork_job()
                 except OSError as exc:  # the parent sees its result pipe close: a crash
                     pid, reply = None, {"error": str(exc)}
                 if pid == 0:
@@ -544,6 +670,13 @@ def serve(sock: socket.socket, cfg: dict) -> None:
         _kill_survivors(cfg, layers)
         _reap(deadline=time.monotonic() + 2.0)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _reap_one(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
 
 
 def _forget(poller: select.poll, pidfd: int) -> int:

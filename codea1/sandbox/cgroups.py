@@ -1,0 +1,146 @@
+"""Per-job resource limits with cgroups: memory, process count and a fair CPU share per worker slot.
+
+A slot runs one job at a time, so the slot's cgroup limits the job: every process the job starts (its
+helpers included) shares one memory limit (`memory_mb` plus the job's /tmp, which tmpfs charges to it)
+and one process-count limit, and the slot's CPU share is the same as every other slot's, so a job's
+spinning helpers cannot starve another slot's honest calls. The zygotes of the slot are moved into the
+group once they have loaded their modules: what they hold stays charged where it was, what a child
+copies or allocates is charged to the group. Zygotes never become the out-of-memory victim
+(oom_score_adj -1000); each child sets its own to 1000.
+
+cgroup v2 is used where this process may create groups under the unified hierarchy with the memory,
+pids and cpu controllers enabled for them (delegated); else v1 with the memory, pids and cpu (cpu
+shares) hierarchies. Where neither is writable (not root, no cgroup file system), `SlotCgroup.create`
+returns None and the isolation level lacks "cgroup".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from pathlib import Path
+
+ROOT = Path("/sys/fs/cgroup")
+GROUP = "codea1-sandbox"
+EXTRA_PIDS = 16  # the slot's zygotes and bubblewrap's init processes, on top of the job's own limit
+
+
+def _write(path: Path, value: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, value.encode())
+    finally:
+        os.close(fd)
+
+
+class SlotCgroup:
+    """The cgroup(s) of one worker slot; `dirs` are the groups a process joins (one in v2, three in v1)."""
+
+    def __init__(self, version: int, dirs: list[Path]) -> None:
+        self.version, self.dirs = version, dirs
+
+    @classmethod
+    def create(cls, name: str, memory_bytes: int, pids: int) -> SlotCgroup | None:
+        if os.geteuid() != 0 or not ROOT.is_dir():
+            return None
+        for make in (cls._create_v2, cls._create_v1):
+            try:
+                group = make(name, memory_bytes, pids)
+            except OSError:
+                group = None
+            if group is not None:
+                return group
+        return None
+
+    @classmethod
+    def _create_v2(cls, name: str, memory_bytes: int, pids: int) -> SlotCgroup | None:
+        if not (ROOT / "cgroup.controllers").is_file():
+            return None
+        parent = ROOT / GROUP
+        parent.mkdir(exist_ok=True)
+        wanted = {"memory", "pids", "cpu"}
+        if not wanted <= set((ROOT / "cgroup.controllers").read_text().split()):
+            return None
+        with contextlib.suppress(OSError):
+            _write(ROOT / "cgroup.subtree_control", "+memory +pids +cpu")
+            _write(parent / "cgroup.subtree_control", "+memory +pids +cpu")
+        if not wanted <= set((parent / "cgroup.subtree_control").read_text().split()):
+            return None
+        d = parent / name
+        d.mkdir(exist_ok=True)
+        _write(d / "memory.max", str(memory_bytes))
+        with contextlib.suppress(OSError):
+            _write(d / "memory.swap.max", "0")
+        _write(d / "pids.max", str(pids + EXTRA_PIDS))
+        _write(d / "cpu.weight", "100")
+        return cls(2, [d])
+
+    @classmethod
+    def _create_v1(cls, name: str, memory_bytes: int, pids: int) -> SlotCgroup | None:
+        dirs = []
+        for controller in ("memory", "pids", "cpu"):
+            base = ROOT / controller
+            if not base.is_dir():
+                return None
+            d = base / GROUP / name
+            d.mkdir(parents=True, exist_ok=True)
+            dirs.append(d)
+        memory, pid_dir, cpu = dirs
+        _write(memory / "memory.limit_in_bytes", str(memory_bytes))
+        with contextlib.suppress(OSError):  # no swap accounting on many kernels
+            _write(memory / "memory.memsw.limit_in_bytes", str(memory_bytes))
+        _write(pid_dir / "pids.max", str(pids + EXTRA_PIDS))
+        _write(cpu / "cpu.shares", "1024")
+        return cls(1, dirs)
+
+    def join(self, pids: list[int]) -> bool:
+        """Moves processes into the group; False if any could not be moved."""
+        ok = True
+        for d in self.dirs:
+            for pid in pids:
+                try:
+                    _write(d / "cgroup.procs", str(pid))
+                except OSError:
+                    ok = False
+        return ok
+
+    def close(self, wait: float = 1.0) -> None:
+        """Removes the group once its processes are gone (they may still be exiting: retried for up to
+        `wait` seconds; a group still in use after that is left, and reused by the next slot of its uid)."""
+        deadline = time.monotonic() + wait
+        for d in self.dirs:
+            while True:
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    if time.monotonic() >= deadline:
+                        break
+                    time.sleep(0.01)
+
+
+def descendants(pid: int) -> list[int]:
+    """`pid` and all its descendants (from /proc/*/stat)."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        try:
+            ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+        except (ValueError, IndexError):
+            continue
+        parents.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(parents.get(p, []))
+    return out
