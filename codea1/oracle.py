@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -81,6 +82,12 @@ def plain_source(value: Any) -> str:
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     if t is dict:
         return "{" + ", ".join(f"{plain_source(k)}: {plain_source(v)}" for k, v in value.items()) + "}"
+    if t in (Counter, OrderedDict):  # stdlib containers the sandbox returns as themselves (values.py)
+        items = ", ".join(f"({plain_source(k)}, {plain_source(v)})" for k, v in value.items())
+        return f"__import__('collections').{t.__name__}(dict([{items}]))" if t is Counter else \
+            f"__import__('collections').OrderedDict([{items}])"
+    if t is deque:
+        return f"__import__('collections').deque([{', '.join(plain_source(v) for v in value)}])"
     if t in (set, frozenset):
         inner = "{" + ", ".join(plain_source(v) for v in value) + "}" if value else "set()"
         return f"frozenset({inner})" if t is frozenset else inner
@@ -129,7 +136,7 @@ def _contains(container: Any, item: Any) -> bool:
         if type(item) is not t:
             raise TypeError("a str/bytes container holds only str/bytes")
         return item in container
-    if t in (list, tuple, set, frozenset, dict):
+    if t in (list, tuple, set, frozenset, dict, Counter, OrderedDict, deque):
         return any(values_equal(item, member) for member in container)
     raise TypeError("not a container")
 

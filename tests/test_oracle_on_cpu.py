@@ -54,6 +54,11 @@ def test_literal_and_plain_source_round_trip():
     assert eval(plain_source([math.inf, -math.inf]))[0] == math.inf
     assert math.isnan(eval(plain_source(math.nan)))
     assert literal("max([1])") == (False, None) and literal("[1, 2") == (False, None)
+    from collections import Counter, OrderedDict, deque
+
+    for value in (Counter("abca"), OrderedDict([(2, "b"), (1, "a")]), deque([1, (2,)])):
+        back = eval(plain_source(value))
+        assert type(back) is type(value) and back == value and list(back) == list(value)
 
 
 def test_read_assertion_lifts_only_calls_of_the_function_under_test():
@@ -84,6 +89,13 @@ def test_run_assertions_decides_outside_the_candidate(ex):
     assert [r.status for r in res.results] == ["pass", "fail", "pass", "pass", "invalid", "pass", "error", "pass",
                                                "fail", "pass", "pass", "pass", "pass", "pass"]
     assert "undefined" in res.results[8].error
+
+
+def test_stdlib_containers_reach_the_oracle_child(ex):
+    code = "from collections import Counter\ndef f(s):\n    return Counter(s)\n"
+    tests = ["assert f('abca')['a'] == 2", "assert f('ab') == {'a': 1, 'b': 1}", "assert 'c' in f('abc')"]
+    [res] = run_assertions(ex, [AssertCase(code, tests, entry_point="f")])
+    assert [r.status for r in res.results] == ["pass", "pass", "pass"]
 
 
 def test_run_assertions_cannot_be_forged(ex):
