@@ -41,6 +41,8 @@ from codea1.errors import UserError
 from codea1.sandbox.asserts import split_assert
 
 GOLDEN_LIMIT = 8
+# A row's user message is an instruction, this marker, then the row's `problem` text.
+QUESTION_MARKER = "\n\nQuestion:\n"
 GOLDEN_MAX_CHARS = 1000
 REQUIRED_COLUMNS = ("prompt", "description", "GT_code", "problem", "test", "data_source", "extra_info")
 
@@ -215,6 +217,31 @@ def assemble_gt(gt_code: str, problem_text: str, imports: str, entry_point: str)
     alone = gt_problem(gt_code, entry_point)
     together = gt_problem(joined, entry_point)
     return gt_code, "unrunnable", f"GT_code alone: {alone}; problem + GT_code: {together}"
+
+
+def evalplus_prompt(task_id: str, problem_text: str) -> str:
+    """EvalPlus's own prompt for a row's `problem` text: the text itself for HumanEval+ (signature and
+    docstring); for MBPP+ only its docstring, as EvalPlus's MBPP+ prompt is `\"\"\"<task, example
+    assert>\"\"\"` + newline (the row puts imports and a signature above it, with the docstring unindented)."""
+    if task_id.lower().startswith("mbpp/") and '"""' in problem_text:
+        return problem_text[problem_text.index('"""'):].rstrip("\n") + "\n"
+    return problem_text
+
+
+def completion_prefix(task_id: str, prompt: str) -> str:
+    """The code an EvalPlus-format `completion` continues, given a problem's prompt text.
+
+    EvalPlus runs prompt + completion with its own prompt. A reference-schema prompt (an instruction, then
+    QUESTION_MARKER, then the row's `problem`; the instruction is not code, the question defines a
+    function) gives EvalPlus's prompt for that question (see evalplus_prompt); any other prompt is
+    returned as it is (HumanEval's, an EvalPlus release file's).
+    """
+    head, marker, question = prompt.partition(QUESTION_MARKER)
+    code_start = ("def ", "import ", "from ", "class ", "@")
+    if (not marker or any(line.startswith(code_start) for line in head.splitlines())
+            or not any(line.startswith("def ") for line in question.splitlines())):
+        return prompt
+    return evalplus_prompt(task_id, question)
 
 
 def _user_message(prompt: Any) -> str | None:
