@@ -83,8 +83,8 @@ PROBLEMS = [
 def test_parse_evalplus_shapes():
     spec = parse_evalplus(HALF_TEST, "half")
     assert spec.mode == "assertion" and spec.atol == 0.0 and len(spec.calls) == 4
-    assert spec.expected_calls == ["0.5", "1.0", "1.5", "5.0"]
-    assert parse_evalplus(REF_TEST, "rev").expected_calls[0] == "ref_func(*['abc'])"
+    assert spec.expected_calls == [f"__codea1_typed({v})" for v in ("0.5", "1.0", "1.5", "5.0")]
+    assert parse_evalplus(REF_TEST, "rev").expected_calls[0] == "__codea1_typed(ref_func(*['abc']))"
     custom = parse_evalplus(CUSTOM_TEST, "root")
     assert custom.mode == "custom" and "__codea1_out" in custom.custom_body
     assert parse_evalplus("def check(candidate):\n    assert candidate(1) == 2\n", "f") is None

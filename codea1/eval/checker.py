@@ -1,12 +1,19 @@
-"""Faithful execution of EvalPlus-style `check(candidate)` programs without running them in the candidate.
+"""Faithful execution of benchmark test programs without running them next to the candidate.
 
-An EvalPlus test program defines helpers (`is_floats`, `assertion(out, exp, atol)`, sometimes `ref_func`
-or `_poly`) and `check(candidate)`, which loops over an `inputs` list (and a `results` list) and calls
-`assertion(candidate(*inp), exp, atol)`. Here the program is parsed with `ast`: each input becomes one
-sandboxed call in the candidate's child; expected values come from `results` (or from `ref_func`, or
-GT when neither is given) evaluated in a clean child holding only the benchmark's own code; the verdict
-is computed in this (trusted) process with the same semantics as `assertion`: exact `==`, else
-`np.allclose(out, exp, rtol=1e-07, atol=atol)`, where atol 0 becomes 1e-6 when `exp` is float(s).
+EvalPlus (HumanEval+, MBPP+). A test program defines helpers (`is_floats`, `assertion(out, exp, atol)`,
+sometimes `ref_func` or `_poly`) and `check(candidate)`, which loops over an `inputs` list (and a
+`results` list) and calls `assertion(candidate(*inp), exp, atol)`. Here the program is parsed with `ast`:
+each input becomes one sandboxed call in the candidate's child; expected values come from `results` (or
+from `ref_func`, or GT when neither is given) evaluated in a clean child holding only the benchmark's own
+code; the verdict is computed in this (trusted) process by `evalplus_assertion`, which follows the
+evaluator of evalplus 0.3.1 (`evalplus.eval.unsafe_execute`) rather than the row's own `assertion`:
+exact `==`, else, where a tolerance applies (the row's atol, or 1e-6 when `exp` is a float or a non-empty
+list/tuple of floats), the output's type must equal the expected type, a list/tuple must have the
+expected length, and `np.allclose(out, exp, rtol=1e-07, atol=atol)` decides. Outputs travel with the name
+of their type (`__codea1_typed`), so a numpy float64 or a tuple where a float or a list is expected fails
+the type check there as it does in EvalPlus. EvalPlus's special oracles apply to MBPP+ tasks by entry point
+(`evalplus_oracle`): set equality (Mbpp/2, 7, 111, 140, 232, 249, 579, 769), "not None" (737, 787, 794:
+the expected value is whether GT's output is not None), and the looser checks of Mbpp/164, 295, 558, 581.
 A loop body of another shape (e.g. HumanEval/32's `assert _poly(*candidate(*inp), inp) <= 0.0001`) is
 evaluated in a clean child with the candidate's returned value substituted for the call.
 """
@@ -25,6 +32,7 @@ from codea1.sandbox.asserts import split_assert
 # sides agree: numpy scalars become Python values and dict/list/tuple subclasses (Counter, OrderedDict,
 # namedtuple) their plain base type, which Python's == treats the same way; outputs too large to send
 # back (a 7 MB string, a million-digit int) become a tagged sha256 digest, compared for equality only.
+# __codea1_typed(value) is (the name of value's type, its plain form), for EvalPlus's type check.
 PLAIN_HELPER = """
 def __codea1_too_big(value):
     stack, items, chars = [value], 0, 0
@@ -62,6 +70,11 @@ def __codea1_plain(value, depth=0):
     if isinstance(value, tuple):
         return tuple(__codea1_plain(v, depth + 1) for v in value)
     return value
+
+
+def __codea1_typed(value):
+    t = type(value)
+    return (t.__module__ + "." + t.__qualname__, __codea1_plain(value))
 """
 
 
@@ -71,6 +84,7 @@ class CheckSpec:
 
     mode: "assertion" (results given or computed), "custom" (another loop body), "asserts" (plain
     `assert CALL == EXPECTED` tests compared exactly).
+    In mode "assertion" calls and expected_calls give (type name, plain value) pairs (`__codea1_typed`).
     """
 
     calls: list[str]  # expressions evaluated in the candidate's child
@@ -83,6 +97,8 @@ class CheckSpec:
     custom_body: str = ""  # the loop statement, for mode "custom"
     callee: str = ""
     ops: list[str] = field(default_factory=list)  # for mode "asserts": comparison per test
+    oracle: str = ""  # EvalPlus special oracle of the task (see evalplus_oracle), "" for none
+    alt_calls: list[str] | None = None  # clean-child expressions an oracle compares with (Mbpp/558, 581)
 
 
 def _check_def(tree: ast.Module) -> ast.FunctionDef | None:
@@ -105,8 +121,12 @@ def _list_elements(body: list[ast.stmt], name: str) -> list[ast.expr] | None:
     return None
 
 
-def parse_evalplus(test_code: str, entry_point: str, gt_fallback: bool = True) -> CheckSpec | None:
-    """Parses an EvalPlus check() program; None when it is not of that shape."""
+def parse_evalplus(
+    test_code: str, entry_point: str, gt_fallback: bool = True, task_id: str = ""
+) -> CheckSpec | None:
+    """Parses an EvalPlus check() program; None when it is not of that shape.
+
+    task_id selects EvalPlus's special oracle of the task, if any (see evalplus_oracle)."""
     try:
         with warnings.catch_warnings():  # benchmark code has invalid escapes ("\\w") that only warn
             warnings.simplefilter("ignore")
@@ -143,14 +163,18 @@ def parse_evalplus(test_code: str, entry_point: str, gt_fallback: bool = True) -
         except (ValueError, TypeError, SyntaxError):
             return None
         spec.callee, spec.atol = callee, atol
-        spec.calls = [f"__codea1_plain({callee}(*{src}))" for src in inputs_src]
+        spec.calls = [f"__codea1_typed({callee}(*{src}))" for src in inputs_src]
         exp = call.args[1]
         if isinstance(exp, ast.Name) and results is not None and len(results) == len(inputs):
-            spec.expected_calls = [ast.unparse(e) for e in results]
+            spec.expected_calls = [f"__codea1_typed({ast.unparse(e)})" for e in results]
         elif isinstance(exp, ast.Call) and isinstance(exp.func, ast.Name) and exp.func.id != param:
-            spec.expected_calls = [f"{exp.func.id}(*{src})" for src in inputs_src]  # e.g. ref_func
+            # e.g. ref_func
+            spec.expected_calls = [f"__codea1_typed({exp.func.id}(*{src}))" for src in inputs_src]
         elif not gt_fallback:
             return None  # expected values come from GT (spec.expected_calls stays None)
+        spec.oracle = evalplus_oracle(task_id, callee)
+        if spec.oracle in ORACLE_FUNCTIONS:
+            spec.alt_calls = [f"{ORACLE_FUNCTIONS[spec.oracle]}(*{src})" for src in inputs_src]
         return spec
     # another loop body: find the candidate call `param(*inp)` and substitute its value later
     spec.mode, spec.callee = "custom", entry_point
@@ -158,7 +182,7 @@ def parse_evalplus(test_code: str, entry_point: str, gt_fallback: bool = True) -
     spec.calls = [f"__codea1_plain({entry_point}(*{src}))" for src in inputs_src]
     spec.custom_body = spec.custom_body.replace(f"{param}(*inp)", "__codea1_out")
     if results is not None and len(results) == len(inputs):
-        spec.expected_calls = [ast.unparse(e) for e in results]
+        spec.expected_calls = [f"__codea1_plain({ast.unparse(e)})" for e in results]
     return spec
 
 
@@ -170,7 +194,7 @@ def spec_from_asserts(tests: list[str]) -> CheckSpec | None:
         if parts is None or parts[1] not in ("==", "is"):
             continue
         calls.append(f"__codea1_plain({parts[0]})")
-        expected.append(parts[2])
+        expected.append(f"__codea1_plain({parts[2]})")
         ops.append(parts[1])
     if not calls:
         return None
@@ -185,31 +209,142 @@ def spec_from_asserts(tests: list[str]) -> CheckSpec | None:
     )
 
 
+# EvalPlus's special oracles (evalplus 0.3.1, evalplus/eval/_special_oracle.py and unsafe_execute), by
+# entry point, for MBPP+ tasks only
+MBPP_SET_EQUAL = (
+    "similar_elements",
+    "find_char_long",
+    "common_in_nested_lists",
+    "extract_singly",
+    "larg_nnum",
+    "intersection_array",
+    "find_dissimilar",
+    "Diff",
+)  # Mbpp/2, 7, 111, 140, 232, 249, 579, 769
+MBPP_NOT_NONE = ("check_str", "text_match_three", "text_starta_endb")  # Mbpp/737, 787, 794
+MBPP_OTHER = ("are_equivalent", "sum_div", "surface_Area", "digit_distance_nums")  # Mbpp/164, 295, 581, 558
+# oracles that compare with a value computed from the input; the functions are defined in ORACLE_HELPERS
+ORACLE_FUNCTIONS = {"surface_Area": "__codea1_surface_area", "digit_distance_nums": "__codea1_digit_distance"}
+ORACLE_HELPERS = """
+import math as __codea1_math
+
+
+def __codea1_surface_area(base_edge, height):
+    # Mbpp/581's other reading: height is the pyramid's height, not its slant height
+    slant = __codea1_math.sqrt((base_edge / 2) ** 2 + height ** 2)
+    return round(base_edge ** 2 + 2 * base_edge * slant)
+
+
+def __codea1_digit_distance(num1, num2):
+    # Mbpp/558's other reading: the shorter number is padded with leading zeros
+    a, b = str(num1), str(num2)
+    width = max(len(a), len(b))
+    return sum(abs(int(x) - int(y)) for x, y in zip(a.zfill(width), b.zfill(width)))
+"""
+
+
+def evalplus_oracle(task_id: str, entry_point: str) -> str:
+    """EvalPlus's special oracle for a task: "set", "not_none", an MBPP_OTHER name, or "" (plain comparison).
+
+    As in EvalPlus, the oracles are chosen by entry point and apply to MBPP+ tasks only (task ids "Mbpp/N"
+    or "MBPP/N").
+    """
+    if not task_id.lower().startswith("mbpp/"):
+        return ""
+    if entry_point in MBPP_SET_EQUAL:
+        return "set"
+    if entry_point in MBPP_NOT_NONE:
+        return "not_none"
+    return entry_point if entry_point in MBPP_OTHER else ""
+
+
 def is_floats(x: Any) -> bool:
-    """EvalPlus's is_floats on decoded plain values."""
+    """EvalPlus's is_floats (0.3.1: an empty list or tuple is not floats)."""
     if isinstance(x, float):
         return True
-    if isinstance(x, (list, tuple)):
+    if isinstance(x, (list, tuple)) and x:
         return all(isinstance(i, float) for i in x)
+    np = _numpy()
+    if np is not None and isinstance(x, np.ndarray):
+        return x.dtype == np.float64 or x.dtype == np.float32
     return False
 
 
-def evalplus_assertion(out: Any, exp: Any, atol: float) -> bool:
-    """True where EvalPlus's `assertion(out, exp, atol)` would not raise (evaluated here, on plain values)."""
+def _numpy() -> Any:
     try:
-        exact = bool(out == exp)
-    except Exception:  # noqa: BLE001 - a comparison that raises fails the assertion
-        return False
-    if atol == 0 and is_floats(exp):
-        atol = 1e-6
-    if not exact and atol != 0:
-        try:
-            import numpy as np
+        import numpy as np
+    except ImportError:  # pragma: no cover - numpy is a dependency
+        return None
+    return np
 
-            return bool(np.allclose(out, exp, rtol=1e-07, atol=atol))
-        except Exception:  # noqa: BLE001 - e.g. shapes or types numpy cannot compare
-            return False
-    return exact
+
+NDARRAY = "numpy.ndarray"
+BOOL = "builtins.bool"
+
+
+def as_typed(value: Any) -> tuple[str | None, Any] | None:
+    """(type name, plain value) from a `__codea1_typed` result; None when it has another shape (a
+    candidate's child can send anything)."""
+    if type(value) is tuple and len(value) == 2 and type(value[0]) is str:
+        return value[0], value[1]
+    return None
+
+
+def _rebuilt(type_name: str | None, value: Any) -> Any:
+    """A numpy array where the value was one (EvalPlus compares arrays element-wise), else the value."""
+    if type_name == NDARRAY:
+        np = _numpy()
+        try:
+            return np.asarray(value)
+        except Exception:  # noqa: BLE001
+            return value
+    return value
+
+
+def evalplus_assertion(
+    out: Any,
+    exp: Any,
+    atol: float,
+    *,
+    out_type: str | None = None,
+    exp_type: str | None = None,
+    oracle: str = "",
+    alt: Any = None,
+) -> bool:
+    """True where evalplus 0.3.1's evaluator passes one input, evaluated here on plain values.
+
+    out_type / exp_type: the names of the original types (from `__codea1_typed`); without them the
+    decoded values' own types are compared. oracle: see evalplus_oracle; alt: the value an oracle
+    compares with (Mbpp/558, 581).
+    """
+    out, exp = _rebuilt(out_type, out), _rebuilt(exp_type, exp)
+    if out_type is None or exp_type is None:
+        out_type, exp_type = type(out).__qualname__, type(exp).__qualname__
+    try:
+        exact = out == exp
+        if oracle == "are_equivalent":
+            exact = exact or True
+        elif oracle == "sum_div":
+            exact = exact or out == 0
+        elif oracle == "surface_Area":
+            exact = exact or abs(out - alt) <= atol
+        elif oracle == "digit_distance_nums":
+            exact = exact or out == alt
+        elif oracle == "set":
+            exact = set(out) == set(exp)
+        elif oracle == "not_none":
+            exact = out == exp if out_type == BOOL else exp == (out is not None)
+        if atol == 0 and is_floats(exp):
+            atol = 1e-6
+        if not exact and atol != 0:
+            if out_type != exp_type:
+                return False
+            if isinstance(exp, (list, tuple)) and len(out) != len(exp):
+                return False
+            return bool(_numpy().allclose(out, exp, rtol=1e-07, atol=atol))
+        return bool(exact)
+    except Exception:  # noqa: BLE001 - anything that raises fails the input, as in EvalPlus
+        return False
 
 
 def value_source(value: Any) -> str | None:
