@@ -277,3 +277,15 @@ def test_all_parquet_gts_pass(validation_parquet):
     )
     assert summary["excluded"] == ["HumanEval/32"]
     assert summary["pass@1"] == 1.0 and summary["scored_tasks"] == len(problems) - 1
+
+
+def test_entry_point_is_what_a_ref_func_loop_calls():
+    from codea1.data.reference import check_program_facts
+
+    program = (
+        EVALPLUS_HELPERS
+        + "\ndef ref_func(t):\n    return list(t)\n\ndef check(candidate):\n    inputs = [[(3, 4)]]\n"
+        + "    for i, inp in enumerate(inputs):\n        assertion(get_coordinates(*inp), ref_func(*inp), 0)\n"
+    )
+    facts = check_program_facts(program, "adjac")  # MBPP/630's function_name field names GT's helper
+    assert facts["called"] == "get_coordinates" and facts["atol"] == 0 and facts["golden_tests"] == []
