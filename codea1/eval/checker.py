@@ -46,11 +46,11 @@ from __future__ import annotations
 
 import ast
 import copy
-import math
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
+from codea1.oracle import plain_source
 from codea1.sandbox.asserts import split_assert
 
 # Runs around every call in the child, on the candidate's output and on expected values alike, so both
@@ -375,36 +375,10 @@ def evalplus_assertion(
 
 def value_source(value: Any) -> str | None:
     """Python source that rebuilds a plain value (for substituting a candidate's output); None if impossible."""
-    t = type(value)
-    if value is None or t in (bool, int, str, bytes):
-        return repr(value)
-    if t is float:
-        if math.isnan(value):
-            return "float('nan')"
-        if math.isinf(value):
-            return "float('inf')" if value > 0 else "float('-inf')"
-        return repr(value)
-    if t is complex:
-        return f"complex({value_source(value.real)}, {value_source(value.imag)})"
-    if t in (list, tuple, set, frozenset):
-        parts = [value_source(v) for v in value]
-        if any(p is None for p in parts):
-            return None
-        inner = ", ".join(parts)
-        if t is list:
-            return f"[{inner}]"
-        if t is tuple:
-            return f"({inner},)" if len(parts) == 1 else f"({inner})"
-        return f"{t.__name__}([{inner}])"
-    if t is dict:
-        items = []
-        for k, v in value.items():
-            ks, vs = value_source(k), value_source(v)
-            if ks is None or vs is None:
-                return None
-            items.append(f"{ks}: {vs}")
-        return "{" + ", ".join(items) + "}"
-    return None
+    try:
+        return plain_source(value)
+    except (ValueError, RecursionError):
+        return None
 
 
 def custom_check_call(spec: CheckSpec, index: int, out: Any) -> str | None:
