@@ -29,3 +29,14 @@ def ult_lite() -> Path:
     if not ULT_LITE.is_file():
         pytest.skip("shared ULT-Lite file not present")
     return ULT_LITE
+
+
+def quiet_executor(uid_base: int, workers: int = 2):
+    """A sandbox Executor with its own uid range, without the one-time isolation-level warning."""
+    import warnings
+
+    from codea1.sandbox import Executor
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return Executor(workers, uid_base=uid_base)

@@ -15,7 +15,7 @@ from codea1.oracle import (
 )
 from codea1.sandbox import Executor
 
-UID_BASE = 1_700_300_000  # this file's own uid range
+UID_BASE = 1_700_500_000  # this file's own uid range
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from conftest import quiet_executor
 
 from codea1.cli import main as cli_main
 from codea1.sandbox import CallResult, Executor, Job, JobResult, isolation_level
@@ -19,9 +20,7 @@ UID_BASE = 1_700_200_000  # this file's own uid range
 
 @pytest.fixture(scope="module")
 def ex() -> Executor:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        executor = Executor(2, uid_base=UID_BASE)
+    executor = quiet_executor(UID_BASE)
     yield executor
     executor.close()
 

@@ -17,6 +17,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from conftest import quiet_executor
 
 from codea1.sandbox import Executor, Job
 from codea1.sandbox.executor import MAX_FRAME_NODES, _frame_bounded
@@ -27,9 +28,7 @@ UID_BASE = 1_700_300_000  # this file's own uid range
 
 @pytest.fixture(scope="module")
 def ex() -> Executor:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        executor = Executor(2, uid_base=UID_BASE)
+    executor = quiet_executor(UID_BASE)
     yield executor
     executor.close()
 
