@@ -17,6 +17,11 @@ Two questions are asked of tests in codea1, and this module owns the answer to b
    "reference" reads every comparison as `==`, as the authors' reward code does; "strict" counts only an
    `==`/`is` claim that equals GT's value.
 
+Limit: a comprehension with several `for`s, or whose iterable or condition calls the function, and a
+lambda that calls it, run whole in the candidate's child (their calls depend on their own variables), so
+a comparison inside them could be answered by an object with a forged `==`; one-`for` comprehensions
+(`all(f(x) == y for x, y in cases)`) are split per iteration and are not exposed.
+
 Equality on plain values is `codea1.sandbox.values.values_equal` everywhere: Python's `==` except that
 NaN equals NaN and an optional float tolerance. Every function here is total on what a model or a
 candidate can produce: a comparison that raises (a huge int against a complex, say) is a failed test with
@@ -170,20 +175,28 @@ class Assertion:
     fast: tuple[str, Any] | None = None
 
 
-class _Lifter(ast.NodeTransformer):
-    """Replaces each outermost call of the function under test by `__codea1_v[i]`, collecting the calls.
+ROW, ROWS = "__codea1_row", "__codea1_rows"  # one iteration's values, and the iterator over them
 
-    A comprehension or lambda that calls the function is lifted whole (its calls depend on its own
-    variables); a generator expression is lifted as the list it would produce.
+
+class _Lifter(ast.NodeTransformer):
+    """Replaces each outermost call of the function under test by `<name>[i]`, collecting the calls.
+
+    In a comprehension with one `for` whose iterable and conditions do not call the function, only the
+    calls of its element run in the candidate's child, once per iteration (as a list of tuples); the
+    oracle runs the loop again and reads each iteration's values from that list, so a comparison inside
+    the element is decided outside the candidate too. Any other comprehension or lambda that calls the
+    function is lifted whole (a generator expression as the list it would produce).
     """
 
-    def __init__(self, entry_point: str):
+    def __init__(self, entry_point: str, name: str = VALUES):
         self.entry_point = entry_point
+        self.name = name
         self.calls: list[str] = []
 
     def _lift(self, node: ast.expr) -> ast.expr:
         self.calls.append(ast.unparse(node))
-        return ast.copy_location(_value_ref(len(self.calls) - 1), node)
+        ref = ast.Subscript(ast.Name(self.name, ast.Load()), ast.Constant(len(self.calls) - 1), ast.Load())
+        return ast.copy_location(ref, node)
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         if isinstance(node.func, ast.Name) and node.func.id == self.entry_point:
@@ -193,9 +206,40 @@ class _Lifter(ast.NodeTransformer):
     def _scoped(self, node: ast.expr) -> ast.AST:
         if not _mentions(node, self.entry_point):
             return node
+        per_iteration = self._per_iteration(node)
+        if per_iteration is not None:
+            return per_iteration
         if isinstance(node, ast.GeneratorExp):
             node = ast.ListComp(elt=node.elt, generators=node.generators)
         return self._lift(node)
+
+    def _per_iteration(self, node: ast.expr) -> ast.expr | None:
+        """`E(f(..)) for T in IT if C` -> candidate: `[(f(..),) for T in IT if C]` (lifted as one value);
+        oracle: `E(row[0]) for rows in [iter(v[i])] for T in IT if C for row in [next(rows)]`."""
+        if isinstance(node, ast.Lambda) or len(node.generators) != 1:
+            return None
+        gen = node.generators[0]
+        if gen.is_async or _mentions(gen.iter, self.entry_point) or any(
+                _mentions(c, self.entry_point) for c in gen.ifs):
+            return None
+        inner = _Lifter(self.entry_point, ROW)
+        if isinstance(node, ast.DictComp):
+            parts = [inner.visit(_copy(node.key)), inner.visit(_copy(node.value))]
+        else:
+            parts = [inner.visit(_copy(node.elt))]
+        calls = ast.Tuple([ast.parse(c, mode="eval").body for c in inner.calls], ast.Load())
+        rows = self._lift(ast.ListComp(elt=calls, generators=[gen]))
+        loops = [
+            ast.comprehension(ast.Name(ROWS, ast.Store()), ast.List([ast.Call(ast.Name("iter", ast.Load()),
+                                                                               [rows], [])], ast.Load()), [], 0),
+            gen,
+            ast.comprehension(ast.Name(ROW, ast.Store()), ast.List([ast.Call(ast.Name("next", ast.Load()),
+                                                                              [ast.Name(ROWS, ast.Load())], [])],
+                                                                    ast.Load()), [], 0),
+        ]
+        if isinstance(node, ast.DictComp):
+            return ast.DictComp(key=parts[0], value=parts[1], generators=loops)
+        return type(node)(elt=parts[0], generators=loops)
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda = _scoped
 

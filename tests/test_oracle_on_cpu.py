@@ -69,8 +69,14 @@ def test_read_assertion_lifts_only_calls_of_the_function_under_test():
     assert read_assertion("assert 3 in f(1)", "f").fast == ("has", 3)
     assert read_assertion("assert f(1)", "f").fast == ("truth", None)
     assert read_assertion("assert f(3) == f(2) + 1", "f").calls == ["f(3)", "f(2)"]
+    # in a one-`for` comprehension only the element's calls run in the candidate, once per iteration
     gen = read_assertion("assert all(f(x) == x for x in range(3))", "f")
-    assert gen.calls == ["[f(x) == x for x in range(3)]"] and gen.template == "all(__codea1_v[0])"
+    assert gen.calls == ["[(f(x),) for x in range(3)]"]
+    assert gen.template == ("all((__codea1_row[0] == x for __codea1_rows in [iter(__codea1_v[0])] "
+                            "for x in range(3) for __codea1_row in [next(__codea1_rows)]))")
+    # two `for`s: lifted whole (see the module's limits)
+    assert read_assertion("assert [f(x, y) for x in [1] for y in [2]] == [3]", "f").calls == [
+        "[f(x, y) for x in [1] for y in [2]]"]
     assert read_assertion("assert len([1, 2]) == 2", "f").calls == []
     assert read_assertion("x = 1", "f") is None and read_assertion("assert (", "f") is None
     # without an entry point the left side of the comparison is what the candidate computes
@@ -104,7 +110,8 @@ def test_run_assertions_cannot_be_forged(ex):
               "    def __bool__(self): return True\n"
               "def f(x):\n    return Yes()\n")
     tests = ["assert f(1) == 2", "assert f(1) != 2", "assert abs(f(1) - 3) < 1e-6", "assert f(1)",
-             "assert f(1) < 0"]
+             "assert f(1) < 0", "assert all(f(x) == x for x in range(3))",
+             "assert {x: f(x) == 0 for x in range(2)} == {0: True, 1: True}"]
     [res] = run_assertions(ex, [AssertCase(forged, tests, entry_point="f")])
     assert [r.status for r in res.results] == ["fail"] * len(tests)
     assert "not plain data" in res.results[0].error
