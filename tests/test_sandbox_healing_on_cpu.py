@@ -248,3 +248,17 @@ def test_memory_is_limited_per_job_not_per_process() -> None:
     assert res.results[0].status == "fail", res.results[0]
     assert res.results[0].value <= 2, res.results[0]  # at most two 150 MB helpers fit in 256 MB + the job's /tmp
     assert after.results[0].status == "pass"  # the limit is per job: the next job has all of it
+
+
+def test_a_job_after_a_fork_bomb_has_its_whole_process_budget() -> None:
+    """A fork bomb's processes are gone before the next job of its slot starts: they do not use up that
+    job's process limit (one slot, so every job follows a bomb on the same uid)."""
+    bomb = Job("bomb", "import os", ["[os.fork() for _ in iter(int, 1)]"], expected=[None], timeout=2.0)
+    forks = Job("forks", "import os\ndef f():\n    if os.fork() == 0:\n        os._exit(0)\n    os.wait()\n    return 1",
+                ["f()"], expected=[1], timeout=5.0)
+    one = quiet_executor(UID_BASE + 400, workers=1)
+    try:
+        results = one.run([bomb, forks] * 4)
+    finally:
+        one.close()
+    assert [r.results[0].status for r in results[1::2]] == ["pass"] * 4, [r.error for r in results[1::2]]

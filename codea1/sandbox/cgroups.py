@@ -90,6 +90,8 @@ class SlotCgroup:
         _write(memory / "memory.limit_in_bytes", str(memory_bytes))
         with contextlib.suppress(OSError):  # no swap accounting on many kernels
             _write(memory / "memory.memsw.limit_in_bytes", str(memory_bytes))
+        with contextlib.suppress(OSError):  # and without it: the group's anonymous memory is never
+            _write(memory / "memory.swappiness", "0")  # swapped out, so the limit is on what the job holds
         _write(pid_dir / "pids.max", str(pids + EXTRA_PIDS))
         _write(cpu / "cpu.shares", "1024")
         return cls(1, dirs)

@@ -63,6 +63,7 @@ PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 36, 38
 
 CHILD_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # plus HOME and TMPDIR: the child's temp dir
 MAX_OUTPUT = 4096  # characters of captured stdout/stderr sent back
+HELPERS_GONE_WAIT = 10.0  # seconds the next job waits for a killed job's helpers to be gone
 _libc = ctypes.CDLL(None, use_errno=True)
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -627,12 +628,20 @@ def serve(sock: socket.socket, cfg: dict) -> None:
             req = json.loads(msg)
             if req["op"] == "fork":
                 if current is not None and pidfd >= 0 and "pidns" in layers:  # see `dying` above
+                    helpers = _has_children(current)
                     try:
                         os.kill(current, signal.SIGKILL)
                     except OSError:
                         pass
-                    dying[pidfd] = current
-                    pidfd = -1
+                    # a job that left helpers waits for them to go: until then they count against the
+                    # uid's process limit (and the slot's cgroup) of the next job
+                    if helpers and select.select([pidfd], [], [], HELPERS_GONE_WAIT)[0]:
+                        _reap_one(current)
+                        pidfd = _forget(poller, pidfd)
+                        current = None
+                    else:
+                        dying[pidfd] = current
+                        pidfd = -1
                 pidfd = _forget(poller, pidfd)
                 if current is not None and current not in dying.values():  # not finished yet: finish it now
                     _finish(current, cfg, layers, base)
@@ -670,6 +679,19 @@ def serve(sock: socket.socket, cfg: dict) -> None:
         _kill_survivors(cfg, layers)
         _reap(deadline=time.monotonic() + 2.0)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _has_children(pid: int) -> bool:
+    """Whether a process has children (in a job's PID namespace: any other process of that job, since
+    orphans there are re-parented to the job's first process)."""
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                if f.read().strip():
+                    return True
+    except OSError:
+        pass
+    return False
 
 
 def _reap_one(pid: int) -> None:
