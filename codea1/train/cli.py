@@ -1,4 +1,4 @@
-"""`codea1 train`, `codea1 demo`, `codea1 report`."""
+"""`codea1 train`, `codea1 demo`, `codea1 report`, `codea1 compare`."""
 
 from __future__ import annotations
 
@@ -32,6 +32,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--config", type=Path, default=None, help="preset to use (default configs/smollm2-cpu.yaml)")
     d.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
     d.set_defaults(func=_demo)
+
+    c = sub.add_parser("compare", help="base, golden, a1 and selfplay from one start on one budget, evaluated alike",
+                       description="Trains each method from the config's start checkpoint with the same seed, "
+                                   "data order and budget, then evaluates every final policy on held-out "
+                                   "problems (Code LLM pass@1 with bootstrap intervals; Test LLM valid ratio, "
+                                   "pass@k, mut@k, Mul, white-box and black-box). Run the same command again "
+                                   "to resume: training resumes exactly, finished evaluations are kept.")
+    c.add_argument("--config", type=Path, help="YAML config (the start checkpoint is model.code_policy)")
+    c.add_argument("--out", type=Path, required=True, help="comparison directory (created, or resumed)")
+    c.add_argument("--methods", default=",".join(("base", "golden", "a1", "selfplay")),
+                   help="comma-separated subset of base,golden,a1,selfplay")
+    c.add_argument("--steps", type=int, default=10, help="training steps per method (the most, with --minutes)")
+    c.add_argument("--minutes", type=float, default=None,
+                   help="training-time budget per method (summed step times); the run stops at the first "
+                        "step that reaches it")
+    c.add_argument("--eval-every", type=int, default=0, help="also evaluate every K steps (learning curves)")
+    c.add_argument("--eval-problems", default="bundled:eval", help="held-out problem spec")
+    c.add_argument("--eval-limit", type=int, default=None, help="first N held-out problems (default: all)")
+    c.add_argument("--code-samples", type=int, default=4, help="code samples per problem for pass@1")
+    c.add_argument("--test-k", type=int, default=5, help="asserts per suite scored (pass@k, mut@k)")
+    c.add_argument("--no-mutation", action="store_true", help="skip mutation scoring (no mut@k, Mul)")
+    c.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
+    c.set_defaults(func=_compare)
 
     r = sub.add_parser("report", help="write report.html and PNG plots for a run directory")
     r.add_argument("run_dir", type=Path, metavar="RUN_DIR")
@@ -73,6 +96,21 @@ def _demo(args: argparse.Namespace) -> int:
 
     run_demo(run_dir=args.run_dir, steps=args.steps, config=args.config, overrides=args.overrides)
     return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from codea1.config import load_config
+    from codea1.train.compare import CompareSpec, compare
+
+    cfg = load_config(args.config, args.overrides)
+    spec = CompareSpec(methods=[m.strip() for m in args.methods.split(",") if m.strip()], steps=args.steps,
+                       minutes=args.minutes, eval_every=args.eval_every, eval_problems=args.eval_problems,
+                       eval_limit=args.eval_limit, code_samples=args.code_samples, test_k=args.test_k,
+                       mutation=not args.no_mutation, seed=cfg.seed)
+    results = compare(args.out, cfg, spec)
+    print((args.out / "results.md").read_text(encoding="utf-8"))
+    print(f"results: {args.out / 'results.json'}; plots: {args.out / 'plots'}")
+    return 0 if results["methods"] else 1
 
 
 def _report(args: argparse.Namespace) -> int:

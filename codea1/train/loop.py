@@ -36,7 +36,7 @@ from codea1.train.checkpoint import (
     save_checkpoint,
 )
 from codea1.train.methods import METHODS, StepEnv, derive_seed
-from codea1.train.metrics import MetricsLogger, truncate_metrics
+from codea1.train.metrics import MetricsLogger, read_metrics, truncate_metrics
 from codea1.train.run_dir import RunDir
 
 # ----------------------------------------------------------------------------------------------------
@@ -130,8 +130,9 @@ class Trainer:
     def __init__(self, cfg: Config, run: RunDir, *, max_steps: int | None = None,
                  policy_factory: Callable[[Config], tuple[Any, Any]] | None = None,
                  console: Any = None, progress: bool | None = None, executor: Any = None,
-                 new_run: bool = False) -> None:
+                 new_run: bool = False, stop: Callable[[list[dict[str, Any]]], bool] | None = None) -> None:
         self.cfg = cfg
+        self.stop = stop  # called with the run's metrics rows after each step: True ends the run there
         self.new_run = new_run
         self.executor = executor
         self.run = run
@@ -257,13 +258,17 @@ class Trainer:
                 out.metrics["epoch"] = (state.cursor - 1) // len(problems)
                 logger.log(out.metrics)
                 debug_kill("metrics", step)
-                if step % cfg.train.checkpoint_every == 0 or step == total:
+                stop_now = self.stop is not None and bool(self.stop(read_metrics(self.run.metrics_path)))
+                if step % cfg.train.checkpoint_every == 0 or step == total or stop_now:
                     env.phase("checkpoint")
                     self._checkpoint(state, env.code_policy, env.test_policy)
                     debug_kill("after_checkpoint", step)
                     prune(self.run.checkpoints_dir, cfg.train.keep_checkpoints)
                 progress.update(task, completed=step)
                 progress.console.print(summary_line(out.metrics, total), soft_wrap=True, highlight=False)
+                if stop_now:
+                    progress.console.print(f"stopping at step {step}: the run's budget is spent")
+                    break
         return state.step
 
     def _checkpoint(self, state: TrainerState, code_policy: Any, test_policy: Any) -> Path:
@@ -300,8 +305,10 @@ def summary_line(m: dict[str, Any], total: int) -> str:
 
 def train(cfg: Config, run_dir: str | Path, *, resume: bool = False, max_steps: int | None = None,
           policy_factory: Callable[[Config], tuple[Any, Any]] | None = None, console: Any = None,
-          progress: bool | None = None, executor: Any = None) -> dict[str, Any]:
-    """Starts a new run in run_dir (or resumes it); returns {"steps", "run_dir"}.
+          progress: bool | None = None, executor: Any = None,
+          stop: Callable[[list[dict[str, Any]]], bool] | None = None) -> dict[str, Any]:
+    """Starts a new run in run_dir (or resumes it); returns {"steps", "run_dir"}. `stop`, called with the
+    metrics rows after each step, ends the run early (with a checkpoint) when it returns True.
 
     A new run writes its config.yaml only once the problems and models have loaded, so a run that
     fails to start (missing model, bad dataset) leaves no run directory behind."""
@@ -309,7 +316,7 @@ def train(cfg: Config, run_dir: str | Path, *, resume: bool = False, max_steps: 
     if resume:
         run = RunDir.open(root)
         return Trainer(cfg, run, max_steps=max_steps, policy_factory=policy_factory, console=console,
-                       progress=progress, executor=executor).train()
+                       progress=progress, executor=executor, stop=stop).train()
     RunDir.check_new(root)
     created = not root.exists()
     try:
@@ -318,7 +325,7 @@ def train(cfg: Config, run_dir: str | Path, *, resume: bool = False, max_steps: 
         raise UserError(f"cannot create run directory {root}: {exc.strerror or exc}") from None
     try:
         return Trainer(cfg, RunDir(root), max_steps=max_steps, policy_factory=policy_factory, console=console,
-                       progress=progress, executor=executor, new_run=True).train()
+                       progress=progress, executor=executor, new_run=True, stop=stop).train()
     except BaseException:
         if created and not (root / "config.yaml").exists():
             shutil.rmtree(root, ignore_errors=True)

@@ -1,0 +1,451 @@
+"""`codea1 compare`: the four methods of the paper's table from one start, on one budget, evaluated alike.
+
+base (no training), golden, a1 and selfplay start from the same checkpoint (`model.code_policy` /
+`model.test_policy` of the config), with the same seed, data order and budget (training steps, or
+minutes of training time per method). Every policy is then evaluated on the same held-out problems:
+
+- the Code LLM: pass@1 from n samples per problem, with a 95% bootstrap interval over problems and the
+  paired difference to base (same problems resampled for both);
+- the Test LLM: one suite per problem written against the problem's GT, white-box (the prompt shows the
+  GT) and black-box (the question only), scored by codea1.eval.test_eval: the share of the suite's
+  asserts that are valid, pass@k, mut@k (the project's mutation engine) and Mul.
+
+Everything lands in one output directory, and the same command resumes it: each method's training run
+resumes exactly from its last checkpoint (codea1.train.loop), and an evaluation already written is not
+redone. Layout: compare.json (what was asked), runs/<method>/ (training runs), evals/<method>/step_K.json,
+results.json, results.md and plots/*.png.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codea1.config import Config
+from codea1.errors import UserError
+
+METHOD_ORDER = ("base", "golden", "a1", "selfplay")
+TRAINED = ("golden", "a1", "selfplay")
+
+
+@dataclass
+class CompareSpec:
+    """What a comparison runs; stored in compare.json so that a resumed run is the same comparison."""
+
+    methods: list[str] = field(default_factory=lambda: list(METHOD_ORDER))
+    steps: int = 10  # training steps per method (with minutes: the most steps)
+    minutes: float | None = None  # training-time budget per method, summed over the run's steps
+    eval_every: int = 0  # also evaluate every K steps (0: only the start and the end)
+    eval_problems: str = "bundled:eval"
+    eval_limit: int | None = None  # None: all held-out problems
+    code_samples: int = 4
+    test_k: int = 5
+    mutation: bool = True
+    bootstrap: int = 10_000
+    seed: int = 0
+
+    def validate(self) -> None:
+        unknown = [m for m in self.methods if m not in METHOD_ORDER]
+        if unknown or not self.methods:
+            raise UserError(f"--methods: choose from {', '.join(METHOD_ORDER)} (got {', '.join(self.methods)})")
+        if self.steps < 1:
+            raise UserError(f"--steps must be >= 1, got {self.steps}")
+        if self.minutes is not None and self.minutes <= 0:
+            raise UserError(f"--minutes must be > 0, got {self.minutes}")
+        if self.eval_every < 0:
+            raise UserError(f"--eval-every must be >= 0, got {self.eval_every}")
+        if self.code_samples < 1 or self.test_k < 1:
+            raise UserError("--code-samples and --test-k must be >= 1")
+
+
+# ----------------------------------------------------------------------------------------------------
+# small pure helpers: intervals, eval points
+
+
+def bootstrap_interval(values: Sequence[float], *, samples: int = 10_000, seed: int = 0,
+                       level: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high): the mean of per-problem values and its percentile bootstrap interval, resampling
+    problems with replacement."""
+    import numpy as np
+
+    x = np.asarray(list(values), dtype=np.float64)
+    if x.size == 0:
+        return 0.0, 0.0, 0.0
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, x.size, size=(samples, x.size))].mean(axis=1)
+    tail = (1.0 - level) / 2.0
+    return float(x.mean()), float(np.quantile(means, tail)), float(np.quantile(means, 1.0 - tail))
+
+
+def paired_difference(a: dict[str, float], b: dict[str, float], *, samples: int = 10_000, seed: int = 0
+                      ) -> tuple[float, float, float]:
+    """Mean of a - b over the problems both have, with its paired bootstrap interval."""
+    common = sorted(set(a) & set(b))
+    return bootstrap_interval([a[k] - b[k] for k in common], samples=samples, seed=seed)
+
+
+def eval_points(spec: CompareSpec, last_step: int) -> list[int]:
+    """The steps evaluated for a trained method: every eval_every steps, and its last step."""
+    points = list(range(spec.eval_every, last_step, spec.eval_every)) if spec.eval_every else []
+    return points + [last_step]
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# ----------------------------------------------------------------------------------------------------
+# evaluation of one pair of policies
+
+
+def _code_prompts(problems: list, cfg: Config) -> list:
+    from codea1.game.prompts import code_messages
+
+    return [code_messages(p) for p in problems]
+
+
+def _test_prompts(problems: list, cfg: Config, whitebox: bool, k: int) -> list:
+    from codea1.game.prompts import test_messages_blackbox, test_messages_whitebox
+
+    if whitebox:
+        return [test_messages_whitebox(p, p.gt_solution, k) for p in problems]
+    return [test_messages_blackbox(p, k) for p in problems]
+
+
+def evaluate_code(policy: Any, problems: list, executor: Any, cfg: Config, spec: CompareSpec) -> dict[str, Any]:
+    """pass@1 of the code policy: spec.code_samples seeded samples per problem at the eval section's
+    sampling settings; per-problem pass fractions and the bootstrap interval over problems."""
+    from codea1.eval.code_eval import evaluate_samples
+    from codea1.game.parsing import extract_code
+    from codea1.rl.rollout import GenerationConfig
+
+    gen = GenerationConfig.of(cfg.eval, n=spec.code_samples, seed=spec.seed + 1)
+    rows = policy.generate(_code_prompts(problems, cfg), gen)
+    solutions = [(p.id, extract_code(s.text)) for p, row in zip(problems, rows) for s in row]
+    summary, _results, _tasks = evaluate_samples(problems, solutions, executor)
+    per_problem = {tid: t["correct"] / t["n"] for tid, t in summary["tasks"].items() if t["n"]}
+    mean, low, high = bootstrap_interval(list(per_problem.values()), samples=spec.bootstrap, seed=spec.seed)
+    return {"pass@1": mean, "ci95": [low, high], "problems": len(per_problem), "samples": spec.code_samples,
+            "per_problem": per_problem, "excluded": summary.get("excluded", [])}
+
+
+def evaluate_tests(policy: Any, problems: list, executor: Any, cfg: Config, spec: CompareSpec) -> dict[str, Any]:
+    """The Test LLM on the held-out problems, white-box and black-box: one suite per problem, scored
+    against the problem's GT (valid share of its asserts, pass@k, mut@k, Mul)."""
+    from codea1.eval.test_eval import score_tests
+    from codea1.eval.ult import UltFunction
+    from codea1.game import parse_test_suite
+    from codea1.rl.rollout import GenerationConfig
+
+    functions = [UltFunction(task_id=p.id, func_name=p.entry_point, code=p.gt_solution,
+                             description=p.description, tests=list(p.golden_tests)) for p in problems]
+    out: dict[str, Any] = {}
+    for mode, whitebox in (("whitebox", True), ("blackbox", False)):
+        gen = GenerationConfig.of(cfg.generation.test, n=1, seed=spec.seed + (2 if whitebox else 3))
+        rows = policy.generate(_test_prompts(problems, cfg, whitebox, spec.test_k), gen)
+        parsed = {p.id: [t.statement for t in parse_test_suite(row[0].text, p.entry_point).tests]
+                  for p, row in zip(problems, rows)}
+        summary, records = score_tests(functions, parsed, executor, k=spec.test_k, mutation=spec.mutation,
+                                       coverage=False, timeout=cfg.game.test_timeout)
+        shares = []
+        for rec in records:
+            n_parsed = min(len(parsed.get(rec.task_id, [])), spec.test_k)
+            shares.append(sum(rec.valid) / n_parsed if n_parsed else 0.0)
+        mean, low, high = bootstrap_interval(shares, samples=spec.bootstrap, seed=spec.seed)
+        out[mode] = {"valid_ratio": mean, "valid_ratio_ci95": [low, high],
+                     "asserts_per_response": sum(len(v) for v in parsed.values()) / max(len(parsed), 1),
+                     **{key: summary[key] for key in (f"pass@{spec.test_k}", f"mut@{spec.test_k}", "Mul",
+                                                      "functions_all_valid", "functions_mutation_scored")}}
+    return out
+
+
+def evaluate_policies(code_policy: Any, test_policy: Any, problems: list, executor: Any, cfg: Config,
+                      spec: CompareSpec) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    result: dict[str, Any] = {"code": evaluate_code(code_policy, problems, executor, cfg, spec)}
+    if test_policy is not None:
+        result["tests"] = evaluate_tests(test_policy, problems, executor, cfg, spec)
+    result["seconds"] = round(time.perf_counter() - t0, 1)
+    return result
+
+
+# ----------------------------------------------------------------------------------------------------
+# the comparison
+
+
+class Comparison:
+    """One comparison directory: runs what is missing, skips what is done, then writes the report."""
+
+    def __init__(self, out: Path, cfg: Config, spec: CompareSpec, console: Any = None) -> None:
+        from rich.console import Console
+
+        spec.validate()
+        self.out, self.cfg, self.spec = Path(out), cfg, spec
+        self.console = console or Console(stderr=True)
+        self._claim()
+
+    def _claim(self) -> None:
+        """Writes compare.json on the first run; a rerun must ask for the same comparison."""
+        record = {"spec": asdict(self.spec), "config": self.cfg.to_dict()}
+        path = self.out / "compare.json"
+        if path.is_file():
+            before = json.loads(path.read_text(encoding="utf-8"))
+            if before != json.loads(json.dumps(record)):
+                raise UserError(f"{self.out} holds a different comparison (see its compare.json); use the same "
+                                f"command to resume it, or another --out")
+            self.console.print(f"resuming the comparison in {self.out}")
+        else:
+            if self.out.exists() and any(self.out.iterdir()):
+                raise UserError(f"{self.out} exists and is not a comparison directory; choose another --out")
+            _write_json(path, record)
+
+    def method_config(self, method: str) -> Config:
+        from codea1.config import config_from_dict
+
+        data = self.cfg.to_dict()
+        data["method"] = "a1" if method == "base" else method
+        data["train"]["max_steps"] = self.spec.steps
+        data["train"]["progress"] = False
+        return config_from_dict(data)
+
+    def eval_path(self, method: str, step: int) -> Path:
+        return self.out / "evals" / method / f"step_{step}.json"
+
+    def run(self) -> dict[str, Any]:
+        from codea1.data import load_problems
+        from codea1.train.loop import make_executor
+
+        spec = self.spec
+        problems = load_problems(spec.eval_problems)
+        if spec.eval_limit is not None:
+            problems = problems[: spec.eval_limit]
+        if not problems:
+            raise UserError(f"{spec.eval_problems}: no held-out problems")
+        (self.out / "runs").mkdir(parents=True, exist_ok=True)
+        with make_executor(self.cfg, hide_paths=[str(self.out.resolve())]) as executor:
+            self._base(problems, executor)
+            for method in spec.methods:
+                if method != "base":
+                    self._method(method, problems, executor)
+        return self.write_results()
+
+    def _base(self, problems: list, executor: Any) -> None:
+        path = self.eval_path("base", 0)
+        if path.is_file():
+            return
+        from codea1.train.loop import build_policies
+
+        cfg = self.method_config("base")
+        self.console.print(f"[bold]base[/bold]: evaluating the start policies on {len(problems)} problems")
+        code_policy, test_policy = build_policies(cfg)
+        _write_json(path, {"method": "base", "step": 0,
+                           **evaluate_policies(code_policy, test_policy, problems, executor, cfg, self.spec)})
+
+    def _method(self, method: str, problems: list, executor: Any) -> None:
+        from codea1.train.loop import build_policies, train
+        from codea1.train.metrics import read_metrics
+
+        cfg = self.method_config(method)
+        run_dir = self.out / "runs" / method
+        held: dict[str, Any] = {}
+
+        def factory(c: Config) -> tuple[Any, Any]:
+            if "pair" not in held:
+                held["pair"] = build_policies(c)
+            return held["pair"]
+
+        stop = None
+        if self.spec.minutes is not None:
+            budget = self.spec.minutes * 60.0
+            stop = lambda rows: sum(float(r.get("time_step") or 0.0) for r in rows) >= budget  # noqa: E731
+        done = _last_step(run_dir)
+        finished = _budget_spent(run_dir, self.spec)
+        targets = eval_points(self.spec, self.spec.steps)
+        for target in targets:
+            if self.eval_path(method, target).is_file():
+                continue
+            if finished and done < target:  # the minutes ran out before this point
+                break
+            self.console.print(f"[bold]{method}[/bold]: training to step {target} of {self.spec.steps}")
+            train(cfg, run_dir, resume=(run_dir / "config.yaml").is_file(), max_steps=target,
+                  policy_factory=factory, console=self.console, executor=executor, progress=False,
+                  stop=stop)
+            done = _last_step(run_dir)
+            finished = _budget_spent(run_dir, self.spec)
+            step = done
+            if self.eval_path(method, step).is_file():
+                continue
+            code_policy, test_policy = held["pair"]
+            test_policy = test_policy if method != "golden" else None  # golden trains no Test LLM
+            self.console.print(f"[bold]{method}[/bold]: evaluating step {step} on {len(problems)} problems")
+            _write_json(self.eval_path(method, step), {
+                "method": method, "step": step,
+                "train_seconds": sum(float(r.get("time_step") or 0.0) for r in read_metrics(run_dir / "metrics.jsonl")),
+                **evaluate_policies(code_policy, test_policy, problems, executor, cfg, self.spec)})
+            if finished:
+                break
+
+    # -- results ---------------------------------------------------------------------------------------
+
+    def evals(self, method: str) -> list[dict[str, Any]]:
+        folder = self.out / "evals" / method
+        rows = [json.loads(p.read_text(encoding="utf-8")) for p in folder.glob("step_*.json")] if folder.is_dir() else []
+        return sorted(rows, key=lambda r: r["step"])
+
+    def write_results(self) -> dict[str, Any]:
+        from codea1.train.metrics import read_metrics
+
+        spec = self.spec
+        base_rows = self.evals("base")
+        base = base_rows[0] if base_rows else None
+        k = spec.test_k
+        table: dict[str, Any] = {}
+        for method in spec.methods:
+            rows = base_rows if method == "base" else self.evals(method)
+            if not rows:
+                continue
+            final = rows[-1]
+            entry: dict[str, Any] = {"step": final["step"], "code": {k2: v for k2, v in final["code"].items()
+                                                                      if k2 != "per_problem"}}
+            if base is not None and method != "base":
+                d, lo, hi = paired_difference(final["code"]["per_problem"], base["code"]["per_problem"],
+                                              samples=spec.bootstrap, seed=spec.seed)
+                entry["code"]["delta_vs_base"] = d
+                entry["code"]["delta_ci95"] = [lo, hi]
+            tests = final.get("tests") or (base or {}).get("tests")
+            if tests is not None:
+                entry["tests"] = tests
+                entry["tests_from"] = method if final.get("tests") else "base (not trained)"
+            if method != "base":
+                metrics = read_metrics(self.out / "runs" / method / "metrics.jsonl")
+                entry["train_seconds"] = round(sum(float(r.get("time_step") or 0.0) for r in metrics), 1)
+                entry["first_step_code_reward"] = metrics[0].get("code_reward") if metrics else None
+            table[method] = entry
+        results = {"spec": asdict(spec), "held_out": {"problems": spec.eval_problems, "limit": spec.eval_limit},
+                   "methods": table,
+                   "curves": {m: [{"step": r["step"], "pass@1": r["code"]["pass@1"]} for r in
+                                  (base_rows if m == "base" else base_rows[:1] + self.evals(m))]
+                              for m in spec.methods}}
+        _write_json(self.out / "results.json", results)
+        (self.out / "results.md").write_text(markdown_table(results, k), encoding="utf-8")
+        write_curves(self.out, spec.methods)
+        return results
+
+
+def _last_step(run_dir: Path) -> int:
+    from codea1.train.checkpoint import latest_checkpoint, read_state
+
+    ckpt = latest_checkpoint(run_dir / "checkpoints") if (run_dir / "checkpoints").is_dir() else None
+    return read_state(ckpt).step if ckpt is not None else 0
+
+
+def _budget_spent(run_dir: Path, spec: CompareSpec) -> bool:
+    """Whether the method's run has used its budget: all its steps, or (with minutes) its training time."""
+    from codea1.train.metrics import read_metrics
+
+    step = _last_step(run_dir)
+    if step >= spec.steps:
+        return True
+    if spec.minutes is None:
+        return False
+    rows = [r for r in read_metrics(run_dir / "metrics.jsonl") if int(r.get("step", 0)) <= step]
+    return sum(float(r.get("time_step") or 0.0) for r in rows) >= spec.minutes * 60.0
+
+
+def _pct(x: float) -> str:
+    return f"{100.0 * x:.1f}"
+
+
+def markdown_table(results: dict[str, Any], k: int) -> str:
+    """The comparison as a markdown table (percent), intervals in brackets."""
+    spec = results["spec"]
+    budget = f"{spec['steps']} steps" + (f" or {spec['minutes']:g} min of training" if spec.get("minutes") else "")
+    lines = [f"Held-out: {results['held_out']['problems']}; budget per method: {budget}; code pass@1 from "
+             f"{spec['code_samples']} samples per problem; Test LLM: one suite per problem, first {k} asserts; "
+             f"95% bootstrap intervals over problems.", "",
+             f"| method | steps | code pass@1 | vs base | test valid (white-box) | pass@{k} | mut@{k} | Mul | "
+             f"test valid (black-box) | mut@{k} (black-box) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for method, e in results["methods"].items():
+        c = e["code"]
+        lo, hi = c["ci95"]
+        delta = "-"
+        if "delta_vs_base" in c:
+            dlo, dhi = c["delta_ci95"]
+            delta = f"{100 * c['delta_vs_base']:+.1f} [{100 * dlo:+.1f}, {100 * dhi:+.1f}]"
+        cells = [method, str(e["step"]), f"{_pct(c['pass@1'])} [{_pct(lo)}, {_pct(hi)}]", delta]
+        t = e.get("tests")
+        if t:
+            wb, bb = t["whitebox"], t["blackbox"]
+            note = "" if e.get("tests_from") == method else " (base)"
+            cells += [f"{_pct(wb['valid_ratio'])}{note}", f"{wb[f'pass@{k}']:.1f}", f"{wb[f'mut@{k}']:.1f}",
+                      f"{wb['Mul']:.1f}", f"{_pct(bb['valid_ratio'])}", f"{bb[f'mut@{k}']:.1f}"]
+        else:
+            cells += ["-"] * 6
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_curves(out: Path, methods: list[str]) -> list[Path]:
+    """Learning curves: R_C, R_T, valid ratio and Mistake Book size per step from each run's metrics,
+    and held-out pass@1 at each evaluated step."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from codea1.train.metrics import read_metrics
+
+    plots = out / "plots"
+    plots.mkdir(parents=True, exist_ok=True)
+    keys = [("code_reward", "R_C (code reward)"), ("test_reward", "R_T (test reward)"),
+            ("valid_ratio", "valid ratio of suites"), ("mistake_book_size", "Mistake Book size")]
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7))
+    for ax, (key, title) in zip(axes.flat, keys):
+        for method in methods:
+            rows = read_metrics(out / "runs" / method / "metrics.jsonl") if method != "base" else []
+            pts = [(r["step"], r[key]) for r in rows if isinstance(r.get(key), (int, float))]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=method)
+        ax.set_title(title)
+        ax.set_xlabel("step")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend()
+    fig.tight_layout()
+    training = plots / "training.png"
+    fig.savefig(training, dpi=100)
+    plt.close(fig)
+
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for method, pts in results["curves"].items():
+        if pts:
+            ax.plot([p["step"] for p in pts], [p["pass@1"] for p in pts], marker="o", label=method)
+    ax.set_title("held-out pass@1")
+    ax.set_xlabel("step")
+    ax.legend()
+    fig.tight_layout()
+    heldout = plots / "heldout_pass1.png"
+    fig.savefig(heldout, dpi=100)
+    plt.close(fig)
+    return [training, heldout]
+
+
+def compare(out: Path, cfg: Config, spec: CompareSpec, console: Any = None) -> dict[str, Any]:
+    """Runs (or resumes) a comparison in `out`; returns results.json's content."""
+    if not math.isfinite(float(spec.minutes or 0.0)):
+        raise UserError("--minutes must be finite")
+    return Comparison(out, cfg, spec, console).run()
+
+
+__all__ = ["CompareSpec", "Comparison", "bootstrap_interval", "compare", "eval_points", "markdown_table",
+           "paired_difference"]

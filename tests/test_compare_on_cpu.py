@@ -1,0 +1,129 @@
+"""`codea1 compare`: intervals, eval points, the table, and a comparison that resumes after SIGKILL to the
+same results as an uninterrupted one (tiny random models: the plumbing, not learning)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codea1.train.compare import CompareSpec, bootstrap_interval, eval_points, markdown_table, paired_difference
+
+REPO = Path(__file__).resolve().parents[1]
+UID_BASE = 1_700_800_000  # this file's own uid range
+ARGS = ["--config", str(REPO / "codea1" / "configs" / "tiny-cpu.yaml"), "--steps", "2", "--eval-every", "1",
+        "--eval-limit", "3", "--code-samples", "2", "--test-k", "3", "--methods", "base,golden,a1",
+        "train.batch_size=2", "game.M=2", "game.N=2", "executor.workers=1", f"executor.uid_base={UID_BASE}"]
+
+
+def test_bootstrap_interval_brackets_the_mean_and_is_seeded() -> None:
+    values = [0.0, 0.25, 1.0, 1.0, 0.5, 0.0, 0.75]
+    mean, low, high = bootstrap_interval(values, samples=2000, seed=3)
+    assert mean == pytest.approx(sum(values) / len(values))
+    assert 0.0 <= low < mean < high <= 1.0
+    assert bootstrap_interval(values, samples=2000, seed=3) == (mean, low, high)
+    assert bootstrap_interval([0.5] * 9, samples=500) == (0.5, 0.5, 0.5)
+    assert bootstrap_interval([], samples=10) == (0.0, 0.0, 0.0)
+
+
+def test_paired_difference_uses_common_problems_only() -> None:
+    a = {"p1": 1.0, "p2": 0.5, "p3": 1.0, "only_a": 0.0}
+    b = {"p1": 0.5, "p2": 0.5, "p3": 0.0, "only_b": 1.0}
+    d, low, high = paired_difference(a, b, samples=1000)
+    assert d == pytest.approx((0.5 + 0.0 + 1.0) / 3)
+    assert low <= d <= high
+
+
+def test_eval_points() -> None:
+    assert eval_points(CompareSpec(steps=10, eval_every=0), 10) == [10]
+    assert eval_points(CompareSpec(steps=10, eval_every=4), 10) == [4, 8, 10]
+    assert eval_points(CompareSpec(steps=10, eval_every=5), 10) == [5, 10]
+
+
+def test_markdown_table_marks_an_untrained_test_llm_and_signs_deltas() -> None:
+    tests = {mode: {"valid_ratio": 0.5, "pass@5": 50.0, "mut@5": 40.0, "Mul": 20.0} for mode in ("whitebox", "blackbox")}
+    results = {"spec": {"steps": 3, "minutes": None, "code_samples": 4}, "held_out": {"problems": "bundled:eval"},
+               "methods": {"base": {"step": 0, "code": {"pass@1": 0.1, "ci95": [0.0, 0.2]}, "tests": tests,
+                                    "tests_from": "base"},
+                           "golden": {"step": 3, "code": {"pass@1": 0.2, "ci95": [0.1, 0.3], "delta_vs_base": 0.1,
+                                                          "delta_ci95": [-0.05, 0.25]},
+                                      "tests": tests, "tests_from": "base (not trained)"}}}
+    table = markdown_table(results, 5)
+    assert "| golden | 3 | 20.0 [10.0, 30.0] | +10.0 [-5.0, +25.0] | 50.0 (base) |" in table
+    assert "| base | 0 | 10.0 [0.0, 20.0] | - | 50.0 |" in table
+
+
+def _compare(out: Path, kill_at: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("CODEA1_DEBUG_KILL_AT", None)
+    if kill_at:
+        env["CODEA1_DEBUG_KILL_AT"] = kill_at
+    return subprocess.run([sys.executable, "-m", "codea1", "compare", "--out", str(out), *ARGS], env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def _without_times(path: Path) -> list[dict]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [{k: v for k, v in r.items() if not k.startswith("time_") and "tokens_per_s" not in k
+             and k != "outside_model_frac"} for r in rows]
+
+
+def test_compare_resumes_after_sigkill_to_the_uninterrupted_results(tmp_path: Path) -> None:
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    first = _compare(whole)
+    assert first.returncode == 0, first.stderr[-2000:]
+    # killed inside a1's second step (golden has no test policy, so learn_test:2 is reached in golden
+    # first: the kill lands in golden's step 2, after its step-1 evaluation was written)
+    dead = _compare(killed, kill_at="learn_test:2")
+    assert dead.returncode != 0
+    written = sorted(p.name for p in (killed / "evals" / "golden").glob("*.json"))
+    assert written == ["step_1.json"]
+    stamp = (killed / "evals" / "golden" / "step_1.json").stat().st_mtime_ns
+    again = _compare(killed)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "resuming the comparison" in again.stderr
+    assert (killed / "evals" / "golden" / "step_1.json").stat().st_mtime_ns == stamp  # not redone
+    for method in ("golden", "a1"):
+        assert _without_times(killed / "runs" / method / "metrics.jsonl") == \
+            _without_times(whole / "runs" / method / "metrics.jsonl")
+    a, b = (json.loads((d / "results.json").read_text()) for d in (whole, killed))
+    for method in ("base", "golden", "a1"):
+        ca, cb = a["methods"][method]["code"], b["methods"][method]["code"]
+        assert (ca["pass@1"], ca["ci95"], ca["problems"]) == (cb["pass@1"], cb["ci95"], cb["problems"])
+        assert a["methods"][method].get("tests") == b["methods"][method].get("tests")
+    assert a["curves"] == b["curves"] and [p["step"] for p in a["curves"]["a1"]] == [0, 1, 2]
+    assert (killed / "results.md").read_text().count("\n| ") == 4  # header + 3 methods
+    assert (killed / "plots" / "training.png").is_file() and (killed / "plots" / "heldout_pass1.png").is_file()
+    # a finished comparison is not redone, and another comparison is refused in the same directory
+    stamps = {p: p.stat().st_mtime_ns for p in (killed / "evals").rglob("*.json")}
+    assert _compare(killed).returncode == 0
+    assert {p: p.stat().st_mtime_ns for p in (killed / "evals").rglob("*.json")} == stamps
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    other = subprocess.run([sys.executable, "-m", "codea1", "compare", "--out", str(killed), *ARGS[:-1],
+                            "--steps", "3"], env=env, capture_output=True, text=True, timeout=120)
+    assert other.returncode != 0 and "different comparison" in other.stderr
+
+
+def test_a_training_budget_stops_the_run_with_a_checkpoint(tmp_path: Path) -> None:
+    """train(stop=...) ends the run after the step at which it says so, and checkpoints there (how
+    `codea1 compare --minutes` spends a time budget)."""
+    from conftest import quiet_executor
+
+    from codea1.config import load_config
+    from codea1.train.checkpoint import latest_checkpoint, read_state
+    from codea1.train.loop import train
+
+    cfg = load_config(REPO / "codea1" / "configs" / "tiny-cpu.yaml",
+                      ["train.batch_size=2", "game.M=2", "game.N=2", "train.checkpoint_every=10"])
+    ex = quiet_executor(UID_BASE + 10, workers=1)
+    try:
+        out = train(cfg, tmp_path / "run", max_steps=5, executor=ex, progress=False,
+                    stop=lambda rows: len(rows) >= 2)
+    finally:
+        ex.close()
+    assert out["steps"] == 2
+    assert read_state(latest_checkpoint(tmp_path / "run" / "checkpoints")).step == 2
