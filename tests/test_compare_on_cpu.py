@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from codea1.train.compare import CompareSpec, bootstrap_interval, eval_points, markdown_table, paired_difference
+from codea1.train.compare import (
+    CompareSpec,
+    bootstrap_interval,
+    eval_points,
+    markdown_table,
+    paired_difference,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 UID_BASE = 1_700_800_000  # this file's own uid range
@@ -63,7 +69,7 @@ def _compare(out: Path, kill_at: str | None = None) -> subprocess.CompletedProce
     if kill_at:
         env["CODEA1_DEBUG_KILL_AT"] = kill_at
     return subprocess.run([sys.executable, "-m", "codea1", "compare", "--out", str(out), *ARGS], env=env,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, check=False)
 
 
 def _without_times(path: Path) -> list[dict]:
@@ -104,7 +110,7 @@ def test_compare_resumes_after_sigkill_to_the_uninterrupted_results(tmp_path: Pa
     assert {p: p.stat().st_mtime_ns for p in (killed / "evals").rglob("*.json")} == stamps
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     other = subprocess.run([sys.executable, "-m", "codea1", "compare", "--out", str(killed), *ARGS[:-1],
-                            "--steps", "3"], env=env, capture_output=True, text=True, timeout=120)
+                            "--steps", "3"], env=env, capture_output=True, text=True, timeout=120, check=False)
     assert other.returncode != 0 and "different comparison" in other.stderr
 
 

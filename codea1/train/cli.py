@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "to resume: training resumes exactly, finished evaluations are kept.")
     c.add_argument("--config", type=Path, help="YAML config (the start checkpoint is model.code_policy)")
     c.add_argument("--out", type=Path, required=True, help="comparison directory (created, or resumed)")
-    c.add_argument("--methods", default=",".join(("base", "golden", "a1", "selfplay")),
+    c.add_argument("--methods", default="base,golden,a1,selfplay",
                    help="comma-separated subset of base,golden,a1,selfplay")
     c.add_argument("--steps", type=int, default=10, help="training steps per method (the most, with --minutes)")
     c.add_argument("--minutes", type=float, default=None,

@@ -266,7 +266,7 @@ class Comparison:
         stop = None
         if self.spec.minutes is not None:
             budget = self.spec.minutes * 60.0
-            stop = lambda rows: sum(float(r.get("time_step") or 0.0) for r in rows) >= budget  # noqa: E731
+            stop = lambda rows: sum(float(r.get("time_step") or 0.0) for r in rows) >= budget
         done = _last_step(run_dir)
         finished = _budget_spent(run_dir, self.spec)
         targets = eval_points(self.spec, self.spec.steps)
@@ -369,12 +369,12 @@ def markdown_table(results: dict[str, Any], k: int) -> str:
     """The comparison as a markdown table (percent), intervals in brackets."""
     spec = results["spec"]
     budget = f"{spec['steps']} steps" + (f" or {spec['minutes']:g} min of training" if spec.get("minutes") else "")
-    lines = [f"Held-out: {results['held_out']['problems']}; budget per method: {budget}; code pass@1 from "
+    intro = (f"Held-out: {results['held_out']['problems']}; budget per method: {budget}; code pass@1 from "
              f"{spec['code_samples']} samples per problem; Test LLM: one suite per problem, first {k} asserts; "
-             f"95% bootstrap intervals over problems.", "",
-             f"| method | steps | code pass@1 | vs base | test valid (white-box) | pass@{k} | mut@{k} | Mul | "
-             f"test valid (black-box) | mut@{k} (black-box) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             f"95% bootstrap intervals over problems.")
+    header = (f"| method | steps | code pass@1 | vs base | test valid (white-box) | pass@{k} | mut@{k} | Mul | "
+              f"test valid (black-box) | mut@{k} (black-box) |")
+    lines = [intro, "", header, "|---|---|---|---|---|---|---|---|---|---|"]
     for method, e in results["methods"].items():
         c = e["code"]
         lo, hi = c["ci95"]
