@@ -245,6 +245,14 @@ class ExecutorSection(Section):
     memory_mb: int = knob(1024, "address-space limit per sandboxed child, MiB", low=64)
     uid_base: int | None = knob(None, "where the sandbox starts looking for free uids to lease (one per "
                                       "slot, machine-wide); null: the sandbox's default", low=1000)
+    backend: str = knob("local", "local: one Executor in this process; ray: one Executor per Ray node "
+                                 "(codea1.sandbox.ray_backend; needs the 'ray' extra), workers per node",
+                        choices=("local", "ray"))
+    ray_address: str | None = knob(None, "backend ray: the cluster to join ('auto': the one `ray start` "
+                                          "made on this node; null: a running one, else a local one)")
+    ray_actors_per_node: int = knob(1, "backend ray: sandbox pools per node", low=1)
+    ray_max_in_flight: int = knob(2, "backend ray: job chunks (8 jobs per slot each) handed to a pool "
+                                     "at a time", low=1)
 
 
 @dataclass

@@ -32,6 +32,8 @@ from typing import Any
 from codea1.sandbox.executor import Job, JobResult, SandboxError
 
 DEFAULT_IN_FLIGHT = 2  # chunks per actor: one running and one queued behind it keeps every slot busy
+CHUNK_PER_SLOT = 8  # default jobs per chunk, per slot of the pool: fewer round trips (see
+                    # benchmarks/ray_executor_overhead.py), yet a lost pool reruns little
 
 
 def _ray() -> Any:
@@ -81,7 +83,7 @@ class RayExecutor:
 
     address: Ray address ("auto" joins a running cluster; None: the running one, else a local one started
     here). actors_per_node: sandbox pools per node (1 on a real cluster; more only to test on one
-    machine). chunk_size: jobs per task (default: the actor's slots). max_in_flight: chunks per actor at a
+    machine). chunk_size: jobs per task (default: 8 per slot of the actor). max_in_flight: chunks per actor at a
     time. actor_cpus: Ray CPUs each actor reserves (0: the sandbox's own slots do the work, Ray only places
     the actor). The other keyword arguments go to each node's `Executor` (workers: slots per node).
     """
@@ -202,7 +204,7 @@ class RayExecutor:
             self._info = infos or getattr(self, "_info", [])
 
     def _chunk(self, actor: _Actor) -> int:
-        return max(1, int(self.chunk_size or actor.workers))
+        return max(1, int(self.chunk_size or CHUNK_PER_SLOT * actor.workers))
 
     def _run(self, jobs: list[Job], progress: Callable[[int, int], None] | None) -> list[JobResult]:
         ray = self._ray
