@@ -9,8 +9,8 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from codea1.sandbox import Executor, Job  # noqa: E402
-from codea1.sandbox.ray_backend import RayExecutor  # noqa: E402
+from codea1.sandbox import Executor, Job
+from codea1.sandbox.ray_backend import RayExecutor
 
 UID_BASE = 1_700_700_000
 

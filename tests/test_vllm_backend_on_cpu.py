@@ -160,7 +160,7 @@ def test_engine_ignores_the_checkpoint_generation_config_and_samples_exactly_as_
     assert llm.kwargs["seed"] == cfg.seed and "enable_lora" not in llm.kwargs
     gen = GenerationConfig(temperature=0.7, top_p=0.9, top_k=0, max_new_tokens=33, stop=["\n```"], n=4, seed=5)
     groups = code.generate(PROMPTS, gen)
-    [(_, inputs, params, lora)] = llm.calls("generate")
+    [(_, _inputs, params, lora)] = llm.calls("generate")
     assert lora is None and len(params) == len(PROMPTS)
     for sp in params:
         kw = sp.kwargs

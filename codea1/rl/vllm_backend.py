@@ -37,6 +37,7 @@ are re-synced from the learner at every wake-up anyway).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import shutil
@@ -174,10 +175,8 @@ class EngineHandle:
     def drop_lora(self, lora_id: int, path: Path | None) -> None:
         engine = getattr(self.llm, "llm_engine", None)
         if engine is not None and hasattr(engine, "remove_lora"):
-            try:
+            with contextlib.suppress(Exception):  # an adapter never used is not loaded: nothing to drop
                 engine.remove_lora(lora_id)
-            except Exception:  # noqa: BLE001  (an adapter never used is not loaded: nothing to drop)
-                pass
         if path is not None:
             shutil.rmtree(path, ignore_errors=True)
 

@@ -24,6 +24,7 @@ suite do not need it.
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import threading
 from collections.abc import Callable
@@ -154,14 +155,10 @@ class RayExecutor:
         ray = self._ray
         for actor in self._actors:
             if actor.alive:
-                try:
+                with contextlib.suppress(Exception):  # a dead or stuck actor is killed below anyway
                     ray.get(actor.handle.close.remote(), timeout=60)
-                except Exception:  # noqa: BLE001  (a dead or stuck actor is killed below anyway)
-                    pass
-                try:
+                with contextlib.suppress(Exception):
                     ray.kill(actor.handle)
-                except Exception:  # noqa: BLE001
-                    pass
         self._actors = []
 
     # -- internals ----------------------------------------------------------------------------------
@@ -266,8 +263,6 @@ class RayExecutor:
         back = [pos for positions in actor.in_flight.values() for pos in positions]
         actor.in_flight.clear()
         self.stats["requeued_jobs"] += len(back)
-        pending.extendleft(reversed(sorted(back)))
-        try:
+        pending.extendleft(sorted(back, reverse=True))
+        with contextlib.suppress(Exception):
             self._ray.kill(actor.handle)
-        except Exception:  # noqa: BLE001
-            pass
