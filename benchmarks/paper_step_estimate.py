@@ -19,7 +19,10 @@ Costs:
   target GPU, e.g. benchmarks/generation_throughput.py there);
 - per scored/trained token: a forward pass costs 2*params FLOPs per token at --mfu of --peak-tflops;
   training is forward + backward (3x) plus the recomputed forward of gradient checkpointing (4x in all);
-- the Ray backend's overhead on the sandbox (--ray-overhead, from benchmarks/ray_executor_overhead.py).
+- the Ray backend's overhead on the sandbox (--ray-overhead, from benchmarks/ray_executor_overhead.py);
+- optionally, the most verdicts per second one sandbox pool reaches (--pool-rate): each pool's parent
+  decides every verdict in one interpreter, so past some number of slots a pool stops scaling (more pools
+  per node: executor.ray_actors_per_node).
 
 The phases of a step run one after the other (generate codes, generate tests, execute, score, train);
 generation, scoring and training split over every GPU of the cluster (one engine and one data-parallel
@@ -74,6 +77,11 @@ def main() -> None:
     ap.add_argument("--measure-jobs", type=int, default=200)
     ap.add_argument("--timeout-share", type=float, default=0.002,
                     help="share of verdicts that run into the per-call time limit")
+    ap.add_argument("--pool-rate", type=float, default=None,
+                    help="most verdicts/s one sandbox pool (one Executor process) reaches, whatever its "
+                         "slots: its parent decides every verdict in one interpreter (a 16-slot pool "
+                         "measured ~56,000/s on 72-call jobs, ~18,000/s on 8-call jobs); null: no cap")
+    ap.add_argument("--pools-per-node", type=int, default=1, help="executor.ray_actors_per_node")
     ap.add_argument("--ray-overhead", type=float, default=1.02,
                     help="local/Ray verdict-rate ratio (benchmarks/ray_executor_overhead.py)")
     ap.add_argument("--gen-token-cost", type=float, default=1e-4,
@@ -138,6 +146,8 @@ def main() -> None:
         gen_test = test_resp * args.test_tokens * args.gen_token_cost / gpus
         overhead = args.ray_overhead if n_nodes > 1 else 1.0
         sandbox = verdicts * cost_with_timeouts * overhead / cores
+        if args.pool_rate:  # the pools' parents cap the rate however many slots they have
+            sandbox = max(sandbox, verdicts * overhead / (args.pool_rate * args.pools_per_node * n_nodes))
         score = score_tokens * fwd / gpus
         train = (train_tokens * fwd * train_factor + ref_tokens * fwd) / gpus
         step = gen_code + gen_test + sandbox + score + train
