@@ -101,7 +101,7 @@ def test_honest_failing_erroring_and_timing_out_solutions(executor):
         (WORDS, "def task_func(text:\n"),
         (FILES, GOOD[FILES]),
         (FILES, "    return sorted(os.listdir(directory))\n"),  # a completion continuing the prompt: wrong
-        (STATS, GOOD[STATS]),
+        (STATS, "from __future__ import annotations\n" + GOOD[STATS]),
         (STATS, "    m = sum(values) / len(values)\n    return m, 0.0\n"),  # a completion: wrong std
         ("BigCodeBench/unknown", "x = 1\n"),
     ]
