@@ -272,7 +272,7 @@ def test_two_full_policies_share_one_engine_and_swap_weights(fake_vllm, tmp_path
 def test_lora_updates_use_a_new_adapter_id_each_time(fake_vllm, tmp_path):
     code, test = build(config(model={"mode": "dual-lora"}, policy={"lora_r": 4}), tmp_path)
     [llm] = FakeLLM.created  # one engine for the shared base
-    assert llm.kwargs["enable_lora"] is True and llm.kwargs["max_lora_rank"] == 4
+    assert llm.kwargs["enable_lora"] is True and llm.kwargs["max_lora_rank"] == 8  # vLLM's smallest slot >= 4
     gen = GenerationConfig(n=1, seed=0)
     code.generate(PROMPTS, gen)
     assert llm.calls("generate")[-1][3] is None  # the fresh adapter is a no-op: the base samples

@@ -319,6 +319,17 @@ def _eos_ids(policy: Any) -> list[int]:
     return list(eos) if isinstance(eos, (list, tuple)) else [int(eos)]
 
 
+LORA_RANK_SLOTS = (8, 16, 32, 64, 128, 256, 320, 512)  # the max_lora_rank values vLLM accepts
+
+
+def lora_rank_slot(rank: int) -> int:
+    """The smallest max_lora_rank vLLM accepts that holds an adapter of this rank."""
+    for slot in LORA_RANK_SLOTS:
+        if rank <= slot:
+            return slot
+    raise UserError(f"policy.lora_r {rank} is above vLLM's largest LoRA rank ({LORA_RANK_SLOTS[-1]})")
+
+
 def build_engine(cfg: Any, source: str, *, lora: bool, llm_class: Any = None) -> EngineHandle:
     """A vLLM engine for one base model, configured from the `rollout` section (and model/policy/seed)."""
     r = cfg.rollout
@@ -345,7 +356,7 @@ def build_engine(cfg: Any, source: str, *, lora: bool, llm_class: Any = None) ->
     if r.vllm_max_model_len is not None:
         kwargs["max_model_len"] = r.vllm_max_model_len
     if lora:
-        kwargs.update(enable_lora=True, max_lora_rank=cfg.policy.lora_r, max_loras=2)
+        kwargs.update(enable_lora=True, max_lora_rank=lora_rank_slot(cfg.policy.lora_r), max_loras=2)
     llm = llm_class(**kwargs)
     return EngineHandle(llm, sleep_level=r.vllm_sleep_level, lora=lora)
 
