@@ -245,6 +245,37 @@ class ExecutorSection(Section):
     memory_mb: int = knob(1024, "address-space limit per sandboxed child, MiB", low=64)
     uid_base: int | None = knob(None, "where the sandbox starts looking for free uids to lease (one per "
                                       "slot, machine-wide); null: the sandbox's default", low=1000)
+    backend: str = knob("local", "local: one Executor in this process; ray: one Executor per Ray node "
+                                 "(codea1.sandbox.ray_backend; needs the 'ray' extra), workers per node",
+                        choices=("local", "ray"))
+    ray_address: str | None = knob(None, "backend ray: the cluster to join ('auto': the one `ray start` "
+                                          "made on this node; null: a running one, else a local one)")
+    ray_actors_per_node: int = knob(1, "backend ray: sandbox pools per node", low=1)
+    ray_max_in_flight: int = knob(2, "backend ray: job chunks (8 jobs per slot each) handed to a pool "
+                                     "at a time", low=1)
+
+
+@dataclass
+class RolloutSection(Section):
+    """The engine that samples rollouts for training (the learner always scores and trains itself)."""
+
+    backend: str = knob("transformers", "transformers: the policy's own model.generate; vllm: a vLLM "
+                                        "engine per base model, synced after every update "
+                                        "(codea1.rl.vllm_backend; needs the 'vllm' extra and a GPU)",
+                        choices=("transformers", "vllm"))
+    vllm_gpu_memory_utilization: float = knob(0.3, "backend vllm: share of each GPU's memory the engine "
+                                                   "takes (the learner shares the GPU)", low=0.0, high=1.0,
+                                              low_open=True)
+    vllm_sleep_level: int = knob(1, "backend vllm: sleep between rollouts to free GPU memory for the "
+                                    "learner (0: never; 1: weights to CPU, KV cache dropped; 2: weights "
+                                    "dropped too, re-sent from the learner; full models only)", low=0,
+                                 high=2)
+    vllm_tensor_parallel_size: int = knob(1, "backend vllm: GPUs one engine spans", low=1)
+    vllm_dtype: str = knob("bfloat16", "backend vllm: the engine's weight dtype",
+                           choices=("auto", "bfloat16", "float16", "float32"))
+    vllm_max_model_len: int | None = knob(None, "backend vllm: prompt + response tokens (null: the "
+                                                "model's own limit)", low=1)
+    vllm_enforce_eager: bool = knob(False, "backend vllm: no CUDA graphs (less memory, slower)")
 
 
 @dataclass
@@ -275,6 +306,7 @@ class Config(Section):
     generation: GenerationSection = field(default_factory=GenerationSection)
     data: DataSection = field(default_factory=DataSection)
     executor: ExecutorSection = field(default_factory=ExecutorSection)
+    rollout: RolloutSection = field(default_factory=RolloutSection)
     eval: EvalSection = field(default_factory=_eval_defaults)
 
     def __post_init__(self) -> None:
@@ -460,6 +492,10 @@ def _cross_check(cfg: Config) -> None:
     if cfg.method == "selfplay" and cfg.model.mode == "dual-lora":
         raise UserError("config key 'model.mode' cannot be dual-lora with method selfplay, which trains "
                         "a single policy; use full or lora")
+    if cfg.rollout.backend == "vllm" and cfg.rollout.vllm_sleep_level == 2 and cfg.model.mode != "full":
+        raise UserError("config key 'rollout.vllm_sleep_level' cannot be 2 with model.mode "
+                        f"{cfg.model.mode}: level 2 drops the engine's base weights, which LoRA policies "
+                        "never re-send; use 1")
     if cfg.policy.mini_batches > cfg.train.batch_size:
         raise UserError(f"config key 'policy.mini_batches' ({cfg.policy.mini_batches}) cannot exceed "
                         f"train.batch_size ({cfg.train.batch_size})")

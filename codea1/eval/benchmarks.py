@@ -7,6 +7,9 @@ HumanEval+ and MBPP+ come from either
   `base_input` / `plus_input` / `atol`), whose expected values are computed by running the canonical
   solution, as EvalPlus does (for MBPP+'s "not None" tasks, whether its output is not None).
 Either way the verdicts follow evalplus 0.3.1's evaluator, special oracles included (codea1.eval.checker).
+BigCodeBench (`bigcodebench`: the instruct prompts; `bigcodebench-complete`: the completion prompts) comes
+from a local file in its published format, given by --data; its unittest tests run in the sandbox with
+the verdict decided by the parent (codea1.eval.bigcodebench).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from codea1.data.problem import Problem, jsonl_rows, read_problems_jsonl
 from codea1.errors import UserError
 
 SOURCES = {"humaneval+": "humanevalplus", "mbpp+": "mbppplus"}
+BIGCODEBENCH = {"bigcodebench": "instruct", "bigcodebench-complete": "complete"}
 DATA_ENV = "CODEA1_EVAL_DATA"
 
 # EvalPlus's check() helpers is_floats and assertion, plus the names inf and nan that input reprs may use
@@ -109,9 +113,18 @@ def _from_file(path: Path, source: str | None = None) -> list[Problem]:
 
 
 def load_benchmark(spec: str, data: str | None = None, limit: int | None = None) -> list[Problem]:
-    """Problems of a benchmark: humaneval+ | mbpp+ | humaneval | bundled[:split] | PATH."""
+    """Problems of a benchmark: humaneval+ | mbpp+ | bigcodebench[-complete] | humaneval | bundled[:split] |
+    PATH."""
     if spec in SOURCES:
         problems = _from_file(_data_path(data), SOURCES[spec])
+    elif spec in BIGCODEBENCH:
+        from codea1.eval.bigcodebench import load_bigcodebench
+
+        if not data:
+            raise UserError(f"{spec} needs its data: pass --data FILE (BigCodeBench tasks as .jsonl[.gz] or "
+                            f".parquet with task_id, instruct_prompt, complete_prompt, code_prompt, "
+                            f"canonical_solution, test, entry_point, libs)")
+        problems = load_bigcodebench(data, BIGCODEBENCH[spec])
     elif spec == "humaneval" or spec.startswith("bundled"):
         try:
             from codea1.data import load_problems  # type: ignore[attr-defined]
@@ -124,7 +137,8 @@ def load_benchmark(spec: str, data: str | None = None, limit: int | None = None)
         path = Path(spec)
         if not path.is_file():
             raise UserError(
-                f"unknown benchmark '{spec}': use humaneval+, mbpp+, humaneval, bundled or a file path"
+                f"unknown benchmark '{spec}': use humaneval+, mbpp+, bigcodebench, bigcodebench-complete, "
+                f"humaneval, bundled or a file path"
             )
         problems = _from_file(path)
     if not problems:

@@ -59,9 +59,11 @@ def register(sub: Any) -> None:
     src.add_argument("--model", help="model name or path (tiny-random, smollm2-135m, a local dir, a hub id)")
     src.add_argument("--samples", help="EvalPlus-style JSONL of {task_id, solution} to score without a model")
     p.add_argument(
-        "--benchmark", default="humaneval+", help="humaneval+ | mbpp+ | humaneval | bundled | PATH"
+        "--benchmark", default="humaneval+",
+        help="humaneval+ | mbpp+ | bigcodebench | bigcodebench-complete | humaneval | bundled | PATH"
     )
-    p.add_argument("--data", default=None, help="data file for humaneval+/mbpp+ (or $CODEA1_EVAL_DATA)")
+    p.add_argument("--data", default=None, help="data file for humaneval+/mbpp+ (or $CODEA1_EVAL_DATA), "
+                                                "or the BigCodeBench .jsonl/.parquet for bigcodebench")
     p.add_argument("--n", type=int, default=32, help="samples per problem")
     p.add_argument("--k", type=_ks, default=[1], help="pass@k values, e.g. 1,5,10 (k <= n)")
     _common(p)
@@ -257,8 +259,11 @@ def cmd_code(args: argparse.Namespace) -> int:
     problems = load_benchmark(args.benchmark, args.data, args.limit)
     t0 = time.monotonic()
     extra: dict[str, Any] = {"benchmark": args.benchmark, "problems": len(problems)}
+    bcb = bool(problems) and all(p.meta.get("test_format") == "bigcodebench" for p in problems)
     if args.samples:
-        samples = read_samples(args.samples, {p.id: p.prompt for p in problems})
+        # a BigCodeBench completion continues its task's prompt when it does not define the entry point
+        # (codea1.eval.bigcodebench.candidate_program)
+        samples = read_samples(args.samples, None if bcb else {p.id: p.prompt for p in problems})
         extra["samples_file"] = args.samples
         wanted = {p.id for p in problems}
         samples = [s for s in samples if s[0] in wanted]
@@ -267,8 +272,11 @@ def cmd_code(args: argparse.Namespace) -> int:
         extra["sampling"] = gen.record | {"n": args.n}
         samples = _solutions_from_model(problems, gen, args.n)
     t_gen = time.monotonic() - t0
+    evaluate = evaluate_samples
+    if bcb:
+        from codea1.eval.bigcodebench import evaluate_bigcodebench as evaluate
     with _executor(args) as ex, progress_bar("checking GT") as prep, progress_bar("scoring samples") as score:
-        summary, results, _ = evaluate_samples(problems, samples, ex, args.k, prep, score)
+        summary, results, _ = evaluate(problems, samples, ex, args.k, prep, score)
     summary["seconds"]["generate"] = round(t_gen, 2)
     summary["config"] = _environment(args, extra)
     paths = _paths(args.output, f"eval-code-{args.benchmark.replace('+', 'plus').replace('/', '_')}.json")

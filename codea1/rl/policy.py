@@ -387,6 +387,18 @@ def _set_rng_state(state: Mapping[str, Any]) -> None:
 
 
 def build_policies(cfg: Any, *, test: bool = True) -> tuple[Policy, Policy | None]:
+    """``(code_policy, test_policy)`` of a training config, each sampling with the rollout backend of
+    ``rollout.backend`` (transformers: its own model; vllm: codea1.rl.vllm_backend); see _build_policies."""
+    code_policy, test_policy = _build_policies(cfg, test=test)
+    rollout = getattr(cfg, "rollout", None)
+    if rollout is not None and rollout.backend == "vllm":
+        from codea1.rl.vllm_backend import attach_vllm
+
+        attach_vllm(cfg, [code_policy, test_policy])
+    return code_policy, test_policy
+
+
+def _build_policies(cfg: Any, *, test: bool = True) -> tuple[Policy, Policy | None]:
     """``(code_policy, test_policy)`` of a training config (codea1.config.Config), honouring
     ``model.mode``; with ``test=False`` only the code policy is built (golden, selfplay):
 

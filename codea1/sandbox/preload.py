@@ -7,7 +7,8 @@ are three flavours, each started on first use:
 
 - "lean": the modules candidates import most (the HumanEval+/MBPP+ ground truths import nothing else);
 - "full": lean plus the rest of the commonly useful standard library and two small pure-Python packages;
-- "numpy": full plus numpy.
+- "numpy": full plus numpy;
+- "testing": numpy plus unittest and unittest.mock (unittest-style test modules, e.g. BigCodeBench's).
 
 The parent routes a job by a conservative scan of its code and calls (`flavour`); a lean run that still
 hits a missing module (an import the scan could not see) is run again on the full flavour
@@ -39,7 +40,10 @@ FULL = LEAN + (
 # numpy loads these submodules lazily, from files the child cannot read
 NUMPY = FULL + ("numpy", "numpy.random", "numpy.linalg", "numpy.fft", "numpy.polynomial", "numpy.ma")
 
-FLAVOURS = {"lean": LEAN, "full": FULL, "numpy": NUMPY}
+# unittest-style test modules (BigCodeBench: codea1.eval.bigcodebench): numpy plus unittest and its mock
+TESTING = NUMPY + ("unittest", "unittest.mock")
+
+FLAVOURS = {"lean": LEAN, "full": FULL, "numpy": NUMPY, "testing": TESTING}
 
 # top-level names a lean child can import without touching the disk (with the interpreter's own)
 _LEAN_TOP = frozenset(m.split(".")[0] for m in LEAN) | {"builtins", "gc", "marshal", "__future__", "_thread"}
@@ -50,12 +54,14 @@ _MISSING = ("ModuleNotFoundError", "ImportError", "LookupError: unknown encoding
 
 
 def flavour(code: str, calls: list) -> str:
-    """The leanest flavour that can run `code` and `calls` ("lean", "full" or "numpy").
+    """The leanest flavour that can run `code` and `calls` ("lean", "full", "numpy" or "testing").
 
-    Conservative: a mention of numpy anywhere picks "numpy"; any dynamic import, or an import statement
-    naming a module outside the lean set, picks "full".
+    Conservative: a mention of unittest anywhere picks "testing", else one of numpy picks "numpy"; any
+    dynamic import, or an import statement naming a module outside the lean set, picks "full".
     """
     text = code if not calls else code + "\n" + "\n".join(c for c in calls if type(c) is str)
+    if "unittest" in text:
+        return "testing"
     if "numpy" in text:
         return "numpy"
     if "import" not in text:

@@ -104,11 +104,17 @@ def load_training_problems(cfg: Config, executor: Any = None, console: Any = Non
 
 def make_executor(cfg: Config, hide_paths: list[str] | None = None) -> Any:
     """The sandbox executor of a run, configured from the executor section."""
+    kwargs = {"workers": cfg.executor.workers, "memory_mb": cfg.executor.memory_mb,
+              "define_timeout": cfg.executor.define_timeout, "hide_paths": hide_paths,
+              "uid_base": cfg.executor.uid_base}
+    if cfg.executor.backend == "ray":
+        from codea1.sandbox.ray_backend import RayExecutor
+
+        return RayExecutor(address=cfg.executor.ray_address, actors_per_node=cfg.executor.ray_actors_per_node,
+                           max_in_flight=cfg.executor.ray_max_in_flight, **kwargs)
     from codea1.sandbox import Executor
 
-    return Executor(workers=cfg.executor.workers, memory_mb=cfg.executor.memory_mb,
-                    define_timeout=cfg.executor.define_timeout, hide_paths=hide_paths,
-                    uid_base=cfg.executor.uid_base)
+    return Executor(**kwargs)
 
 
 def build_policies(cfg: Config) -> tuple[Any, Any]:

@@ -1,0 +1,390 @@
+"""The vLLM rollout backend: the `RolloutBackend` protocol of codea1.rl.rollout on a vLLM engine (GPUs).
+
+Install with `pip install 'codea1[vllm]'`; nothing here imports vLLM until an engine is built, so the
+default install and its tests never need it. Select it with `rollout.backend: vllm` in a training config.
+
+What it does, per `generate(prompts, gen)`:
+- renders each chat prompt with the policy's own tokenizer and chat template, exactly as the transformers
+  backend does (the generation prompt is added; a prompt whose last message is the assistant's is a
+  prefill, rendered with `continue_final_message=True` so the model continues that message), and keeps
+  the last `max_prompt_tokens` tokens; the engine receives these token ids (`{"prompt_token_ids": ...}`),
+  so the ids the learner scores are the ids the engine conditioned on;
+- asks for `gen.n` samples per prompt in one request (`SamplingParams(n=...)`), with exactly the
+  configured temperature, top_p and top_k, max_tokens = max_new_tokens, the stop strings (kept in the
+  text), the model's end-of-sequence ids, and one seed per prompt derived from the call's seed (vLLM
+  seeds the n samples of a request from it); every other sampling knob is set to its neutral value
+  (repetition/presence/frequency penalties off, min_p 0), and the engine is built with
+  `generation_config="vllm"`, so a checkpoint's generation_config.json (e.g. a repetition_penalty) never
+  changes how rollouts are sampled;
+- returns `Sample`s (prompt ids, response ids with the end token when one was produced, text, finished =
+  ended by an end token or a stop string) in prompt order, `n` per prompt; the sampling log-probs are
+  recomputed by the learner's own scoring pass (`score`, the policy's `logprobs`), as the transformers
+  backend does, so the PPO ratio starts at exactly 1 whatever the engine's numerics.
+
+Weights follow the learner: after each update (the policy's step changed) the next `generate` first
+syncs. Full models: the learner's `state_dict` is loaded into the engine's model in place (the model's
+`load_weights`, reached through `LLM.apply_model` or, on older engines, the driver worker's model runner),
+then the prefix cache is reset. LoRA: the adapter is saved to a fresh directory and used through a
+`LoRARequest` with a new adapter id per update (the engine caches adapters by id), and the previous one
+is dropped. Several policies may share one engine (`EngineHandle`): with LoRA each brings its adapter;
+full models swap their weights in when the engine last held another policy's.
+
+Colocated with the learner on the same GPUs, an engine either takes a fixed share of memory
+(`gpu_memory_utilization`) or sleeps between rollouts (`enable_sleep_mode=True`; level 1 offloads the
+weights to CPU and drops the KV cache, level 2 drops the weights too, which suits full models whose weights
+are re-synced from the learner at every wake-up anyway).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from codea1.errors import UserError
+from codea1.rl.rollout import GenerationConfig, Sample
+
+SEED_SPACE = 2**31 - 1
+
+
+def _vllm() -> Any:
+    try:
+        import vllm
+    except ImportError:
+        raise UserError("rollout.backend 'vllm' needs vLLM on a GPU machine: pip install 'codea1[vllm]'") from None
+    return vllm
+
+
+def render(tokenizer: Any, messages: Sequence[Mapping[str, str]], max_prompt_tokens: int | None) -> list[int]:
+    """One chat prompt -> token ids: the generation prompt added, or a final assistant message continued."""
+    messages = [dict(m) for m in messages]
+    prefill = bool(messages) and messages[-1].get("role") == "assistant"
+    if prefill:
+        text = tokenizer.apply_chat_template(messages, tokenize=False, continue_final_message=True)
+    else:
+        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    ids = list(tokenizer(text, add_special_tokens=False).input_ids)
+    if max_prompt_tokens is not None and len(ids) > max_prompt_tokens:
+        ids = ids[-max_prompt_tokens:]
+    return ids
+
+
+def prompt_seed(seed: int | None, index: int, n: int) -> int | None:
+    """The seed of prompt `index` of a call: distinct per prompt, and apart by n so that the seeds vLLM
+    derives for the n samples of one request (seed, seed + 1, ...) do not meet another prompt's."""
+    if seed is None:
+        return None
+    return (int(seed) * 1_000_003 + index * max(1, n)) % SEED_SPACE
+
+
+def sampling_kwargs(gen: GenerationConfig, stop_token_ids: Sequence[int], seed: int | None) -> dict[str, Any]:
+    """The SamplingParams of one prompt: the configured sampling, every other knob neutral."""
+    greedy = gen.temperature == 0
+    return {
+        "n": gen.n,
+        "temperature": float(gen.temperature),
+        "top_p": 1.0 if greedy else float(gen.top_p),
+        "top_k": -1 if greedy or not gen.top_k else int(gen.top_k),  # -1: off
+        "min_p": 0.0,
+        "repetition_penalty": 1.0,
+        "presence_penalty": 0.0,
+        "frequency_penalty": 0.0,
+        "max_tokens": int(gen.max_new_tokens),
+        "stop": list(gen.stop) or None,
+        "stop_token_ids": sorted(set(stop_token_ids)) or None,
+        "include_stop_str_in_output": True,  # the text keeps the stop string, as the transformers backend
+        "skip_special_tokens": True,
+        "seed": seed,
+        "logprobs": None,  # recomputed by the learner
+    }
+
+
+class EngineHandle:
+    """One vLLM engine (`vllm.LLM`, or anything with its methods) shared by the policies that sample with
+    it; remembers whose full weights it holds and whether it sleeps."""
+
+    _lora_ids = itertools.count(1)
+
+    def __init__(self, llm: Any, *, sleep_level: int = 0, lora: bool = False,
+                 adapter_root: str | None = None) -> None:
+        self.llm = llm
+        self.sleep_level = int(sleep_level)
+        self.lora = lora
+        self.holder: tuple[int, int] | None = None  # (id of the policy, its step) whose weights it holds
+        self.asleep = False
+        self.weights_lost = False  # a level-2 sleep dropped the weights
+        self._adapter_root = Path(adapter_root or tempfile.mkdtemp(prefix="codea1-lora-"))
+
+    def next_lora_id(self) -> int:
+        return next(self._lora_ids)
+
+    def adapter_dir(self, name: str, lora_id: int) -> Path:
+        return self._adapter_root / f"{name}-{lora_id}"
+
+    def wake(self, weights_only: bool = False) -> None:
+        if not self.asleep:
+            return
+        if self.sleep_level >= 2 and weights_only:
+            # wake the weights alone first, load them, then the KV cache: a smaller peak
+            try:
+                self.llm.wake_up(tags=["weights"])
+                return
+            except TypeError:  # an engine without wake-up tags
+                pass
+        self.llm.wake_up()
+        self.asleep = False
+
+    def finish_wake(self) -> None:
+        if self.asleep:
+            try:
+                self.llm.wake_up(tags=["kv_cache"])
+            except TypeError:
+                self.llm.wake_up()
+            self.asleep = False
+
+    def sleep(self) -> None:
+        if self.sleep_level > 0 and not self.asleep:
+            self.llm.sleep(level=self.sleep_level)
+            self.asleep = True
+            if self.sleep_level >= 2:
+                self.weights_lost = True
+                self.holder = None
+
+    def load_full_weights(self, weights: Any) -> None:
+        """Loads (name, tensor) pairs, names as in the learner's state_dict, into the engine's model."""
+        pairs = list(weights)
+
+        def load(model: Any) -> None:
+            model.load_weights(weights=pairs)
+
+        if hasattr(self.llm, "apply_model"):
+            self.llm.apply_model(load)
+        else:  # older engines: the model runner of the in-process driver worker
+            worker = self.llm.llm_engine.model_executor.driver_worker
+            runner = getattr(worker, "model_runner", None) or worker.worker.model_runner
+            load(runner.model)
+        self.weights_lost = False
+        if hasattr(self.llm, "reset_prefix_cache"):
+            self.llm.reset_prefix_cache()  # cached KV blocks were computed with the old weights
+
+    def drop_lora(self, lora_id: int, path: Path | None) -> None:
+        engine = getattr(self.llm, "llm_engine", None)
+        if engine is not None and hasattr(engine, "remove_lora"):
+            with contextlib.suppress(Exception):  # an adapter never used is not loaded: nothing to drop
+                engine.remove_lora(lora_id)
+        if path is not None:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+class VLLMRollout:
+    """`RolloutBackend` on a vLLM engine (see the module docstring).
+
+    engine: an EngineHandle. tokenizer: the policy's. score(prompt_ids, response_ids) -> log-probs: the
+    policy's scoring pass. adapter: the policy's LoRA adapter name (None: full weights).
+    stop_token_ids: end-of-sequence ids besides the tokenizer's (e.g. the model's generation config's,
+    which the engine does not read with generation_config="vllm").
+    """
+
+    def __init__(self, engine: EngineHandle, tokenizer: Any,
+                 score: Callable[[list[list[int]], list[list[int]]], list[list[float]]], *,
+                 adapter: str | None = None, stop_token_ids: Sequence[int] = (), policy: Any = None) -> None:
+        self.engine = engine
+        self.tokenizer = tokenizer
+        self.score = score
+        self.adapter = adapter
+        eos = tokenizer.eos_token_id
+        self.stop_token_ids = sorted({*(eos if isinstance(eos, list) else [eos] if eos is not None else []),
+                                      *stop_token_ids})
+        self.policy = policy
+        self.synced_step = getattr(policy, "step", 0) if policy is not None else None
+        self.lora_request: Any = None  # None: the adapter is still its initial no-op (LoRA B = 0)
+        self._lora: tuple[int, Path] | None = None
+        self.syncs = 0
+
+    # -- RolloutBackend -----------------------------------------------------------------------------
+    def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig
+                 ) -> list[list[Sample]]:
+        vllm = _vllm()
+        engine = self.engine
+        self._ensure_weights()
+        prompt_ids = [render(self.tokenizer, p, gen.max_prompt_tokens) for p in prompts]
+        params = [vllm.SamplingParams(**sampling_kwargs(gen, self.stop_token_ids, prompt_seed(gen.seed, i, gen.n)))
+                  for i in range(len(prompt_ids))]
+        inputs = [{"prompt_token_ids": ids} for ids in prompt_ids]
+        kwargs: dict[str, Any] = {"use_tqdm": False}
+        if self.lora_request is not None:
+            kwargs["lora_request"] = self.lora_request
+        try:
+            outputs = engine.llm.generate(inputs, params, **kwargs)
+        finally:
+            engine.sleep()
+        if len(outputs) != len(prompt_ids):
+            raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(prompt_ids)} prompts")
+        rows: list[list[int]] = []
+        responses: list[tuple[list[int], str, bool]] = []
+        for ids, out in zip(prompt_ids, outputs):
+            completions = sorted(out.outputs, key=lambda c: c.index)
+            if len(completions) != gen.n:
+                raise RuntimeError(f"vLLM returned {len(completions)} samples for n={gen.n}")
+            for c in completions:
+                rows.append(list(ids))
+                responses.append((list(c.token_ids), c.text, c.finish_reason == "stop"))
+        logprobs = self.score(rows, [r[0] for r in responses])
+        samples = [Sample(prompt_ids=p, response_ids=r[0], text=r[1], logprobs=lp, finished=r[2])
+                   for p, r, lp in zip(rows, responses, logprobs)]
+        return [samples[i * gen.n:(i + 1) * gen.n] for i in range(len(prompt_ids))]
+
+    def load_weights(self, state: Mapping[str, Any]) -> None:
+        """Full weights into the engine (names as in the learner's state_dict)."""
+        self.engine.wake(weights_only=True)
+        self.engine.load_full_weights((name, tensor.detach()) for name, tensor in state.items())
+        self.engine.finish_wake()
+
+    def sync_from(self, policy: Any) -> None:
+        """Brings the engine up to date with `policy` now (LoRA: a new adapter id; else full weights)."""
+        if self.adapter is not None:
+            self._new_adapter(policy)
+        else:
+            self.load_weights(policy.model.state_dict())
+            self.engine.holder = (id(policy), getattr(policy, "step", 0))
+        self.synced_step = getattr(policy, "step", 0)
+        self.syncs += 1
+
+    # -- internals ----------------------------------------------------------------------------------
+    def _ensure_weights(self) -> None:
+        """Before sampling: sync if the learner moved on (or the engine holds another policy's weights, or
+        a level-2 sleep dropped them), then wake the engine."""
+        engine, policy = self.engine, self.policy
+        if policy is not None:
+            step = getattr(policy, "step", 0)
+            if self.adapter is not None:
+                if step != self.synced_step:
+                    engine.wake()
+                    self._new_adapter(policy)
+                    self.synced_step = step
+                    self.syncs += 1
+            elif engine.holder != (id(policy), step):
+                self.sync_from(policy)
+        engine.wake()
+
+    def _new_adapter(self, policy: Any) -> None:
+        from peft import get_peft_model_state_dict
+        from safetensors.torch import save_file
+
+        engine = self.engine
+        lora_id = engine.next_lora_id()
+        name = f"{self.adapter}-{lora_id}"
+        path = engine.adapter_dir(self.adapter or "adapter", lora_id)
+        path.mkdir(parents=True, exist_ok=True)
+        state = get_peft_model_state_dict(policy.model, adapter_name=self.adapter, save_embedding_layers=False)
+        save_file({k: v.detach().contiguous().cpu() for k, v in state.items()},
+                  str(path / "adapter_model.safetensors"))
+        policy.model.peft_config[self.adapter].save_pretrained(str(path))
+        old = self._lora
+        self.lora_request = _vllm().lora.request.LoRARequest(lora_name=name, lora_int_id=lora_id,
+                                                             lora_path=str(path))
+        self._lora = (lora_id, path)
+        if old is not None:
+            engine.drop_lora(*old)
+
+
+# ------------------------------------------------------------------------------------------- building
+
+
+def _engine_source(name: str, policy: Any, workdir: Path) -> str:
+    """What the engine loads at start: a local model directory or hub id; a builtin model (tiny-random,
+    smollm2-135m) is saved from the learner first."""
+    from codea1.models import BUILTIN_MODELS
+
+    if name not in BUILTIN_MODELS:
+        return name
+    out = workdir / f"init-{name}"
+    model = policy.model.get_base_model() if hasattr(policy.model, "get_base_model") else policy.model
+    model.save_pretrained(str(out))
+    policy.tokenizer.save_pretrained(str(out))
+    return str(out)
+
+
+def _eos_ids(policy: Any) -> list[int]:
+    """The model's generation-config end ids (the transformers backend stops on them too)."""
+    gc = getattr(policy.model, "generation_config", None)
+    eos = getattr(gc, "eos_token_id", None) if gc is not None else None
+    if eos is None:
+        return []
+    return list(eos) if isinstance(eos, (list, tuple)) else [int(eos)]
+
+
+LORA_RANK_SLOTS = (8, 16, 32, 64, 128, 256, 320, 512)  # the max_lora_rank values vLLM accepts
+
+
+def lora_rank_slot(rank: int) -> int:
+    """The smallest max_lora_rank vLLM accepts that holds an adapter of this rank."""
+    for slot in LORA_RANK_SLOTS:
+        if rank <= slot:
+            return slot
+    raise UserError(f"policy.lora_r {rank} is above vLLM's largest LoRA rank ({LORA_RANK_SLOTS[-1]})")
+
+
+def build_engine(cfg: Any, source: str, *, lora: bool, llm_class: Any = None) -> EngineHandle:
+    """A vLLM engine for one base model, configured from the `rollout` section (and model/policy/seed)."""
+    r = cfg.rollout
+    if lora and r.vllm_sleep_level >= 2:
+        raise UserError("rollout.vllm_sleep_level 2 drops the engine's base weights, which LoRA policies "
+                        "never re-send; use level 1 with model.mode lora or dual-lora")
+    if llm_class is None:
+        if r.vllm_sleep_level or r.vllm_gpu_memory_utilization < 0.9:
+            # colocated with the learner: the engine runs in this process, so that weights load in place
+            os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+        llm_class = _vllm().LLM
+    kwargs: dict[str, Any] = {
+        "model": source,
+        "tokenizer": source,
+        "seed": cfg.seed,
+        "dtype": r.vllm_dtype,
+        "gpu_memory_utilization": r.vllm_gpu_memory_utilization,
+        "tensor_parallel_size": r.vllm_tensor_parallel_size,
+        "enforce_eager": r.vllm_enforce_eager,
+        "enable_prefix_caching": True,
+        "generation_config": "vllm",  # the checkpoint's sampling defaults (penalties etc.) are not applied
+        "enable_sleep_mode": r.vllm_sleep_level > 0,
+    }
+    if r.vllm_max_model_len is not None:
+        kwargs["max_model_len"] = r.vllm_max_model_len
+    if lora:
+        kwargs.update(enable_lora=True, max_lora_rank=lora_rank_slot(cfg.policy.lora_r), max_loras=2)
+    llm = llm_class(**kwargs)
+    return EngineHandle(llm, sleep_level=r.vllm_sleep_level, lora=lora)
+
+
+def attach_vllm(cfg: Any, policies: Sequence[Any], *, llm_class: Any = None,
+                workdir: str | None = None) -> list[VLLMRollout]:
+    """Gives each policy (None entries skipped) a VLLMRollout: one engine per base model, shared by the
+    policies that start from it (dual-lora: one base, two adapters; full: weights swapped per policy)."""
+    work = Path(workdir or tempfile.mkdtemp(prefix="codea1-vllm-"))
+    engines: dict[str, EngineHandle] = {}
+    seen: dict[int, VLLMRollout] = {}
+    out = []
+    names = [cfg.model.code_policy, cfg.test_model_name]
+    for k, policy in enumerate(policies):
+        if policy is None:
+            continue
+        if id(policy) in seen:  # selfplay: one policy plays both roles
+            out.append(seen[id(policy)])
+            continue
+        name = names[min(k, 1)]
+        if name not in engines:
+            engines[name] = build_engine(cfg, _engine_source(name, policy, work), lora=bool(policy.adapter),
+                                         llm_class=llm_class)
+        backend = VLLMRollout(engines[name], policy.tokenizer, policy.logprobs, adapter=policy.adapter,
+                              stop_token_ids=_eos_ids(policy), policy=policy)
+        if not policy.adapter and engines[name].holder is None:
+            engines[name].holder = (id(policy), policy.step)  # the engine starts with this policy's weights
+        policy.rollout = backend
+        seen[id(policy)] = backend
+        out.append(backend)
+    return out

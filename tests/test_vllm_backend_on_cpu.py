@@ -1,0 +1,338 @@
+"""The vLLM rollout backend's logic, with the engine mocked at its boundary: a fake `vllm` module whose
+`LLM` records every call (CI has no vLLM and no GPU). What is checked: the engine's construction (the
+checkpoint's generation config ignored, sleep mode), the SamplingParams of each prompt (exactly the
+configured sampling, penalties neutral, per-prompt seeds), prompt rendering (chat template, prefill
+continued), n grouping and order, weight sync after an update (full weights through load_weights, LoRA
+through a new adapter id per update), sleep/wake around each rollout, and the default backend."""
+
+from __future__ import annotations
+
+import sys
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from codea1.config import config_from_dict
+from codea1.rl.rollout import GenerationConfig, TransformersRollout
+
+EOS_EXTRA = 7  # an end id the fake checkpoint's generation config adds
+
+
+@dataclass
+class FakeCompletion:
+    index: int
+    token_ids: list[int]
+    text: str
+    finish_reason: str
+
+
+@dataclass
+class FakeRequestOutput:
+    prompt_token_ids: list[int]
+    outputs: list[FakeCompletion]
+
+
+class FakeSamplingParams:
+    def __init__(self, **kwargs: Any) -> None:
+        self.kwargs = kwargs
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["kwargs"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+class FakeLoRARequest:
+    def __init__(self, lora_name: str, lora_int_id: int, lora_path: str) -> None:
+        self.lora_name, self.lora_int_id, self.lora_path = lora_name, lora_int_id, lora_path
+
+
+class FakeModel:
+    def __init__(self, log: list) -> None:
+        self.log = log
+
+    def load_weights(self, weights: Any) -> None:
+        self.log.append(("load_weights", {name: t.clone() for name, t in weights}))
+
+
+@dataclass
+class FakeLLM:
+    """Records calls; each request's completions come back in reverse index order, so the backend must
+    sort them; odd completions end by length, even ones by a stop (with the end id)."""
+
+    kwargs: dict
+    log: list = field(default_factory=list)
+    removed: list = field(default_factory=list)
+    instances: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.llm_engine = types.SimpleNamespace(remove_lora=self.removed.append)
+        FakeLLM.created.append(self)
+
+    def generate(self, inputs: list, params: list, use_tqdm: bool = True, lora_request: Any = None) -> list:
+        self.log.append(("generate", inputs, params, lora_request))
+        outs = []
+        for p, sp in zip(inputs, params):
+            comps = []
+            for k in reversed(range(sp.n)):
+                ids = [10 + k, 11 + len(p["prompt_token_ids"]) % 50, 12]
+                ids, reason = (ids + [EOS_EXTRA], "stop") if k % 2 == 0 else (ids, "length")
+                comps.append(FakeCompletion(k, ids, f"text-{k}", reason))
+            outs.append(FakeRequestOutput(list(p["prompt_token_ids"]), comps))
+        return outs
+
+    def apply_model(self, fn: Any) -> list:
+        self.log.append(("apply_model",))
+        return [fn(FakeModel(self.log))]
+
+    def reset_prefix_cache(self) -> None:
+        self.log.append(("reset_prefix_cache",))
+
+    def sleep(self, level: int = 1) -> None:
+        self.log.append(("sleep", level))
+
+    def wake_up(self, tags: list[str] | None = None) -> None:
+        self.log.append(("wake_up", tags))
+
+    def calls(self, name: str) -> list:
+        return [c for c in self.log if c[0] == name]
+
+
+FakeLLM.created = []
+
+
+@pytest.fixture
+def fake_vllm(monkeypatch):
+    FakeLLM.created = []
+    mod = types.ModuleType("vllm")
+    mod.LLM = lambda **kwargs: FakeLLM(kwargs)
+    mod.SamplingParams = FakeSamplingParams
+    lora = types.ModuleType("vllm.lora")
+    request = types.ModuleType("vllm.lora.request")
+    request.LoRARequest = FakeLoRARequest
+    lora.request = request
+    mod.lora = lora
+    monkeypatch.setitem(sys.modules, "vllm", mod)
+    monkeypatch.setitem(sys.modules, "vllm.lora", lora)
+    monkeypatch.setitem(sys.modules, "vllm.lora.request", request)
+    return mod
+
+
+def config(**sections: Any):
+    data = {"model": {"code_policy": "tiny-random", "mode": "full"}, "policy": {"kl_coef": 0.0},
+            "rollout": {"backend": "vllm", "vllm_sleep_level": 0}}
+    for name, values in sections.items():
+        data.setdefault(name, {}).update(values)
+    return config_from_dict(data)
+
+
+def build(cfg, tmp_path: Path, test: bool = True):
+    from codea1.rl import policy as policy_mod
+
+    code, test_policy = policy_mod._build_policies(cfg, test=test)
+    for p in (code, test_policy):
+        if p is not None:
+            p.model.generation_config.eos_token_id = [p.tokenizer.eos_token_id, EOS_EXTRA]
+    from codea1.rl.vllm_backend import attach_vllm
+
+    attach_vllm(cfg, [code, test_policy], workdir=str(tmp_path))
+    return code, test_policy
+
+
+PROMPTS = [
+    [{"role": "user", "content": "write f"}],
+    [{"role": "system", "content": "be brief"}, {"role": "user", "content": "write g, please"}],
+    [{"role": "user", "content": "write h"}, {"role": "assistant", "content": "```python\ndef h("}],
+]
+
+
+def test_engine_ignores_the_checkpoint_generation_config_and_samples_exactly_as_configured(fake_vllm, tmp_path):
+    cfg = config(rollout={"vllm_sleep_level": 1, "vllm_gpu_memory_utilization": 0.4})
+    code, _ = build(cfg, tmp_path, test=False)
+    [llm] = FakeLLM.created
+    assert llm.kwargs["generation_config"] == "vllm"
+    assert llm.kwargs["enable_sleep_mode"] is True and llm.kwargs["gpu_memory_utilization"] == 0.4
+    assert llm.kwargs["seed"] == cfg.seed and "enable_lora" not in llm.kwargs
+    gen = GenerationConfig(temperature=0.7, top_p=0.9, top_k=0, max_new_tokens=33, stop=["\n```"], n=4, seed=5)
+    groups = code.generate(PROMPTS, gen)
+    [(_, _inputs, params, lora)] = llm.calls("generate")
+    assert lora is None and len(params) == len(PROMPTS)
+    for sp in params:
+        kw = sp.kwargs
+        assert (kw["n"], kw["temperature"], kw["top_p"], kw["top_k"], kw["max_tokens"]) == (4, 0.7, 0.9, -1, 33)
+        assert kw["stop"] == ["\n```"] and kw["include_stop_str_in_output"] is True
+        assert (kw["repetition_penalty"], kw["presence_penalty"], kw["frequency_penalty"], kw["min_p"]) == (
+            1.0, 0.0, 0.0, 0.0)
+        assert EOS_EXTRA in kw["stop_token_ids"] and code.tokenizer.eos_token_id in kw["stop_token_ids"]
+        assert kw["logprobs"] is None
+    seeds = [sp.seed for sp in params]
+    assert len(set(seeds)) == len(seeds)  # one seed per prompt, derived from the call's seed
+    assert all(abs(a - b) >= gen.n for a in seeds for b in seeds if a != b)
+    again = GenerationConfig(temperature=0.7, top_p=0.9, max_new_tokens=33, n=4, seed=5)
+    code.generate(PROMPTS, again)
+    assert [sp.seed for sp in llm.calls("generate")[1][2]] == seeds  # same call seed, same seeds
+    # top_k on, greedy
+    code.generate(PROMPTS[:1], GenerationConfig(top_k=20, n=1))
+    assert llm.calls("generate")[2][2][0].kwargs["top_k"] == 20
+    code.generate(PROMPTS[:1], GenerationConfig(temperature=0.0, top_p=0.5, top_k=3, n=1))
+    kw = llm.calls("generate")[3][2][0].kwargs
+    assert (kw["temperature"], kw["top_p"], kw["top_k"]) == (0.0, 1.0, -1)
+    assert len(groups) == 3
+
+
+def test_prompts_render_with_the_chat_template_and_a_prefill_is_continued(fake_vllm, tmp_path):
+    code, _ = build(config(), tmp_path, test=False)
+    [llm] = FakeLLM.created
+    groups = code.generate(PROMPTS, GenerationConfig(n=2, seed=1))
+    [(_, inputs, _, _)] = llm.calls("generate")
+    tok = code.tokenizer
+    for messages, inp, group in zip(PROMPTS, inputs, groups):
+        if messages[-1]["role"] == "assistant":
+            text = tok.apply_chat_template(messages, tokenize=False, continue_final_message=True)
+            assert text.endswith(messages[-1]["content"])
+        else:
+            text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        ids = tok(text, add_special_tokens=False).input_ids
+        assert inp == {"prompt_token_ids": ids}
+        assert all(s.prompt_ids == ids for s in group)
+    # max_prompt_tokens keeps the last tokens, as the transformers backend does
+    code.generate(PROMPTS[1:2], GenerationConfig(n=1, max_prompt_tokens=5))
+    full = tok(tok.apply_chat_template(PROMPTS[1], tokenize=False, add_generation_prompt=True),
+               add_special_tokens=False).input_ids
+    assert llm.calls("generate")[1][1][0]["prompt_token_ids"] == full[-5:]
+
+
+def test_n_samples_grouped_per_prompt_in_order_with_learner_logprobs(fake_vllm, tmp_path):
+    code, _ = build(config(), tmp_path, test=False)
+    groups = code.generate(PROMPTS, GenerationConfig(n=3, seed=2))
+    assert [len(g) for g in groups] == [3, 3, 3]
+    for g in groups:
+        assert [s.text for s in g] == ["text-0", "text-1", "text-2"]  # sorted by completion index
+        assert [s.finished for s in g] == [True, False, True]
+        assert g[0].response_ids[-1] == EOS_EXTRA and g[1].response_ids[-1] != EOS_EXTRA
+    flat = [s for g in groups for s in g]
+    expected = code.logprobs([s.prompt_ids for s in flat], [s.response_ids for s in flat])
+    assert [s.logprobs for s in flat] == expected  # recomputed by the learner, not the engine's
+    assert all(len(s.logprobs) == len(s.response_ids) for s in flat)
+
+
+def _bump(policy) -> None:
+    """An update as train_step leaves it: weights changed and the step counted."""
+    with torch.no_grad():
+        for p in policy.params[:2]:
+            p.add_(0.5)
+    policy.step += 1
+
+
+def test_full_weights_sync_after_each_update_only(fake_vllm, tmp_path):
+    code, _ = build(config(), tmp_path, test=False)
+    [llm] = FakeLLM.created
+    gen = GenerationConfig(n=1, seed=0)
+    code.generate(PROMPTS, gen)
+    code.generate(PROMPTS, gen)
+    assert llm.calls("load_weights") == []  # the engine starts from the same checkpoint
+    _bump(code)
+    code.generate(PROMPTS, gen)
+    [(_, loaded)] = llm.calls("load_weights")
+    state = code.model.state_dict()
+    assert set(loaded) == set(state)
+    assert all(torch.equal(loaded[k], state[k]) for k in state)
+    names = [c[0] for c in llm.log]
+    assert names.index("apply_model") < names.index("reset_prefix_cache") < len(names) - 1
+    assert names[-1] == "generate"
+    code.generate(PROMPTS, gen)
+    assert len(llm.calls("load_weights")) == 1
+    _bump(code)
+    code.rollout.sync_from(code)  # an explicit sync, then nothing more to do before sampling
+    code.generate(PROMPTS, gen)
+    assert len(llm.calls("load_weights")) == 2
+
+
+def test_two_full_policies_share_one_engine_and_swap_weights(fake_vllm, tmp_path):
+    code, test = build(config(), tmp_path)
+    [llm] = FakeLLM.created
+    gen = GenerationConfig(n=1, seed=0)
+    code.generate(PROMPTS, gen)
+    assert llm.calls("load_weights") == []
+    test.generate(PROMPTS, gen)  # the engine held the code policy's weights
+    code.generate(PROMPTS, gen)
+    loads = llm.calls("load_weights")
+    assert len(loads) == 2
+    _bump(test)
+    test.generate(PROMPTS, gen)
+    last = llm.calls("load_weights")[-1][1]
+    assert all(torch.equal(last[k], v) for k, v in test.model.state_dict().items())
+
+
+def test_lora_updates_use_a_new_adapter_id_each_time(fake_vllm, tmp_path):
+    code, test = build(config(model={"mode": "dual-lora"}, policy={"lora_r": 4}), tmp_path)
+    [llm] = FakeLLM.created  # one engine for the shared base
+    assert llm.kwargs["enable_lora"] is True and llm.kwargs["max_lora_rank"] == 8  # vLLM's smallest slot >= 4
+    gen = GenerationConfig(n=1, seed=0)
+    code.generate(PROMPTS, gen)
+    assert llm.calls("generate")[-1][3] is None  # the fresh adapter is a no-op: the base samples
+    ids = []
+    for _ in range(3):
+        _bump(code)
+        code.generate(PROMPTS, gen)
+        req = llm.calls("generate")[-1][3]
+        ids.append(req.lora_int_id)
+        path = Path(req.lora_path)
+        assert (path / "adapter_model.safetensors").is_file() and (path / "adapter_config.json").is_file()
+        assert req.lora_name.startswith("code-")
+    assert len(set(ids)) == 3
+    assert llm.removed == ids[:2]  # each superseded adapter is dropped
+    assert not Path(llm.calls("generate")[-2][3].lora_path).exists()
+    _bump(test)
+    test.generate(PROMPTS, gen)
+    req = llm.calls("generate")[-1][3]
+    assert req.lora_name.startswith("test-") and req.lora_int_id not in ids
+    assert llm.calls("load_weights") == []  # LoRA never sends full weights
+
+
+def test_sleep_and_wake_around_each_rollout(fake_vllm, tmp_path):
+    code, _ = build(config(rollout={"vllm_sleep_level": 1}), tmp_path, test=False)
+    [llm] = FakeLLM.created
+    gen = GenerationConfig(n=1, seed=0)
+    code.generate(PROMPTS, gen)
+    code.generate(PROMPTS, gen)
+    assert [c[0] for c in llm.log] == ["generate", "sleep", "wake_up", "generate", "sleep"]
+    assert llm.calls("sleep")[0] == ("sleep", 1)
+
+
+def test_level_two_sleep_resends_full_weights_at_every_wake(fake_vllm, tmp_path):
+    code, _ = build(config(rollout={"vllm_sleep_level": 2}), tmp_path, test=False)
+    [llm] = FakeLLM.created
+    gen = GenerationConfig(n=1, seed=0)
+    code.generate(PROMPTS, gen)
+    code.generate(PROMPTS, gen)
+    names = [c[0] if c[0] != "wake_up" else f"wake_up:{c[1]}" for c in llm.log]
+    assert names[:2] == ["generate", "sleep"]
+    assert names[2:] == ["wake_up:['weights']", "apply_model", "load_weights", "reset_prefix_cache",
+                         "wake_up:['kv_cache']", "generate", "sleep"]
+
+
+def test_level_two_sleep_is_refused_for_lora():
+    from codea1.errors import UserError
+
+    with pytest.raises(UserError, match="vllm_sleep_level"):
+        config(model={"mode": "lora"}, rollout={"vllm_sleep_level": 2})
+
+
+def test_default_backend_is_transformers_and_build_policies_attaches_vllm(fake_vllm):
+    from codea1.rl.policy import build_policies
+
+    plain = config_from_dict({"model": {"code_policy": "tiny-random"}, "policy": {"kl_coef": 0.0}})
+    assert plain.rollout.backend == "transformers"
+    code, _ = build_policies(plain, test=False)
+    assert isinstance(code.rollout, TransformersRollout)
+    code, test = build_policies(config(), test=True)
+    from codea1.rl.vllm_backend import VLLMRollout
+
+    assert isinstance(code.rollout, VLLMRollout) and isinstance(test.rollout, VLLMRollout)
+    assert code.rollout.engine is test.rollout.engine
