@@ -555,7 +555,7 @@ def run_programs(
     stop_on_error: bool = True,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[tuple[str, Any]]:
-    """Runs each program on all calls in the sandbox, one child per program, in a random order.
+    """Runs each program on all calls in the sandbox, one child per program, on one slot, in a random order.
 
     Returns one entry per program, in input order: ("undefined", message), ("ran", [(status, value), ...]),
     or ("timeout" | "crash" | "error" | "invalid", message) when the program's whole run (its definition
@@ -588,7 +588,9 @@ def run_programs(
         where.append(k)
     order = list(range(len(jobs)))
     random.SystemRandom().shuffle(order)  # which child runs GT, and when, is nothing a call can count on
-    results = executor.run([jobs[j] for j in order], progress=progress) if jobs else []
+    # all on one slot: children of different slots differ (uid, cgroup, the zygote's own addresses), so
+    # a call could tell them apart, and tell a mutant from GT wherever the two ran on different slots
+    results = executor.run([jobs[j] for j in order], progress=progress, one_slot=True) if jobs else []
     for j, res in zip(order, results):
         k = where[j]
         if not res.defined or not res.results:
