@@ -3,7 +3,7 @@
 A test call that looks around its child (the `__main__` module, globals, gc, the stack, inspect, the
 environment, files, descriptors, limits) to find out whether it runs against GT or a mutant gets the same
 answer under GT and under every mutant, so it kills no mutant that honest calls do not kill; a call whose
-value changes from run to run (a clock, a random id) is not scored. Honest calls get the same kill counts
+value changes from run to run (a clock, a random id, a coin) is not scored. Honest calls get the same kill counts
 as the earlier engine (one child for many mutants), kept in benchmarks/mutation_speed.py as a baseline;
 that engine is also shown to fall to the attack, so the attack is real.
 """
@@ -151,7 +151,10 @@ ATTACK_CALLS = [
 ]
 # values that change from run to run: a test made of them would tell every child apart from GT's
 NOISE_CALLS = ["__import__('time').time()", "id(object())", "__import__('os').urandom(8)",
-               "__import__('time').perf_counter_ns()"]
+               "__import__('time').perf_counter_ns()",
+               # a coin per run (as `assert coin != 2` would test it), and a call that raises at random
+               "__import__('time').perf_counter_ns() // 1000 % 2",
+               "1 // (__import__('time').perf_counter_ns() // 1000 % 2)"]
 
 
 def _legacy():
@@ -184,7 +187,12 @@ def test_every_probe_gets_the_same_answer_under_gt_and_every_mutant(executor):
     assert index is None and main[2] == [] and gc_probe[0] == 0
 
 
-def test_probes_kill_nothing_beyond_honest_calls(executor):
+def test_probes_kill_nothing_beyond_honest_calls(executor, monkeypatch):
+    import codea1.eval.mutation as mutation
+
+    # a coin goes unnoticed only if every GT run and every mutant run twice flip alike: with 16 mutants
+    # run twice, about once in 2**18 tries
+    monkeypatch.setattr(mutation, "RERUNS", 16)
     honest = score_mutants(SIGN, SIGN_CALLS, executor)
     hostile = score_mutants(SIGN, SIGN_CALLS + ATTACK_CALLS + NOISE_CALLS, executor)
     assert hostile.total == honest.total > 0

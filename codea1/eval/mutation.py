@@ -638,6 +638,7 @@ def run_ground_truth(
 
 
 REFERENCE_RUNS = 2  # GT runs among the mutants' children; a call scores only where they all agree
+RERUNS = 6  # mutants run twice, chosen at random; a call scores only where each gave the same twice
 
 
 def _reference(gt_values: list[Any], refs: list[tuple[str, Any]]) -> list[bool]:
@@ -659,6 +660,18 @@ def _reference(gt_values: list[Any], refs: list[tuple[str, Any]]) -> list[bool]:
                 break
         scored.append(good)
     return scored
+
+
+def _unstable(first: tuple[str, Any], second: tuple[str, Any], scored: list[bool]) -> None:
+    """Unscores (in place) the calls on which two runs of one program disagree: a call whose outcome
+    changes from run to run (a clock, a coin) under any program tells nothing about the program."""
+    from codea1.sandbox.values import values_equal
+
+    if first[0] != "ran" or second[0] != "ran":
+        return
+    for i, ((s1, v1), (s2, v2)) in enumerate(zip(first[1], second[1])):
+        if i < len(scored) and (s1 != s2 or (s1 == "ok" and not values_equal(v1, v2))):
+            scored[i] = False
 
 
 def _judge(outcome: MutantOutcome, run: tuple[str, Any], expected: list[Any], scored: list[bool]) -> None:
@@ -706,9 +719,11 @@ def score_mutants(
 
     `prelude` (imports) goes before GT and each mutant. First GT runs alone (unless `gt` is given): calls
     on which it fails are dropped, and its time sets the limit (max(min_timeout, timeout_factor * GT's
-    time for all calls)). Then GT runs REFERENCE_RUNS more times among the mutants, each program in a
-    child of its own with the same job, limit and calls, in a random order: a call is scored only where
-    every GT run gave the same value. A mutant is killed when it fails to define (as an import error
+    time for all calls)). Then GT runs REFERENCE_RUNS more times among the mutants, and RERUNS mutants
+    chosen at random run a second time, each program in a child of its own with the same job, limit and
+    calls, on one slot, in a random order: a call is scored only where every GT run gave the same value
+    and each mutant run twice gave the same outcome twice (so a call whose value changes from run to
+    run, or depends on anything but the program, kills nothing). A mutant is killed when it fails to define (as an import error
     fails every pytest test), or when its first differing scored call raises or returns another value
     (values_equal), or its run exceeds the limit or crashes. With no scored calls nothing is killed but
     mutants that do not define.
@@ -726,11 +741,17 @@ def score_mutants(
     expected = [gt.values[i] for i in keep]
     outcomes = [MutantOutcome(id=m.id, operator=m.operator, family=m.family, killed=False) for m in mutants]
     if calls and mutants:
-        programs = [full] * REFERENCE_RUNS + [f"{prelude}\n{m.code}" if prelude else m.code for m in mutants]
+        texts = [f"{prelude}\n{m.code}" if prelude else m.code for m in mutants]
+        compiling = [j for j, m in enumerate(mutants) if m.compiles]
+        again = random.SystemRandom().sample(compiling, min(RERUNS, len(compiling)))
+        programs = [full] * REFERENCE_RUNS + texts + [texts[j] for j in again]
         limit = time_limit(gt.seconds, timeout_factor, min_timeout)
         runs = run_programs(programs, calls, executor, timeout=limit, progress=progress)
         scored = _reference(expected, runs[:REFERENCE_RUNS])
-        for outcome, run in zip(outcomes, runs[REFERENCE_RUNS:]):
+        firsts = runs[REFERENCE_RUNS : REFERENCE_RUNS + len(mutants)]
+        for j, second in zip(again, runs[REFERENCE_RUNS + len(mutants) :]):
+            _unstable(firsts[j], second, scored)
+        for outcome, run in zip(outcomes, firsts):
             _judge(outcome, run, expected, scored)
     return summarise(outcomes, skipped_points(source))
 
