@@ -14,10 +14,9 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+from conftest import quiet_executor
 
 from codea1.eval.mutation import generate_mutants, run_programs, score_mutants
-
-from conftest import quiet_executor
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -36,8 +35,10 @@ CORPUS = [
         ["count_down(3)", "count_down(0)"],
     ),
     (
-        "def first_even(xs):\n    for x in xs:\n        if x % 2 == 0:\n            return x\n        else:\n"
-        "            continue\n    return None\n",
+        (
+            "def first_even(xs):\n    for x in xs:\n        if x % 2 == 0:\n            return x\n        else:\n"
+            "            continue\n    return None\n"
+        ),
         ["first_even([1, 3, 4, 6])", "first_even([1, 3])", "first_even([])"],
     ),
     (
@@ -45,13 +46,17 @@ CORPUS = [
         ["safe_div(6, 3)", "safe_div(1, 0)"],
     ),
     (
-        "import re\n\ndef words(s, upper=False):\n    ws = [w for w in re.split(r'\\s+', s) if w]\n"
-        "    return [w.upper() for w in ws] if upper else ws\n",
+        (
+            "import re\n\ndef words(s, upper=False):\n    ws = [w for w in re.split(r'\\s+', s) if w]\n"
+            "    return [w.upper() for w in ws] if upper else ws\n"
+        ),
         ["words('a bc  d')", "words(' x y ', True)", "words('')"],
     ),
     (
-        "def histogram(xs):\n    h = {}\n    for x in xs:\n        h[x] = h.get(x, 0) + 1\n"
-        "    return sorted(h.items(), key=lambda kv: (-kv[1], kv[0]))\n",
+        (
+            "def histogram(xs):\n    h = {}\n    for x in xs:\n        h[x] = h.get(x, 0) + 1\n"
+            "    return sorted(h.items(), key=lambda kv: (-kv[1], kv[0]))\n"
+        ),
         ["histogram([3, 1, 3, 2, 1, 3])", "histogram([])"],
     ),
 ]
@@ -150,11 +155,15 @@ ATTACK_CALLS = [
     for body in ATTACKS.values()
 ]
 # values that change from run to run: a test made of them would tell every child apart from GT's
-NOISE_CALLS = ["__import__('time').time()", "id(object())", "__import__('os').urandom(8)",
-               "__import__('time').perf_counter_ns()",
-               # a coin per run (as `assert coin != 2` would test it), and a call that raises at random
-               "__import__('time').perf_counter_ns() // 1000 % 2",
-               "1 // (__import__('time').perf_counter_ns() // 1000 % 2)"]
+NOISE_CALLS = [
+    "__import__('time').time()",
+    "id(object())",
+    "__import__('os').urandom(8)",
+    "__import__('time').perf_counter_ns()",
+    # a coin per run (as `assert coin != 2` would test it), and a call that raises at random
+    "__import__('time').perf_counter_ns() // 1000 % 2",
+    "1 // (__import__('time').perf_counter_ns() // 1000 % 2)",
+]
 
 
 def _legacy():
@@ -188,7 +197,7 @@ def test_every_probe_gets_the_same_answer_under_gt_and_every_mutant(executor):
 
 
 def test_probes_kill_nothing_beyond_honest_calls(executor, monkeypatch):
-    import codea1.eval.mutation as mutation
+    from codea1.eval import mutation
 
     # a coin goes unnoticed only if every GT run and every mutant run twice flip alike: with 16 mutants
     # run twice, about once in 2**18 tries
