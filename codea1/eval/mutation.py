@@ -524,8 +524,7 @@ def __codea1_run(stop_on_error):
 
 # comment lines that make the sandbox's module scan (codea1.sandbox.preload.flavour) pick a flavour, so
 # that every child of one run forks from the same kind of zygote whatever its program imports
-_FLAVOUR_HINT = {"lean": "", "full": "# __import__\n", "numpy": "# numpy\n"}
-_FLAVOUR_RANK = {"lean": 0, "full": 1, "numpy": 2}
+_FLAVOUR_HINT = {"lean": "", "full": "# __import__\n", "numpy": "# numpy\n", "testing": "# unittest\n"}
 
 
 def _compiled(program: str) -> tuple[bytes | None, str]:
@@ -566,16 +565,13 @@ def run_programs(
     compatibility and ignored: programs never share a child.
     """
     from codea1.sandbox import Job
-    from codea1.sandbox.preload import flavour
+    from codea1.sandbox.preload import FLAVOURS, flavour
 
     del batch
     calls = list(calls)
-    kind = "lean"
-    for program in programs:
-        k = flavour(program, calls)
-        if _FLAVOUR_RANK[k] > _FLAVOUR_RANK[kind]:
-            kind = k
-    hint = _FLAVOUR_HINT[kind]
+    rank = {name: i for i, name in enumerate(FLAVOURS)}  # each flavour holds what the ones before it hold
+    kind = max((flavour(program, calls) for program in programs), key=lambda k: rank.get(k, 0), default="lean")
+    hint = _FLAVOUR_HINT.get(kind, f"# {kind}\n")
     out: list[tuple[str, Any] | None] = [None] * len(programs)
     jobs, where = [], []
     for k, program in enumerate(programs):
