@@ -1,14 +1,17 @@
-"""Mutation scoring: codea1's in-process engine vs the cosmic-ray CLI, side by side.
+"""Mutation scoring speed: codea1's engine vs its earlier batched engine, and vs the cosmic-ray CLI.
 
 For a seeded sample of UnLeakedTestBench functions, the tests are the function's own `test_list` asserts
-that hold on GT. The baseline is cosmic-ray run the standard way: a module file, a pytest file with one
-test function per assert, `cosmic-ray init` then `cosmic-ray exec` (local distributor, pytest per mutant).
-codea1 scores the same mutants with the same test calls in its sandbox. Printed per function: mutant
-counts, killed counts of both, and wall times; then the totals and the speed ratio.
+that hold on GT. codea1's engine (codea1.eval.mutation.score_mutants) runs every program, GT included,
+in a sandbox child of its own. The earlier engine (`legacy_score_mutants` below, kept here only as a
+baseline to measure against: a test call could read its list of programs and tell GT from a mutant) ran
+up to 48 mutants in one child. Where cosmic-ray is installed, it is run the standard way too: a module
+file, a pytest file with one test function per assert, `cosmic-ray init` then `cosmic-ray exec` (local
+distributor, pytest per mutant). Printed per function: mutant counts, killed counts of each engine, and
+wall times; then the totals and the speed ratios.
 
-    python benchmarks/mutation_speed.py --ult PATH/ULT_Lite.json --functions 4 --max-mutants 80
+    python benchmarks/mutation_speed.py --ult PATH/ULT_Lite.json --functions 8 --max-mutants 80
 
-Prints a clear skip when cosmic-ray is not installed (pip install 'codea1[mutation]').
+cosmic-ray is optional (pip install 'codea1[mutation]'); without it only the two codea1 engines run.
 """
 
 from __future__ import annotations
@@ -91,6 +94,90 @@ def run_cosmic_ray(prelude: str, code: str, tests: list[str], timeout: float) ->
         shutil.rmtree(work, ignore_errors=True)
 
 
+# the earlier engine, as it was: several programs in one child (a baseline for speed and kill counts only)
+LEGACY_HARNESS = """
+def __codea1_mutant(k, stop_on_error=True):
+    src = __CODEA1_PROGRAMS[k]
+    ns = {"__name__": "__codea1_mutant__"}
+    try:
+        exec(compile(src, "<mutant>", "exec"), ns)
+    except BaseException as exc:
+        return ("undefined", type(exc).__name__ + ": " + str(exc)[:200])
+    out = []
+    for call in __CODEA1_CALLS:
+        try:
+            out.append(("ok", eval(call, ns)))
+        except BaseException as exc:
+            out.append(("error", type(exc).__name__ + ": " + str(exc)[:200]))
+            if stop_on_error:
+                break
+    return ("ran", out)
+"""
+
+
+def legacy_run_programs(programs, calls, executor, *, timeout, batch=48, stop_on_error=True):
+    """The earlier run_programs: up to `batch` programs per child, each chosen by its index."""
+    from codea1.sandbox import Job
+
+    jobs = []
+    for b in range(0, len(programs), batch):
+        chunk = programs[b : b + batch]
+        code = f"__CODEA1_PROGRAMS = {chunk!r}\n__CODEA1_CALLS = {calls!r}\n{LEGACY_HARNESS}"
+        jobs.append(Job(id=f"batch-{b}", code=code, timeout=timeout,
+                        calls=[f"__codea1_mutant({k}, {stop_on_error})" for k in range(len(chunk))]))
+    out = []
+    for job, res in zip(jobs, executor.run(jobs) if jobs else []):
+        if not res.defined:
+            out.extend(("crash", res.error) for _ in job.calls)
+            continue
+        for r in res.results:
+            value = r.value
+            if r.status == "ok" and type(value) is tuple and len(value) == 2 and value[0] in ("undefined", "ran"):
+                out.append(value)
+            else:
+                out.append((r.status if r.status != "ok" else "invalid", r.error))
+    return out
+
+
+def legacy_score_mutants(source, calls, executor, *, prelude="", mutants=None, timeout_factor=4.0,
+                         min_timeout=1.0):
+    """The earlier score_mutants: GT's values from one run, then the mutants batched into shared children."""
+    from codea1.data.check import time_limit
+    from codea1.eval.mutation import MutantOutcome, generate_mutants, skipped_points, summarise
+    from codea1.sandbox.values import contains_unserializable, values_equal
+
+    mutants = generate_mutants(source) if mutants is None else mutants
+    full = f"{prelude}\n{source}" if prelude else source
+    t0 = time.monotonic()
+    (gt,) = legacy_run_programs([full], calls, executor, timeout=30.0, stop_on_error=False)
+    seconds = time.monotonic() - t0
+    pairs = gt[1] if gt[0] == "ran" else []
+    keep = [i for i, (st, v) in enumerate(pairs) if st == "ok" and not contains_unserializable(v)]
+    calls = [calls[i] for i in keep]
+    expected = [pairs[i][1] for i in keep]
+    outcomes = [MutantOutcome(id=m.id, operator=m.operator, family=m.family, killed=False) for m in mutants]
+    if calls and mutants:
+        programs = [f"{prelude}\n{m.code}" if prelude else m.code for m in mutants]
+        runs = legacy_run_programs(programs, calls, executor, timeout=time_limit(seconds, timeout_factor,
+                                                                                  min_timeout))
+        for outcome, (kind, payload) in zip(outcomes, runs):
+            if kind == "undefined":
+                outcome.killed, outcome.how = True, "undefined"
+            elif kind != "ran":
+                outcome.killed, outcome.how = True, kind
+            elif len(payload) < len(expected) and (not payload or payload[-1][0] == "ok"):
+                outcome.killed, outcome.how = True, "crash"
+            else:
+                for i, ((status, value), exp) in enumerate(zip(payload, expected)):
+                    if status != "ok":
+                        outcome.killed, outcome.by, outcome.how = True, i, "error"
+                        break
+                    if not values_equal(value, exp):
+                        outcome.killed, outcome.by, outcome.how = True, i, "wrong"
+                        break
+    return summarise(outcomes, skipped_points(source))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -103,17 +190,18 @@ def main(argv: list[str] | None = None) -> int:
         "--max-mutants", type=int, default=80, help="only functions with at most this many mutants"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=1, help="sandbox worker slots")
+    parser.add_argument("--rounds", type=int, default=1, help="times each engine scores each function")
     parser.add_argument(
         "--cr-timeout", type=float, default=10.0, help="cosmic-ray's per-mutant test-run timeout"
     )
+    parser.add_argument("--no-cosmic-ray", action="store_true", help="compare the codea1 engines only")
     parser.add_argument("--json", default=None, help="also write the results here")
     args = parser.parse_args(argv)
 
-    if not cosmic_ray_available():
-        print(
-            "SKIP: cosmic-ray is not installed (pip install 'codea1[mutation]'); nothing to compare against."
-        )
-        return 0
+    with_cr = not args.no_cosmic_ray and cosmic_ray_available()
+    if not with_cr and not args.no_cosmic_ray:
+        print("note: cosmic-ray is not installed (pip install 'codea1[mutation]'); comparing codea1's engines only")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from codea1.eval.mutation import generate_mutants, score_mutants
     from codea1.eval.ult import ULT_PRELUDE, load_ult
@@ -125,10 +213,11 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(args.seed)
     rng.shuffle(functions)
     t_start = time.monotonic()
-    executor = Executor(workers=1)
+    executor = Executor(workers=args.workers)
     startup = time.monotonic() - t_start
     rows = []
     try:
+        warm = True
         for fn in functions:
             if len(rows) >= args.functions:
                 break
@@ -140,21 +229,31 @@ def main(argv: list[str] | None = None) -> int:
             if not tests:
                 continue
             calls = [split_assert(t)[0] for t in tests]
-            t0 = time.monotonic()
-            ours = score_mutants(fn.code, calls, executor, prelude=ULT_PRELUDE, mutants=mutants)
-            ours_s = time.monotonic() - t0
-            cr = run_cosmic_ray(ULT_PRELUDE, fn.code, tests, args.cr_timeout)
+            if warm:  # the zygotes' first forks (flavour start-up) are not what is measured
+                score_mutants(fn.code, calls, executor, prelude=ULT_PRELUDE, mutants=mutants)
+                legacy_score_mutants(fn.code, calls, executor, prelude=ULT_PRELUDE, mutants=mutants)
+                warm = False
+            ours_s = legacy_s = 0.0
+            for _ in range(args.rounds):  # alternating, so that load on the machine hits both alike
+                t0 = time.monotonic()
+                ours = score_mutants(fn.code, calls, executor, prelude=ULT_PRELUDE, mutants=mutants)
+                ours_s += time.monotonic() - t0
+                t0 = time.monotonic()
+                legacy = legacy_score_mutants(fn.code, calls, executor, prelude=ULT_PRELUDE, mutants=mutants)
+                legacy_s += time.monotonic() - t0
             row = {
                 "task_id": fn.task_id,
                 "tests": len(tests),
                 "mutants_codea1": ours.total,
-                "mutants_cosmic_ray": cr["total"],
                 "killed_codea1": ours.killed,
-                "killed_cosmic_ray": cr["killed"],
-                "incompetent_cosmic_ray": cr["incompetent"],
-                "seconds_codea1": round(ours_s, 3),
-                "seconds_cosmic_ray": round(cr["seconds"], 2),
+                "killed_legacy": legacy.killed,
+                "seconds_codea1": round(ours_s / args.rounds, 3),
+                "seconds_legacy": round(legacy_s / args.rounds, 3),
             }
+            if with_cr:
+                cr = run_cosmic_ray(ULT_PRELUDE, fn.code, tests, args.cr_timeout)
+                row.update(mutants_cosmic_ray=cr["total"], killed_cosmic_ray=cr["killed"],
+                           incompetent_cosmic_ray=cr["incompetent"], seconds_cosmic_ray=round(cr["seconds"], 2))
             rows.append(row)
             print(json.dumps(row), flush=True)
     finally:
@@ -163,31 +262,44 @@ def main(argv: list[str] | None = None) -> int:
         print("no function fits --max-mutants with valid tests; raise --max-mutants")
         return 1
     ours_total = sum(r["seconds_codea1"] for r in rows)
-    cr_total = sum(r["seconds_cosmic_ray"] for r in rows)
-    same = sum(
-        r["killed_codea1"] == r["killed_cosmic_ray"] and r["mutants_codea1"] == r["mutants_cosmic_ray"]
-        for r in rows
-    )
+    legacy_total = sum(r["seconds_legacy"] for r in rows)
     summary = {
         "functions": len(rows),
         "mutants": sum(r["mutants_codea1"] for r in rows),
         "killed_codea1": sum(r["killed_codea1"] for r in rows),
-        "killed_cosmic_ray": sum(r["killed_cosmic_ray"] for r in rows),
-        "functions_identical_counts": same,
+        "killed_legacy": sum(r["killed_legacy"] for r in rows),
+        "functions_same_kills_as_legacy": sum(r["killed_codea1"] == r["killed_legacy"] for r in rows),
         "seconds_codea1": round(ours_total, 3),
-        "seconds_cosmic_ray": round(cr_total, 2),
+        "seconds_legacy": round(legacy_total, 3),
+        "codea1_over_legacy_time": round(ours_total / legacy_total, 2) if legacy_total else None,
+        "mutants_per_second_codea1": round(sum(r["mutants_codea1"] for r in rows) / ours_total, 1)
+        if ours_total else None,
+        "mutants_per_second_legacy": round(sum(r["mutants_codea1"] for r in rows) / legacy_total, 1)
+        if legacy_total else None,
         "executor_startup_seconds": round(startup, 3),
-        "speedup": round(cr_total / ours_total, 1) if ours_total else None,
+        "workers": args.workers,
     }
-    print(
-        "| task | tests | mutants (codea1 / cosmic-ray) | killed (codea1 / cosmic-ray) | seconds (codea1 / cosmic-ray) |"
-    )
-    print("|---|---|---|---|---|")
-    for r in rows:
-        print(
-            f"| {r['task_id']} | {r['tests']} | {r['mutants_codea1']} / {r['mutants_cosmic_ray']} | "
-            f"{r['killed_codea1']} / {r['killed_cosmic_ray']} | {r['seconds_codea1']} / {r['seconds_cosmic_ray']} |"
+    header = "| task | tests | mutants | killed (codea1 / legacy) | seconds (codea1 / legacy) |"
+    rule = "|---|---|---|---|---|"
+    if with_cr:
+        header += " killed cosmic-ray | seconds cosmic-ray |"
+        rule += "---|---|"
+        cr_total = sum(r["seconds_cosmic_ray"] for r in rows)
+        summary.update(
+            killed_cosmic_ray=sum(r["killed_cosmic_ray"] for r in rows),
+            functions_identical_counts=sum(r["killed_codea1"] == r["killed_cosmic_ray"]
+                                           and r["mutants_codea1"] == r["mutants_cosmic_ray"] for r in rows),
+            seconds_cosmic_ray=round(cr_total, 2),
+            speedup=round(cr_total / ours_total, 1) if ours_total else None,
         )
+    print(header)
+    print(rule)
+    for r in rows:
+        line = (f"| {r['task_id']} | {r['tests']} | {r['mutants_codea1']} | {r['killed_codea1']} / "
+                f"{r['killed_legacy']} | {r['seconds_codea1']} / {r['seconds_legacy']} |")
+        if with_cr:
+            line += f" {r['killed_cosmic_ray']} / {r['mutants_cosmic_ray']} | {r['seconds_cosmic_ray']} |"
+        print(line)
     print(json.dumps(summary))
     if args.json:
         Path(args.json).write_text(json.dumps({"rows": rows, "summary": summary}, indent=2) + "\n")

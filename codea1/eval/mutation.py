@@ -9,10 +9,12 @@ exception-handler replacement and decorator removal. A mutant whose text no long
 Cosmic-Ray keeps it): it cannot be imported, so every test kills it.
 
 Mutants are generated once per source text (cached) and get deterministic ids
-`Operator@line:col[#occurrence]`. `score_mutants` runs the mutants in the sandbox (many per child, each in
-a fresh namespace, so a child start is shared) on the test calls, and the parent compares each value
+`Operator@line:col[#occurrence]`. `score_mutants` runs GT and the mutants in the sandbox on the test
+calls, each program in a child of its own that holds only that program's compiled code and a runner that
+is the same for all (so a test call cannot tell GT from a mutant), and the parent compares each value
 with GT's: a mutant is killed when it fails to define, a call raises or returns another value, or its run
-exceeds a limit scaled from GT's runtime; the first killing call is recorded.
+exceeds a limit scaled from GT's runtime; the first killing call is recorded. The reference values come
+from GT runs made exactly like the mutants' runs, and a call scores only where they agree.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from __future__ import annotations
 import ast
 import hashlib
 import io
+import marshal
+import random
 import re
 import tokenize
 import warnings
@@ -488,12 +492,23 @@ class MutationReport:
         return out
 
 
-HARNESS = """
-def __codea1_mutant(k, stop_on_error=True):
-    src = __CODEA1_PROGRAMS[k]
+# One program per child ----------------------------------------------------------------------------
+#
+# Each program (GT and every mutant) runs in a sandbox child of its own, and every child of one scoring
+# run gets the same job but for the program: the same runner text, the same calls, the same limit, the
+# same zygote flavour, in a random order. The program travels compiled (marshalled code, as hex digits:
+# no source text in the child); nothing in the child names its index, the other programs, or whether it
+# is GT. The parent alone compares the plain values that come back.
+
+RUNNER = """
+import marshal as __codea1_marshal
+
+
+def __codea1_run(stop_on_error):
     ns = {"__name__": "__codea1_mutant__"}
     try:
-        exec(compile(src, "<mutant>", "exec"), ns)
+        code = __codea1_marshal.loads(bytes.fromhex(__CODEA1_PROGRAM))
+        exec(code, ns)
     except BaseException as exc:
         return ("undefined", type(exc).__name__ + ": " + str(exc)[:200])
     out = []
@@ -507,11 +522,26 @@ def __codea1_mutant(k, stop_on_error=True):
     return ("ran", out)
 """
 
+# comment lines that make the sandbox's module scan (codea1.sandbox.preload.flavour) pick a flavour, so
+# that every child of one run forks from the same kind of zygote whatever its program imports
+_FLAVOUR_HINT = {"lean": "", "full": "# __import__\n", "numpy": "# numpy\n", "testing": "# unittest\n"}
 
-def _batch_code(programs: list[str], calls: list[str]) -> str:
-    """A child program holding several programs; `__codea1_mutant(k)` defines program k in a fresh
-    namespace and evaluates every call there, returning plain (status, value) pairs for the parent."""
-    return f"__CODEA1_PROGRAMS = {programs!r}\n__CODEA1_CALLS = {calls!r}\n{HARNESS}"
+
+def _compiled(program: str) -> tuple[bytes | None, str]:
+    """The program's marshalled code (compiled as the child would: a module of its own, asserts kept),
+    or None and the error a child would have reported for a program that does not compile."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            code = compile(program, "<mutant>", "exec", dont_inherit=True, optimize=0)
+    except BaseException as exc:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError
+        return None, type(exc).__name__ + ": " + str(exc)[:200]
+    return marshal.dumps(code), ""
+
+
+def _job_code(blob: bytes, calls: list[str], hint: str) -> str:
+    """The child's whole program: the runner, the calls, one program's compiled code (nothing else)."""
+    return f"{hint}{RUNNER}\n__CODEA1_CALLS = {calls!r}\n__CODEA1_PROGRAM = {blob.hex()!r}\n"
 
 
 def run_programs(
@@ -520,48 +550,55 @@ def run_programs(
     executor: Any,
     *,
     timeout: float,
-    batch: int = 48,
+    batch: int = 1,
     stop_on_error: bool = True,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[tuple[str, Any]]:
-    """Runs each program on all calls in the sandbox, many programs per child (each in its own namespace).
+    """Runs each program on all calls in the sandbox, one child per program, on one slot, in a random order.
 
-    Returns one entry per program: ("undefined", message), ("ran", [(status, value), ...]), or
-    ("timeout" | "crash" | "error" | "invalid", message) when the program's whole run did not finish within
-    `timeout` seconds. One child serves up to `batch` programs; a program that hangs or crashes its child
-    is cut off alone, the sandbox restarts the child for the next one. With stop_on_error a program's run
-    ends at its first raising call (its list is then shorter than `calls`).
+    Returns one entry per program, in input order: ("undefined", message), ("ran", [(status, value), ...]),
+    or ("timeout" | "crash" | "error" | "invalid", message) when the program's whole run (its definition
+    and all calls) did not finish within `timeout` seconds. All children of one call get the same job
+    but for the program's code (see RUNNER), so a call cannot tell which program it runs against. A
+    program that does not compile is "undefined" without a child. With stop_on_error a program's run
+    ends at its first raising call (its list is then shorter than `calls`). `batch` is accepted for
+    compatibility and ignored: programs never share a child.
     """
     from codea1.sandbox import Job
+    from codea1.sandbox.preload import FLAVOURS, flavour
 
-    jobs = []
-    for b in range(0, len(programs), batch):
-        chunk = programs[b : b + batch]
-        jobs.append(
-            Job(
-                id=f"batch-{b}",
-                code=_batch_code(chunk, calls),
-                calls=[f"__codea1_mutant({k}, {stop_on_error})" for k in range(len(chunk))],
-                timeout=timeout,
-            )
-        )
-    out: list[tuple[str, Any]] = []
-    for job, res in zip(jobs, executor.run(jobs, progress=progress) if jobs else []):
-        if not res.defined:
-            out.extend(("crash", res.error) for _ in job.calls)
+    del batch
+    calls = list(calls)
+    rank = {name: i for i, name in enumerate(FLAVOURS)}  # each flavour holds what the ones before it hold
+    kind = max((flavour(program, calls) for program in programs), key=lambda k: rank.get(k, 0), default="lean")
+    hint = _FLAVOUR_HINT.get(kind, f"# {kind}\n")
+    out: list[tuple[str, Any] | None] = [None] * len(programs)
+    jobs, where = [], []
+    for k, program in enumerate(programs):
+        blob, error = _compiled(program)
+        if blob is None:
+            out[k] = ("undefined", error)
             continue
-        for r in res.results:
-            value = r.value
-            if (
-                r.status == "ok"
-                and type(value) is tuple
-                and len(value) == 2
-                and value[0] in ("undefined", "ran")
-            ):
-                out.append(value)
-            else:
-                out.append((r.status if r.status != "ok" else "invalid", r.error))
-    return out
+        jobs.append(Job(id=f"program-{k}", code=_job_code(blob, calls, hint),
+                        calls=[f"__codea1_run({bool(stop_on_error)})"], timeout=timeout))
+        where.append(k)
+    order = list(range(len(jobs)))
+    random.SystemRandom().shuffle(order)  # which child runs GT, and when, is nothing a call can count on
+    # all on one slot: children of different slots differ (uid, cgroup, the zygote's own addresses), so
+    # a call could tell them apart, and tell a mutant from GT wherever the two ran on different slots
+    results = executor.run([jobs[j] for j in order], progress=progress, one_slot=True) if jobs else []
+    for j, res in zip(order, results):
+        k = where[j]
+        if not res.defined or not res.results:
+            out[k] = ("crash", res.error)
+            continue
+        r = res.results[0]
+        value = r.value
+        if r.status == "ok" and type(value) is tuple and len(value) == 2 and value[0] in ("undefined", "ran"):
+            out[k] = value
+        else:
+            out[k] = (r.status if r.status != "ok" else "invalid", r.error)
+    return [o if o is not None else ("crash", "no result") for o in out]
 
 
 @dataclass
@@ -576,7 +613,10 @@ class GroundTruthRun:
 def run_ground_truth(
     source: str, calls: list[str], executor: Any, *, timeout: float = 30.0
 ) -> GroundTruthRun:
-    """Runs GT once through the mutant harness: the reference values and GT's wall time for all calls."""
+    """Runs GT once through the mutant harness: the reference values and GT's wall time for all calls.
+
+    This run only sets the time limit and which calls are scored; the values mutants are compared with
+    come from GT runs that look exactly like the mutants' (see score_mutants)."""
     from codea1.sandbox.values import contains_unserializable
 
     (outcome,) = run_programs([source], calls, executor, timeout=timeout, stop_on_error=False)
@@ -588,7 +628,75 @@ def run_ground_truth(
         good = status == "ok" and not contains_unserializable(value)
         values.append(value if good else None)
         ok.append(good)
+    ok += [False] * (len(calls) - len(ok))
+    values += [None] * (len(calls) - len(values))
     return GroundTruthRun(values, ok, seconds)
+
+
+REFERENCE_RUNS = 2  # GT runs among the mutants' children; a call scores only where they all agree
+RERUNS = 6  # mutants run twice, chosen at random; a call scores only where each gave the same twice
+
+
+def _reference(gt_values: list[Any], refs: list[tuple[str, Any]]) -> list[bool]:
+    """Which calls are scored: GT gave the same plain value in the timing run and in every reference run
+    (a value that changes from run to run, such as a clock or anything a child could learn about its
+    place in the run, would otherwise tell every mutant apart from GT)."""
+    from codea1.sandbox.values import contains_unserializable, values_equal
+
+    scored = []
+    for i, expected in enumerate(gt_values):
+        good = True
+        for kind, payload in refs:
+            if kind != "ran" or i >= len(payload) or payload[i][0] != "ok":
+                good = False
+                break
+            value = payload[i][1]
+            if contains_unserializable(value) or not values_equal(value, expected):
+                good = False
+                break
+        scored.append(good)
+    return scored
+
+
+def _unstable(first: tuple[str, Any], second: tuple[str, Any], scored: list[bool]) -> None:
+    """Unscores (in place) the calls on which two runs of one program disagree: a call whose outcome
+    changes from run to run (a clock, a coin) under any program tells nothing about the program."""
+    from codea1.sandbox.values import values_equal
+
+    if first[0] != "ran" or second[0] != "ran":
+        return
+    for i, ((s1, v1), (s2, v2)) in enumerate(zip(first[1], second[1])):
+        if i < len(scored) and (s1 != s2 or (s1 == "ok" and not values_equal(v1, v2))):
+            scored[i] = False
+
+
+def _judge(outcome: MutantOutcome, run: tuple[str, Any], expected: list[Any], scored: list[bool]) -> None:
+    """Kills `outcome` (in place) from a mutant's run: the parent's verdict, on plain values only."""
+    from codea1.sandbox.values import values_equal
+
+    kind, payload = run
+    if kind == "undefined":
+        outcome.killed, outcome.how = True, "undefined"
+        return
+    if not any(scored):
+        return  # no call to score on (GT did not give the same value in every run)
+    if kind != "ran":
+        outcome.killed, outcome.how = True, kind
+        return
+    if len(payload) < len(expected) and (not payload or payload[-1][0] == "ok"):
+        outcome.killed, outcome.how = True, "crash"  # fewer results than calls: not a clean run
+        return
+    for i, ((status, value), exp, counts) in enumerate(zip(payload, expected, scored)):
+        if not counts:
+            if status != "ok":
+                return  # the run stopped at a call that is not scored: the later ones are unknown
+            continue
+        if status != "ok":
+            outcome.killed, outcome.by, outcome.how = True, i, "error"
+            return
+        if not values_equal(value, exp):
+            outcome.killed, outcome.by, outcome.how = True, i, "wrong"
+            return
 
 
 def score_mutants(
@@ -605,14 +713,18 @@ def score_mutants(
 ) -> MutationReport:
     """Runs every mutant of `source` on `calls` in the sandbox and compares with GT's values (parent side).
 
-    `prelude` (imports) goes before GT and each mutant. Calls on which GT itself fails are dropped. A
-    mutant is killed when it fails to define (as an import error fails every pytest test), or when its
-    first differing call raises, returns another value (values_equal), or its run exceeds the limit
-    (max(min_timeout, timeout_factor * GT's time for all calls)) or crashes. With no calls nothing is killed.
+    `prelude` (imports) goes before GT and each mutant. First GT runs alone (unless `gt` is given): calls
+    on which it fails are dropped, and its time sets the limit (max(min_timeout, timeout_factor * GT's
+    time for all calls)). Then GT runs REFERENCE_RUNS more times among the mutants, and RERUNS mutants
+    chosen at random run a second time, each program in a child of its own with the same job, limit and
+    calls, on one slot, in a random order: a call is scored only where every GT run gave the same value
+    and each mutant run twice gave the same outcome twice (so a call whose value changes from run to
+    run, or depends on anything but the program, kills nothing). A mutant is killed when it fails to define (as an import error
+    fails every pytest test), or when its first differing scored call raises or returns another value
+    (values_equal), or its run exceeds the limit or crashes. With no scored calls nothing is killed but
+    mutants that do not define.
     """
     import time
-
-    from codea1.sandbox.values import values_equal
 
     mutants = generate_mutants(source) if mutants is None else mutants
     full = f"{prelude}\n{source}" if prelude else source
@@ -625,25 +737,18 @@ def score_mutants(
     expected = [gt.values[i] for i in keep]
     outcomes = [MutantOutcome(id=m.id, operator=m.operator, family=m.family, killed=False) for m in mutants]
     if calls and mutants:
-        programs = [f"{prelude}\n{m.code}" if prelude else m.code for m in mutants]
+        texts = [f"{prelude}\n{m.code}" if prelude else m.code for m in mutants]
+        compiling = [j for j, m in enumerate(mutants) if m.compiles]
+        again = random.SystemRandom().sample(compiling, min(RERUNS, len(compiling)))
+        programs = [full] * REFERENCE_RUNS + texts + [texts[j] for j in again]
         limit = time_limit(gt.seconds, timeout_factor, min_timeout)
         runs = run_programs(programs, calls, executor, timeout=limit, progress=progress)
-        for outcome, run in zip(outcomes, runs):
-            kind, payload = run
-            if kind == "undefined":
-                outcome.killed, outcome.how = True, "undefined"
-            elif kind != "ran":
-                outcome.killed, outcome.how = True, kind
-            elif len(payload) < len(expected) and (not payload or payload[-1][0] == "ok"):
-                outcome.killed, outcome.how = True, "crash"  # fewer results than calls: not a clean run
-            else:
-                for i, ((status, value), exp) in enumerate(zip(payload, expected)):
-                    if status != "ok":
-                        outcome.killed, outcome.by, outcome.how = True, i, "error"
-                        break
-                    if not values_equal(value, exp):
-                        outcome.killed, outcome.by, outcome.how = True, i, "wrong"
-                        break
+        scored = _reference(expected, runs[:REFERENCE_RUNS])
+        firsts = runs[REFERENCE_RUNS : REFERENCE_RUNS + len(mutants)]
+        for j, second in zip(again, runs[REFERENCE_RUNS + len(mutants) :]):
+            _unstable(firsts[j], second, scored)
+        for outcome, run in zip(outcomes, firsts):
+            _judge(outcome, run, expected, scored)
     return summarise(outcomes, skipped_points(source))
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -180,22 +181,26 @@ def score_tests(
         )
         records.append(FunctionTestResult(task_id=fn.task_id, tests=t, valid=valid, all_valid=all(valid)))
         valid_calls.append([split_assert(s)[0] for s, v in zip(t, valid) if v])
-    done = 0
     if mutation:
-        for fn, rec, calls in zip(functions, records, valid_calls):
-            if rec.all_valid:
-                report = score_mutants(fn.code, calls, executor, prelude=ULT_PRELUDE)
+        # each function's mutants run on one sandbox slot (see score_mutants): functions go in parallel
+        scored = [(fn, rec, calls) for fn, rec, calls in zip(functions, records, valid_calls) if rec.all_valid]
+        skipped = len(functions) - len(scored)
+        if progress is not None and skipped:
+            progress(skipped, len(functions))
+        with ThreadPoolExecutor(max(1, int(getattr(executor, "workers", 1) or 1))) as pool:
+            futures = {pool.submit(score_mutants, fn.code, calls, executor, prelude=ULT_PRELUDE): rec
+                       for fn, rec, calls in scored}
+            for done, future in enumerate(as_completed(futures), start=skipped + 1):
+                rec, report = futures[future], future.result()
                 rec.mutants, rec.killed = report.total, report.killed
                 rec.mutation_score = 100.0 * report.score if report.total else None
                 rec.by_family = report.by_family
-            done += 1
-            if progress is not None:
-                progress(done, len(functions))
+                if progress is not None:
+                    progress(done, len(functions))
     if coverage:
         for rec, cov in zip(records, measure_coverage(functions, valid_calls, executor)):
             rec.line_coverage, rec.branch_coverage = cov.line, cov.branch
     if buggy:
-        programs = []
         for i, (fn, calls) in enumerate(zip(functions, valid_calls)):
             m = buggy.get(fn.task_id)
             if m is None:
@@ -204,25 +209,26 @@ def score_tests(
             if not calls:
                 records[i].exposed = False
                 continue
-            gt = run_programs(
-                [f"{ULT_PRELUDE}\n{fn.code}"], calls, executor, timeout=10.0, stop_on_error=False
-            )[0]
-            programs.append((i, f"{ULT_PRELUDE}\n{m.code}", calls, gt))
-        for i, program, calls, gt in programs:
-            (run,) = run_programs([program], calls, executor, timeout=10.0)
-            records[i].exposed = _differs(run, gt)
+            # GT twice and the candidate, alike (one slot, same job but the program): a test cannot tell
+            # which one it runs against, and a call whose GT value changes from run to run does not count
+            gt = f"{ULT_PRELUDE}\n{fn.code}"
+            gt1, gt2, run = run_programs([gt, gt, f"{ULT_PRELUDE}\n{m.code}"], calls, executor, timeout=10.0,
+                                         stop_on_error=False)
+            records[i].exposed = _differs(run, gt1, gt2)
     return summarize_tests(records, k), records
 
 
-def _differs(run: tuple[str, Any], gt: tuple[str, Any]) -> bool:
+def _differs(run: tuple[str, Any], gt: tuple[str, Any], gt2: tuple[str, Any] | None = None) -> bool:
+    """Whether the candidate's run differs from GT's on a call where GT (in every run given) gave one value."""
     from codea1.sandbox.values import values_equal
 
     if run[0] != "ran":
         return True
-    if gt[0] != "ran":
+    if gt[0] != "ran" or (gt2 is not None and gt2[0] != "ran"):
         return False
-    for (s1, v1), (s2, v2) in zip(run[1], gt[1]):
-        if s2 != "ok":
+    others = gt2[1] if gt2 is not None else gt[1]
+    for (s1, v1), (s2, v2), (s3, v3) in zip(run[1], gt[1], others):
+        if s2 != "ok" or s3 != "ok" or not values_equal(v2, v3):
             continue
         if s1 != "ok" or not values_equal(v1, v2):
             return True

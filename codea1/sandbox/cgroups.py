@@ -6,7 +6,8 @@ and one process-count limit, and the slot's CPU share is the same as every other
 spinning helpers cannot starve another slot's honest calls. The zygotes of the slot are moved into the
 group once they have loaded their modules: what they hold stays charged where it was, what a child
 copies or allocates is charged to the group. Zygotes never become the out-of-memory victim
-(oom_score_adj -1000); each child sets its own to 1000.
+(oom_score_adj -1000); each child sets its own to 1000. The slots' common parent group weighs as much
+as the CPUs this process may use against the machine's other tasks (see `_cpus`).
 
 cgroup v2 is used where this process may create groups under the unified hierarchy with the memory,
 pids and cpu controllers enabled for them (delegated); else v1 with the memory, pids and cpu (cpu
@@ -24,6 +25,22 @@ from pathlib import Path
 ROOT = Path("/sys/fs/cgroup")
 GROUP = "codea1-sandbox"
 EXTRA_PIDS = 16  # the slot's zygotes and bubblewrap's init processes, on top of the job's own limit
+
+
+def _cpus() -> int:
+    """The CPUs this process may use.
+
+    The slots' groups share one parent group (GROUP), and the kernel weighs that parent against every
+    other task of the machine as one task of its weight: at the default weight all slots together would
+    get one task's share of a busy machine (measured: about half the sandbox's throughput on a machine
+    with other load). So the parent weighs as much as this many tasks, what the slots' processes would
+    weigh without cgroups; each slot keeps the default weight, so slots still share equally among
+    themselves, and a job's helpers get no more than their slot's share.
+    """
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 def _write(path: Path, value: str) -> None:
@@ -69,6 +86,8 @@ class SlotCgroup:
             return None
         d = parent / name
         d.mkdir(exist_ok=True)
+        with contextlib.suppress(OSError):
+            _write(parent / "cpu.weight", str(min(10000, 100 * _cpus())))  # see _cpus
         _write(d / "memory.max", str(memory_bytes))
         with contextlib.suppress(OSError):
             _write(d / "memory.swap.max", "0")
@@ -94,6 +113,8 @@ class SlotCgroup:
             _write(memory / "memory.swappiness", "0")  # swapped out, so the limit is on what the job holds
         _write(pid_dir / "pids.max", str(pids + EXTRA_PIDS))
         _write(cpu / "cpu.shares", "1024")
+        with contextlib.suppress(OSError):
+            _write(cpu.parent / "cpu.shares", str(1024 * _cpus()))  # see _cpus
         return cls(1, dirs)
 
     def join(self, pids: list[int]) -> bool:

@@ -554,14 +554,31 @@ class Executor:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run(self, jobs: list[Job], progress: Callable[[int, int], None] | None = None) -> list[JobResult]:
-        """Runs all jobs in parallel over the slots; results in input order; progress(done, total)."""
+    def run(self, jobs: list[Job], progress: Callable[[int, int], None] | None = None, *,
+            one_slot: bool = False) -> list[JobResult]:
+        """Runs all jobs in parallel over the slots; results in input order; progress(done, total).
+
+        one_slot=True runs them one after another on a single slot (in this thread): every job then sees
+        the same uid, cgroup and zygote, where jobs whose outcomes are compared with each other must not
+        differ in anything but their code and calls (see codea1.eval.mutation).
+        """
         if self._closed:
             raise SandboxError("Executor is closed")
         jobs = list(jobs)
         total = len(jobs)
         if total == 0:
             return []
+        if one_slot:
+            worker = self._free.get()
+            try:
+                out = []
+                for job in jobs:
+                    out.append(self._run_on(worker, job))
+                    if progress is not None:
+                        progress(len(out), total)
+                return out
+            finally:
+                self._free.put(worker)
         futures = [self._pool.submit(self._run_one, job) for job in jobs]
         if progress is not None:
             done = 0
@@ -588,6 +605,12 @@ class Executor:
     def _run_one(self, job: Job) -> JobResult:
         worker = self._free.get()
         try:
+            return self._run_on(worker, job)
+        finally:
+            self._free.put(worker)
+
+    def _run_on(self, worker: _Worker, job: Job) -> JobResult:
+        try:
             calls = job.calls if type(job.calls) is list else list(job.calls)
             kind = preload.flavour(job.code, calls) if type(job.code) is str else "lean"
             result = self._execute_healing(worker, kind, job)
@@ -604,8 +627,6 @@ class Executor:
             except Exception:  # noqa: BLE001
                 n = 0
             return JobResult(str(job.id), False, err, [CallResult("invalid", error=err) for _ in range(n)])
-        finally:
-            self._free.put(worker)
 
     def _execute_healing(self, worker: _Worker, kind: str, job: Job) -> JobResult:
         """Runs the job on the worker's `kind` zygote; a zygote that fails to set the job up (its child

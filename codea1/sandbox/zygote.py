@@ -42,6 +42,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUME
 
 import builtins
 import ctypes
+import fcntl
 import gc
 import json
 import marshal
@@ -354,16 +355,36 @@ def _describe(exc: BaseException) -> str:
     return text[:300]
 
 
+def _fixed_fds(job_r: int, res_w: int, zygote: int) -> tuple[int, int, int]:
+    """Closes every descriptor but the child's three and moves those to fixed numbers (3, 4, 5), so that
+    what the zygote held when it forked (how many earlier children it still waits for) leaves no trace
+    in the child."""
+    fds = [job_r, res_w, zygote]
+    keep = sorted(set(fds) - {-1})
+    os.closerange(3, keep[0])
+    for a, b in zip(keep, [*keep[1:], 1 << 16]):
+        os.closerange(a + 1, b)
+    spare = [fcntl.fcntl(fd, fcntl.F_DUPFD, 16) if fd >= 0 else -1 for fd in fds]
+    for fd in fds:
+        if fd >= 0:
+            os.close(fd)
+    out = []
+    for target, fd in zip((3, 4, 5), spare):
+        if fd < 0:
+            out.append(-1)
+            continue
+        os.dup2(fd, target, inheritable=False)
+        os.close(fd)
+        out.append(target)
+    return out[0], out[1], out[2]
+
+
 def _child(job_r: int, res_w: int, req: dict, cfg: dict, layers: list[str], base: str) -> None:
     """Body of the forked child; never returns."""
     code = 0
     try:
         os.setsid()
-        zygote = _JAIL.get("self_pidfd", -1)
-        keep = sorted({job_r, res_w, zygote} - {-1})
-        os.closerange(3, keep[0])
-        for a, b in zip(keep, [*keep[1:], 1 << 16]):
-            os.closerange(a + 1, b)
+        job_r, res_w, zygote = _fixed_fds(job_r, res_w, _JAIL.get("self_pidfd", -1))
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
@@ -652,6 +673,10 @@ def serve(sock: socket.socket, cfg: dict) -> None:
                     pid, reply = None, {"error": str(exc)}
                 if pid == 0:
                     sock.close()
+                    # nothing of earlier jobs for this one to find in its copy of this frame (the pids
+                    # of earlier children, how many are still dying, the last reply): every child of a
+                    # zygote starts from the same state, whatever ran before it
+                    current = pidfd = last = dying = events = poller = reply = msg = helpers = fd = None
                     _child(fds[0], fds[1], req, cfg, layers, base)
                 for fd in fds:
                     os.close(fd)
