@@ -70,6 +70,19 @@ def test_ray_matches_local(ray_session):
     assert seen[-1] == (len(jobs), len(jobs))
     assert ex.stats["actors_lost"] == 0 and ex.stats["requeued_jobs"] == 0
 
+    # mutation scoring runs its programs one after another on one slot: through Ray, on one actor
+    from codea1.eval.mutation import score_mutants
+
+    gt = "def sign(x):\n    if x > 0:\n        return 1\n    if x < 0:\n        return -1\n    return 0\n"
+    calls = ["sign(5)", "sign(-2)", "sign(0)"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with Executor(1, uid_base=UID_BASE + 200) as local:
+            want = score_mutants(gt, calls, local)
+    with ray_executor(UID_BASE + 300, actors_per_node=2) as ex:
+        got_report = score_mutants(gt, calls, ex)
+    assert (got_report.total, got_report.killed) == (want.total, want.killed) and want.killed > 0
+
 
 def test_killing_an_actor_mid_batch_loses_nothing(ray_session):
     # one-job chunks, two in flight per one-slot pool, each job sleeping in the sandbox: when the first

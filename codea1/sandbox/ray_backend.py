@@ -59,8 +59,8 @@ class _Pool:
         return {"workers": self.executor.workers, "isolation": self.executor.isolation_level,
                 "host": socket.gethostname(), "pid": os.getpid()}
 
-    def run(self, jobs: list[Job]) -> list[JobResult]:
-        return self.executor.run(jobs)
+    def run(self, jobs: list[Job], one_slot: bool = False) -> list[JobResult]:
+        return self.executor.run(jobs, one_slot=one_slot)
 
     def close(self) -> None:
         self.executor.close()
@@ -136,8 +136,12 @@ class RayExecutor:
         live = [a for a in self._actors if a.alive]
         return max(live, key=lambda a: len(a.in_flight)).handle
 
-    def run(self, jobs: list[Job], progress: Callable[[int, int], None] | None = None) -> list[JobResult]:
-        """Runs all jobs over the cluster; one result per job, in input order; progress(done, total)."""
+    def run(self, jobs: list[Job], progress: Callable[[int, int], None] | None = None, *,
+            one_slot: bool = False) -> list[JobResult]:
+        """Runs all jobs over the cluster; one result per job, in input order; progress(done, total).
+        one_slot=True runs the whole batch on one slot of one actor, one job after another (as
+        `Executor.run(one_slot=True)`; mutation scoring needs every program to see the same slot); if that
+        actor dies, the whole batch runs again on another."""
         if self._closed:
             raise SandboxError("RayExecutor is closed")
         jobs = list(jobs)
@@ -145,7 +149,29 @@ class RayExecutor:
             return []
         with self._lock:
             self._ensure_actors()
+            if one_slot:
+                return self._run_one_slot(jobs, progress)
             return self._run(jobs, progress)
+
+    def _run_one_slot(self, jobs: list[Job], progress: Callable[[int, int], None] | None) -> list[JobResult]:
+        ray = self._ray
+        for _ in range(len(self._actors) + 1):
+            alive = [a for a in self._actors if a.alive]
+            if not alive:
+                self._ensure_actors()
+                alive = [a for a in self._actors if a.alive]
+                if not alive:
+                    break
+            actor = alive[0]
+            try:
+                results = ray.get(actor.handle.run.remote(jobs, True))
+            except ray.exceptions.RayActorError:  # the actor (or its node) is gone
+                actor.alive = False
+                continue
+            if progress is not None:
+                progress(len(jobs), len(jobs))
+            return results
+        raise SandboxError("no Ray sandbox actor could run the batch")
 
     def close(self) -> None:
         """Stops every node's Executor and the actors."""
