@@ -99,7 +99,8 @@ def sample_next(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p:
     The token is drawn from ``softmax(logits / temperature)`` restricted to the ``top_k`` most likely
     tokens (0: all), then to the smallest most-likely set whose mass reaches ``top_p``, renormalised;
     temperature 0 takes the argmax (the first one on ties). The draw is an inverse-CDF lookup of one
-    float64 uniform per row, so a token of probability zero is never drawn.
+    float64 uniform per row in a float64 running sum (not ``torch.multinomial``, which is slow on CPUs
+    for large vocabularies); a token of probability zero is never drawn.
     """
     logits = logits.float()
     logp = torch.log_softmax(logits, dim=-1)
@@ -118,8 +119,7 @@ def sample_next(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p:
             drop = before >= top_p
             drop[:, 0] = False
             z = z.scatter(-1, order, sorted_z.masked_fill(drop, float("-inf")))
-        probs = torch.softmax(z, dim=-1, dtype=torch.float64)
-        cdf = torch.cumsum(probs, dim=-1)
+        cdf = torch.cumsum(torch.softmax(z, dim=-1), dim=-1, dtype=torch.float64)
         u = torch.rand(cdf.shape[0], 1, dtype=torch.float64, device=cdf.device) * cdf[:, -1:]
         token = torch.searchsorted(cdf, u, right=True).squeeze(-1).clamp(max=vocab - 1)
     return token, logp.gather(-1, token[:, None]).squeeze(-1)
@@ -146,6 +146,62 @@ def _cache_argument(model: Any) -> str:
 def _output_cache(out: Any) -> Any:
     cache = getattr(out, "cache", None)
     return cache if cache is not None else out.past_key_values
+
+
+def _reserve(cache: Any, tokens: int) -> None:
+    """Let the plain dynamic layers of a transformers cache grow in place: their keys and values become
+    views of buffers with room for ``tokens`` more positions, instead of a concatenation (a copy of the
+    whole cache) per layer and step. Other caches and layer types are left as they are."""
+    try:
+        from transformers.cache_utils import DynamicLayer
+    except ImportError:
+        return
+    for layer in getattr(cache, "layers", []):
+        if type(layer) is DynamicLayer and getattr(layer, "is_initialized", False):
+            layer.__class__ = _growing_layer_class(DynamicLayer)
+            layer.room = tokens
+
+
+_GROWING: dict[type, type] = {}
+
+
+def _growing_layer_class(base: type) -> type:
+    if base in _GROWING:
+        return _GROWING[base]
+
+    class GrowingLayer(base):  # type: ignore[misc, valid-type]
+        """A dynamic cache layer whose keys/values are the filled part of preallocated buffers."""
+
+        room = 0
+        key_buffer: torch.Tensor | None = None
+        value_buffer: torch.Tensor | None = None
+
+        def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+            length, add = self.keys.shape[-2], key_states.shape[-2]
+            if self.key_buffer is None or length + add > self.key_buffer.shape[-2]:
+                cap = length + max(add, self.room)
+                self.key_buffer = self.keys.new_empty(*self.keys.shape[:-2], cap, self.keys.shape[-1])
+                self.value_buffer = self.values.new_empty(*self.values.shape[:-2], cap, self.values.shape[-1])
+                self.key_buffer[..., :length, :] = self.keys
+                self.value_buffer[..., :length, :] = self.values
+            self.key_buffer[..., length:length + add, :] = key_states
+            self.value_buffer[..., length:length + add, :] = value_states
+            self.keys = self.key_buffer[..., :length + add, :]
+            self.values = self.value_buffer[..., :length + add, :]
+            return self.keys, self.values
+
+        def batch_select_indices(self, indices: torch.Tensor) -> None:
+            length = self.keys.shape[-2]
+            if self.key_buffer is None:
+                self.keys, self.values = self.keys[indices, ...], self.values[indices, ...]
+                return
+            self.key_buffer, self.value_buffer = self.key_buffer[indices, ...], self.value_buffer[indices, ...]
+            self.keys = self.key_buffer[..., :length, :]
+            self.values = self.value_buffer[..., :length, :]
+
+    _GROWING[base] = GrowingLayer
+    return GrowingLayer
 
 
 def _cut_response(ids: list[int], tokenizer: Any, eos_ids: set[int], stop: Sequence[str]
@@ -315,6 +371,7 @@ class TransformersRollout:
                     logits_to_keep=1)
         cache = _output_cache(out)
         cache_arg = _cache_argument(model)
+        _reserve(cache, gen.max_new_tokens)
         logits = out.logits[:, -1, :].float()
         if which != list(range(len(uniq))):
             index = torch.tensor(which, device=device)
