@@ -103,7 +103,7 @@ def next_logits(model, ids: list[int]) -> torch.Tensor:
     return model(input_ids=torch.tensor([ids])).logits[0, -1].float()
 
 
-SETTINGS = dict(temperature=0.7, top_k=40, top_p=0.9)
+SETTINGS = {"temperature": 0.7, "top_k": 40, "top_p": 0.9}
 
 
 @pytest.mark.parametrize("engine", ["loop", "hf-generate"])
@@ -112,8 +112,8 @@ def test_samples_follow_exactly_the_configured_distribution(peaked, engine, chec
     model, tok = peaked
     saved = model.generation_config.to_dict()
     if checkpoint_defaults:  # a checkpoint's own sampling defaults (as Qwen2.5-Coder-Instruct ships) are ignored
-        for key, value in dict(repetition_penalty=3.0, top_k=1, temperature=0.1, top_p=0.5,
-                               no_repeat_ngram_size=1, do_sample=True).items():
+        for key, value in {"repetition_penalty": 3.0, "top_k": 1, "temperature": 0.1, "top_p": 0.5,
+                          "no_repeat_ngram_size": 1, "do_sample": True}.items():
             setattr(model.generation_config, key, value)
     try:
         n = 4000
@@ -135,8 +135,8 @@ def test_samples_follow_exactly_the_configured_distribution(peaked, engine, chec
     bound = 0.8 * (support / n) ** 0.5  # about twice the expected TV distance of n exact draws
     assert tv(freq, exact) < bound
     # the test would catch a wrong setting: each alternative is far from the configured distribution
-    for wrong in (dict(temperature=1.0, top_k=40, top_p=0.9), dict(temperature=0.7, top_k=0, top_p=1.0),
-                  dict(temperature=0.7, top_k=40, top_p=0.5), dict(temperature=0.1, top_k=1, top_p=0.5)):
+    for wrong in ({"temperature": 1.0, "top_k": 40, "top_p": 0.9}, {"temperature": 0.7, "top_k": 0, "top_p": 1.0},
+                  {"temperature": 0.7, "top_k": 40, "top_p": 0.5}, {"temperature": 0.1, "top_k": 1, "top_p": 0.5}):
         assert tv(exact_distribution(logits, **wrong), exact) > 2 * bound
     # a later step, given the most frequent first token
     top = max(set(first), key=first.count)
