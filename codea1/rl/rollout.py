@@ -150,8 +150,8 @@ def _output_cache(out: Any) -> Any:
 
 def _reserve(cache: Any, tokens: int) -> None:
     """Let the plain dynamic layers of a transformers cache grow in place: their keys and values become
-    views of buffers with room for ``tokens`` more positions, instead of a concatenation (a copy of the
-    whole cache) per layer and step. Other caches and layer types are left as they are."""
+    views of buffers with room for up to ``tokens`` more positions, instead of a concatenation (a copy of
+    the whole cache) per layer and step. Other caches and layer types are left as they are."""
     try:
         from transformers.cache_utils import DynamicLayer
     except ImportError:
@@ -163,6 +163,7 @@ def _reserve(cache: Any, tokens: int) -> None:
 
 
 _GROWING: dict[type, type] = {}
+GROW_STEP = 256  # positions a growing cache layer adds when full (one copy per GROW_STEP tokens)
 
 
 def _growing_layer_class(base: type) -> type:
@@ -180,7 +181,8 @@ def _growing_layer_class(base: type) -> type:
                    ) -> tuple[torch.Tensor, torch.Tensor]:
             length, add = self.keys.shape[-2], key_states.shape[-2]
             if self.key_buffer is None or length + add > self.key_buffer.shape[-2]:
-                cap = length + max(add, self.room)
+                # room for the rest of the generation, at most GROW_STEP positions at a time (memory)
+                cap = length + max(add, min(self.room, GROW_STEP))
                 self.key_buffer = self.keys.new_empty(*self.keys.shape[:-2], cap, self.keys.shape[-1])
                 self.value_buffer = self.values.new_empty(*self.values.shape[:-2], cap, self.values.shape[-1])
                 self.key_buffer[..., :length, :] = self.keys
@@ -333,10 +335,11 @@ class TransformersRollout:
             settings.update(do_sample=True, temperature=gen.temperature, top_p=gen.top_p, top_k=gen.top_k)
         else:
             settings.update(do_sample=False)
-        hf_gen = HFGenerationConfig(**settings)
         kwargs: dict[str, Any] = {}
         if gen.stop:
-            kwargs.update(stop_strings=list(gen.stop), tokenizer=self.tokenizer)
+            settings.update(stop_strings=list(gen.stop))
+            kwargs.update(tokenizer=self.tokenizer)
+        hf_gen = HFGenerationConfig(**settings)
         # generate() fills every setting left unset from model.generation_config (the checkpoint's
         # sampling defaults); a blank one in its place for the call keeps only what is set here
         holder = _generation_config_holder(self.model)
