@@ -16,16 +16,21 @@ Every row is forced to run ``--new-tokens`` tokens (a hook on the output layer m
 so that paths and batch sizes are compared on equal work. The last column of the ``loop`` rows is the
 largest difference between its stored log-probs and the training path's (``Policy.logprobs``).
 
-Where the time goes (cProfile and per-op timing, SmolLM2-135M float32, batch 16, 128 new tokens, 1
-thread, on a 2-core AVX-512 virtual machine): the old path spends about 2/3 of its time in the linear
-layers of the 128 decoding forwards and about 1/4 in the scoring pass, which costs as many FLOPs per
-token as generating them (every weight is used once per token) but batched; at 16 rows a decoding step
-streams all 540 MB of float32 weights, so it is bound by memory bandwidth more than by arithmetic. The
-prefill of 16 copies of one prompt, ``torch.multinomial`` over the 49k vocabulary (~27 ms a step) and the
-KV-cache concatenation come next; generate's own per-step Python overhead is small at this model size.
-The loop therefore wins by not doing work rather than by a faster step: no scoring pass (its log-probs
-match the training path to ~1e-5), one prefill per prompt, an inverse-CDF draw instead of multinomial,
-and both cores by default.
+Where the time goes (cProfile of one ``generate`` call, SmolLM2-135M float32, batch 16, 128 new tokens,
+1 torch thread, on the 2-core development machine while other work ran on it): the old path took 59.2 s,
+of which 34.3 s (58%) in the linear layers (decoding steps and scoring), 15.5 s (26%) in the scoring
+pass (one batched forward over prompt + response: as many FLOPs per token as generating them), 5.0 s
+in attention, 4.8 s in ``torch.multinomial`` over the 49k vocabulary (37 ms a step) and 3.8 s in
+``torch.cat`` (the dynamic KV cache copies itself every layer and step); generate's own per-step Python
+overhead is small at this model size. A decoding step at 16 rows streams all 540 MB of float32
+weights, so it is bound by memory bandwidth more than by arithmetic, and the same weights cost the
+same per step at batch 1. The loop took 35.3 s on the same machine: 21.1 s linear layers, 4.3 s
+attention, 1.5 s for the float64 running sums of the draws; no scoring pass (its log-probs match the
+training path's to ~1e-5), one prefill per prompt instead of per row, a cache that grows in place and
+an inverse-CDF draw instead of ``multinomial``. What is left is the weights' memory traffic, which only
+more cores (or a lower precision, not the default) reduce; hence ``train.torch_threads`` defaults to
+the usable cores. Two threads help only while the second core is free: with another process busy on
+one of the 2 cores, 2 threads made the old path 8x slower than 1 thread at batch 1.
 
 Usage:  python benchmarks/generation_throughput.py [--model smollm2-135m] [--batches 1,16] [--new-tokens 128]
 """
