@@ -10,7 +10,10 @@ the stored log-probs) on a Code-LLM-style prompt. ``batch`` is the number of row
   default) and, for comparison at equal threads, at ``--threads``;
 - ``loop``: the default engine (a sampling loop over the model's forward with a KV cache, one prefill
   per prompt, log-probs taken from the generation forward), at ``--threads`` (default: the cores this
-  process may use, the new ``train.torch_threads`` default).
+  process may use, the new ``train.torch_threads`` default) and at ``--baseline-threads``.
+
+``vs old`` is each row's tokens/s over the first row's (the old path as it ran before: hf-generate at 1
+thread).
 
 Every row is forced to run ``--new-tokens`` tokens (a hook on the output layer masks the EOS logits)
 so that paths and batch sizes are compared on equal work. The last column of the ``loop`` rows is the
@@ -112,8 +115,8 @@ def main() -> None:
     print(f"{'path':<12} {'threads':>7} {'batch':>5} {'tokens':>6} {'seconds':>8} {'tokens/s':>9} "
           f"{'scoring s':>9} {'vs old':>7} {'max |dlogp|':>11}")
     plan = [("hf-generate", old, args.baseline_threads)]
-    if args.threads != args.baseline_threads:
-        plan.append(("hf-generate", old, args.threads))
+    if args.threads != args.baseline_threads:  # both paths at both thread counts
+        plan += [("hf-generate", old, args.threads), ("loop", new, args.baseline_threads)]
     plan.append(("loop", new, args.threads))
     for b in [int(x) for x in args.batches.split(",")]:
         base = None
