@@ -219,3 +219,19 @@ def test_prefill_is_prompt_and_text_starts_with_it(policy):
 def test_unknown_engine_is_refused(tiny):
     with pytest.raises(ValueError):
         TransformersRollout(*tiny, no_score, engine="vllm")
+
+
+def test_scoring_pass_only_where_the_generation_forward_differs_from_training(tiny):
+    model, tok = tiny
+    assert Policy(model, tok, PolicyConfig(kl_coef=0.0)).rollout.reuse_logprobs
+    # under bf16 autocast the training path's log-probs are not the float32 generation forward's
+    assert not Policy(model, tok, PolicyConfig(kl_coef=0.0, dtype="bfloat16")).rollout.reuse_logprobs
+    calls = []
+
+    def score(prompts, responses):
+        calls.append(len(prompts))
+        return [[-1.0] * len(r) for r in responses]
+
+    rows = TransformersRollout(model, tok, score, reuse_logprobs=False).generate(
+        PROMPTS[:2], GenerationConfig(n=2, max_new_tokens=4, seed=0))
+    assert calls == [4] and all(s.logprobs == [-1.0] * len(s.response_ids) for row in rows for s in row)
