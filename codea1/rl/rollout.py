@@ -103,7 +103,7 @@ def sample_next(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p:
     for large vocabularies); a token of probability zero is never drawn.
     """
     logits = logits.float()
-    logp = torch.log_softmax(logits, dim=-1)
+    norm = torch.logsumexp(logits, dim=-1)
     if temperature <= 0:
         token = logits.argmax(dim=-1)
     else:
@@ -122,7 +122,7 @@ def sample_next(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p:
         cdf = torch.cumsum(torch.softmax(z, dim=-1), dim=-1, dtype=torch.float64)
         u = torch.rand(cdf.shape[0], 1, dtype=torch.float64, device=cdf.device) * cdf[:, -1:]
         token = torch.searchsorted(cdf, u, right=True).squeeze(-1).clamp(max=vocab - 1)
-    return token, logp.gather(-1, token[:, None]).squeeze(-1)
+    return token, logits.gather(-1, token[:, None]).squeeze(-1) - norm
 
 
 def _generation_config_holder(model: Any) -> Any:
@@ -355,7 +355,7 @@ class TransformersRollout:
 
     # ------------------------------------------------------------------------------------- loop
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def _sample_loop(self, chunk: list[list[int]], gen: GenerationConfig, eos_ids: set[int], pad: int
                      ) -> tuple[list[list[int]], list[list[float]]]:
         """Generated ids (uncut: up to EOS, a detected stop string or ``max_new_tokens``) and their
