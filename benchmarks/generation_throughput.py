@@ -45,6 +45,12 @@ import time
 
 
 def main() -> None:
+    import os
+
+    # OpenMP threads that spin while they wait make a second thread ~15x slower whenever another
+    # process holds a core (measured on the 2-core machine); passive waiting keeps it at about 1 thread's
+    # speed then. Read once, when torch loads its OpenMP runtime; an explicit setting wins.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from codea1.config import usable_cores
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -111,7 +117,8 @@ def main() -> None:
 
     for backend in (old, new):  # warm-up
         backend.generate([prompt], GenerationConfig(n=2, max_new_tokens=8, batch_size=2))
-    print(f"model={args.model} dtype={args.dtype} new_tokens={args.new_tokens} usable cores={usable_cores()}")
+    print(f"model={args.model} dtype={args.dtype} new_tokens={args.new_tokens} usable cores={usable_cores()} "
+          f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}")
     print(f"{'path':<12} {'threads':>7} {'batch':>5} {'tokens':>6} {'seconds':>8} {'tokens/s':>9} "
           f"{'scoring s':>9} {'vs old':>7} {'max |dlogp|':>11}")
     plan = [("hf-generate", old, args.baseline_threads)]
