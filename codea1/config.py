@@ -99,7 +99,9 @@ class TrainSection(Section):
                                  low=1)
     keep_checkpoints: int = knob(2, "keep the newest N complete checkpoints, delete older ones", low=1)
     torch_threads: int = knob(usable_cores(), "torch intra-op threads (default: the CPU cores this process "
-                                              "may use; 1 leaves the other cores to the sandbox)", low=1)
+                                              "may use; on a shared machine use 1 or set OMP_WAIT_POLICY=PASSIVE: "
+                                              "spinning OpenMP threads stall while another process holds a "
+                                              "core)", low=1)
     golden_pass_rate: bool = knob(True, "a1/selfplay: also run each code on the dataset's golden tests "
                                         "(metric golden_pass_rate only, not a reward)")
     log_rollouts: bool = knob(True, "write rollouts/step_K.jsonl (score input format plus scores)")
