@@ -33,7 +33,8 @@ training path's to ~1e-5), one prefill per prompt instead of per row, a cache th
 an inverse-CDF draw instead of ``multinomial``. What is left is the weights' memory traffic, which only
 more cores (or a lower precision, not the default) reduce; hence ``train.torch_threads`` defaults to
 the usable cores. Two threads help only while the second core is free: with another process busy on
-one of the 2 cores, 2 threads made the old path 8x slower than 1 thread at batch 1.
+one of the 2 cores, 2 spinning OpenMP threads ran up to 15x slower than 1 thread, and with passive
+waiting (set below) about as fast as 1 thread.
 
 Usage:  python benchmarks/generation_throughput.py [--model smollm2-135m] [--batches 1,16] [--new-tokens 128]
 """
