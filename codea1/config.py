@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import os
 import types
 import typing
 from dataclasses import dataclass, field
@@ -45,6 +46,14 @@ def meta(help: str, *, choices: tuple | None = None, low: float | None = None, h
     whose value a null (or left out) value takes."""
     return {"help": help, "choices": choices, "low": low, "high": high, "low_open": low_open,
             "high_open": high_open, "length": length, "derived": derived, "follows": follows}
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask; the CPU count where there is none)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 def knob(default: Any, help: str, **checks: Any) -> Any:
@@ -89,7 +98,10 @@ class TrainSection(Section):
     checkpoint_every: int = knob(5, "write a checkpoint every K steps (and always at the last step)",
                                  low=1)
     keep_checkpoints: int = knob(2, "keep the newest N complete checkpoints, delete older ones", low=1)
-    torch_threads: int = knob(1, "torch intra-op threads (1 is fastest while the sandbox is busy)", low=1)
+    torch_threads: int = knob(usable_cores(), "torch intra-op threads (default: the CPU cores this process "
+                                              "may use; on a shared machine use 1 or set OMP_WAIT_POLICY=PASSIVE: "
+                                              "spinning OpenMP threads stall while another process holds a "
+                                              "core)", low=1)
     golden_pass_rate: bool = knob(True, "a1/selfplay: also run each code on the dataset's golden tests "
                                         "(metric golden_pass_rate only, not a reward)")
     log_rollouts: bool = knob(True, "write rollouts/step_K.jsonl (score input format plus scores)")

@@ -105,7 +105,9 @@ class Policy:
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer,
             lambda s: lr_factor(s, cfg.warmup_steps, cfg.total_steps, cfg.schedule, cfg.min_lr_ratio))
-        self.rollout: RolloutBackend = rollout or TransformersRollout(self.model, tokenizer, self.logprobs)
+        # the sampling forward's log-probs equal ``logprobs`` only when that runs without autocast
+        self.rollout: RolloutBackend = rollout or TransformersRollout(
+            self.model, tokenizer, self.logprobs, reuse_logprobs=cfg.dtype == "float32")
 
     # ------------------------------------------------------------------------------------- plumbing
 

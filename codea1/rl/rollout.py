@@ -3,7 +3,8 @@
 A backend turns chat prompts into ``n`` samples per prompt (token ids, text, per-token log-probs of
 the sampling policy) and can take new weights from the learner. The interface is deliberately small so
 that another engine (e.g. vLLM on GPUs) can implement it later; only the ``transformers`` backend
-exists today. It generates with the policy's own model, so it never needs a weight sync.
+exists today. It generates with the policy's own model, so it never needs a weight sync. A prompt whose
+last message is an ``assistant`` message is a prefill: the response continues it (see ``render_prompts``).
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from codea1.config import Sampling, knob
 class Sample:
     """One sampled response: the tokens the policy saw and produced, and how likely it found them."""
 
-    prompt_ids: list[int]
-    response_ids: list[int]  # includes the end-of-sequence token when one was produced
-    text: str  # decoded response without special tokens; cut after the first stop string
+    prompt_ids: list[int]  # includes the tokens of a prefill (a final assistant message), if any
+    response_ids: list[int]  # generated tokens only; includes the end-of-sequence token when one was produced
+    text: str  # prefill content + decoded response without special tokens, cut after the first stop string
     logprobs: list[float]  # per response token, under the sampling policy (temperature 1 distribution)
     finished: bool  # True if it ended with EOS or a stop string, False if cut by max_new_tokens
 
@@ -63,15 +64,146 @@ class RolloutBackend(Protocol):
 
 def render_prompts(tokenizer: Any, prompts: Sequence[Sequence[Mapping[str, str]]],
                    max_prompt_tokens: int | None = None) -> list[list[int]]:
-    """Chat messages -> token ids through the tokenizer's chat template, with the generation prompt."""
+    """Chat messages -> token ids through the tokenizer's chat template, with the generation prompt.
+
+    A prompt whose last message has role ``assistant`` is a prefill (a response prefix): it is rendered
+    with ``continue_final_message`` instead of a generation prompt, so the model continues that message.
+    Its tokens belong to the prompt (no log-probs, no loss); see :func:`prefill_text`.
+    """
     out = []
     for messages in prompts:
-        text = tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False)
+        messages = list(messages)
+        if prefill_text(messages) is not None:
+            text = tokenizer.apply_chat_template(messages, continue_final_message=True,
+                                                 add_generation_prompt=False, tokenize=False)
+        else:
+            text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         ids = tokenizer(text, add_special_tokens=False).input_ids
         if max_prompt_tokens is not None and len(ids) > max_prompt_tokens:
             ids = ids[-max_prompt_tokens:]
         out.append(ids)
     return out
+
+
+def prefill_text(messages: Sequence[Mapping[str, str]]) -> str | None:
+    """The response prefix of a prompt (the content of a final ``assistant`` message), else None."""
+    if messages and messages[-1].get("role") == "assistant":
+        return str(messages[-1].get("content") or "")
+    return None
+
+
+def sample_next(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p: float = 1.0
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+    """One token per row of ``logits`` ``[B, V]`` and its log-prob under ``softmax(logits)``.
+
+    The token is drawn from ``softmax(logits / temperature)`` restricted to the ``top_k`` most likely
+    tokens (0: all), then to the smallest most-likely set whose mass reaches ``top_p``, renormalised;
+    temperature 0 takes the argmax (the first one on ties). The draw is an inverse-CDF lookup of one
+    float64 uniform per row in a float64 running sum (not ``torch.multinomial``, which is slow on CPUs
+    for large vocabularies); a token of probability zero is never drawn.
+    """
+    logits = logits.float()
+    norm = torch.logsumexp(logits, dim=-1)
+    if temperature <= 0:
+        token = logits.argmax(dim=-1)
+    else:
+        z = logits / temperature if temperature != 1.0 else logits
+        vocab = z.shape[-1]
+        if 0 < top_k < vocab:
+            kth = torch.topk(z, top_k, dim=-1).values[:, -1:]
+            z = z.masked_fill(z < kth, float("-inf"))
+        if top_p < 1.0:
+            sorted_z, order = torch.sort(z, dim=-1, descending=True)
+            p = torch.softmax(sorted_z, dim=-1)
+            before = torch.cumsum(p, dim=-1) - p  # mass of the more likely tokens
+            drop = before >= top_p
+            drop[:, 0] = False
+            z = z.scatter(-1, order, sorted_z.masked_fill(drop, float("-inf")))
+        cdf = torch.cumsum(torch.softmax(z, dim=-1), dim=-1, dtype=torch.float64)
+        u = torch.rand(cdf.shape[0], 1, dtype=torch.float64, device=cdf.device) * cdf[:, -1:]
+        token = torch.searchsorted(cdf, u, right=True).squeeze(-1).clamp(max=vocab - 1)
+    return token, logits.gather(-1, token[:, None]).squeeze(-1) - norm
+
+
+def _generation_config_holder(model: Any) -> Any:
+    """The transformers model whose ``generation_config`` ``generate`` reads (under a peft wrapper)."""
+    get_base = getattr(model, "get_base_model", None)
+    return get_base() if callable(get_base) else model
+
+
+def _cache_argument(model: Any) -> str:
+    """The forward argument that takes a KV cache: ``cache`` in newer transformers, else
+    ``past_key_values``."""
+    import inspect
+
+    try:
+        params = inspect.signature(_generation_config_holder(model).forward).parameters
+    except (TypeError, ValueError):
+        return "past_key_values"
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def _output_cache(out: Any) -> Any:
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else out.past_key_values
+
+
+def _reserve(cache: Any, tokens: int) -> None:
+    """Let the plain dynamic layers of a transformers cache grow in place: their keys and values become
+    views of buffers with room for up to ``tokens`` more positions, instead of a concatenation (a copy of
+    the whole cache) per layer and step. Other caches and layer types are left as they are."""
+    try:
+        from transformers.cache_utils import DynamicLayer
+    except ImportError:
+        return
+    for layer in getattr(cache, "layers", []):
+        if type(layer) is DynamicLayer and getattr(layer, "is_initialized", False):
+            layer.__class__ = _growing_layer_class(DynamicLayer)
+            layer.room = tokens
+
+
+_GROWING: dict[type, type] = {}
+GROW_STEP = 256  # positions a growing cache layer adds when full (one copy per GROW_STEP tokens)
+
+
+def _growing_layer_class(base: type) -> type:
+    if base in _GROWING:
+        return _GROWING[base]
+
+    class GrowingLayer(base):  # type: ignore[misc, valid-type]
+        """A dynamic cache layer whose keys/values are the filled part of preallocated buffers."""
+
+        room = 0
+        key_buffer: torch.Tensor | None = None
+        value_buffer: torch.Tensor | None = None
+
+        def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+            length, add = self.keys.shape[-2], key_states.shape[-2]
+            if self.key_buffer is None or length + add > self.key_buffer.shape[-2]:
+                # room for the rest of the generation, at most GROW_STEP positions at a time (memory)
+                cap = length + max(add, min(self.room, GROW_STEP))
+                self.key_buffer = self.keys.new_empty(*self.keys.shape[:-2], cap, self.keys.shape[-1])
+                self.value_buffer = self.values.new_empty(*self.values.shape[:-2], cap, self.values.shape[-1])
+                self.key_buffer[..., :length, :] = self.keys
+                self.value_buffer[..., :length, :] = self.values
+            self.key_buffer[..., length:length + add, :] = key_states
+            self.value_buffer[..., length:length + add, :] = value_states
+            self.keys = self.key_buffer[..., :length + add, :]
+            self.values = self.value_buffer[..., :length + add, :]
+            return self.keys, self.values
+
+        def batch_select_indices(self, indices: torch.Tensor) -> None:
+            length = self.keys.shape[-2]
+            if self.key_buffer is None:
+                self.keys, self.values = self.keys[indices, ...], self.values[indices, ...]
+                return
+            self.key_buffer, self.value_buffer = self.key_buffer[indices, ...], self.value_buffer[indices, ...]
+            self.keys = self.key_buffer[..., :length, :]
+            self.values = self.value_buffer[..., :length, :]
+
+    _GROWING[base] = GrowingLayer
+    return GrowingLayer
 
 
 def _cut_response(ids: list[int], tokenizer: Any, eos_ids: set[int], stop: Sequence[str]
@@ -100,18 +232,39 @@ def _cut_response(ids: list[int], tokenizer: Any, eos_ids: set[int], stop: Seque
     return ids, text, finished
 
 
-class TransformersRollout:
-    """The default backend: ``model.generate`` with left padding, then one scoring forward pass.
+ENGINES = ("loop", "hf-generate")
 
-    ``score`` computes per-token log-probs of (prompt, response) pairs with the *training* code path
-    (the policy passes its own ``logprobs``), so the stored sampling log-probs match train-time ones.
+
+class TransformersRollout:
+    """The default backend: samples with the policy's own ``transformers`` model.
+
+    Two engines share the prompt rendering, the EOS ids and the stop-string cut:
+
+    - ``loop`` (default): a sampling loop over the model's forward with a KV cache. Rows of a chunk
+      that share a prompt (the ``n`` samples of one prompt) share one prefill; rows that end (EOS or a
+      stop string) leave the batch. Each step samples from ``softmax(logits / temperature)`` restricted
+      by ``top_k`` then ``top_p`` (temperature 0: argmax) and nothing else. With ``reuse_logprobs`` the
+      stored log-probs are the generation forward's own (temperature 1, float32): they equal the
+      training path's within float tolerance when that path computes in the model's dtype without
+      autocast; otherwise ``score`` is called as with ``hf-generate``.
+    - ``hf-generate``: ``model.generate`` with left padding, then one scoring forward pass.
+
+    Either way nothing is read from the checkpoint's ``model.generation_config`` except its EOS ids:
+    sampling settings there (repetition penalties, top-k, ...) would make the samples off-policy for
+    the stored log-probs. ``score`` computes per-token log-probs of (prompt, response) pairs with the
+    *training* code path (the policy passes its own ``logprobs``).
     """
 
     def __init__(self, model: torch.nn.Module, tokenizer: Any,
-                 score: Callable[[list[list[int]], list[list[int]]], list[list[float]]]):
+                 score: Callable[[list[list[int]], list[list[int]]], list[list[float]]], *,
+                 engine: str = "loop", reuse_logprobs: bool = True):
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
         self.model = model
         self.tokenizer = tokenizer
         self.score = score
+        self.engine = engine
+        self.reuse_logprobs = reuse_logprobs
 
     def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig
                  ) -> list[list[Sample]]:
@@ -121,46 +274,151 @@ class TransformersRollout:
                 return self._generate(prompts, gen)
         return self._generate(prompts, gen)
 
+    def eos_ids(self) -> set[int]:
+        """End-of-sequence ids: the tokenizer's plus those of the model's generation config."""
+        eos = self.tokenizer.eos_token_id
+        ids = set(eos if isinstance(eos, list) else [eos])
+        hf_gen = getattr(self.model, "generation_config", None)
+        if hf_gen is not None and hf_gen.eos_token_id is not None:
+            extra = hf_gen.eos_token_id
+            ids |= set(extra if isinstance(extra, list) else [extra])
+        return {int(i) for i in ids if i is not None}
+
     def _generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig
                   ) -> list[list[Sample]]:
         tok = self.tokenizer
         prompt_ids = render_prompts(tok, prompts, gen.max_prompt_tokens)
+        prefixes = [prefill_text(list(m)) or "" for m in prompts]
         rows = [ids for ids in prompt_ids for _ in range(gen.n)]
-        eos = tok.eos_token_id
-        eos_ids = set(eos if isinstance(eos, list) else [eos])
-        gen_eos = getattr(self.model, "generation_config", None)
-        if gen_eos is not None and gen_eos.eos_token_id is not None:
-            extra = gen_eos.eos_token_id
-            eos_ids |= set(extra if isinstance(extra, list) else [extra])
-        pad = tok.pad_token_id if tok.pad_token_id is not None else eos
-        device = next(self.model.parameters()).device
+        eos_ids = self.eos_ids()
+        pad = tok.pad_token_id if tok.pad_token_id is not None else min(eos_ids)
         responses: list[tuple[list[int], str, bool]] = []
+        logprobs: list[list[float]] | None = [] if self.engine == "loop" and self.reuse_logprobs else None
         was_training = self.model.training
         self.model.eval()
         try:
             for start in range(0, len(rows), max(1, gen.batch_size)):
                 chunk = rows[start:start + gen.batch_size]
-                width = max(len(r) for r in chunk)
-                input_ids = torch.tensor([[pad] * (width - len(r)) + r for r in chunk], device=device)
-                attention = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in chunk], device=device)
-                kwargs: dict[str, Any] = {"max_new_tokens": gen.max_new_tokens, "pad_token_id": pad,
-                                          "eos_token_id": sorted(eos_ids), "use_cache": True}
-                if gen.temperature > 0:
-                    kwargs.update(do_sample=True, temperature=gen.temperature, top_p=gen.top_p, top_k=gen.top_k)
+                if self.engine == "hf-generate":
+                    raw = self._hf_generate(chunk, gen, eos_ids, pad)
+                    chunk_lp = None
                 else:
-                    kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-                if gen.stop:
-                    kwargs.update(stop_strings=list(gen.stop), tokenizer=tok)
-                with torch.no_grad():
-                    out = self.model.generate(input_ids=input_ids, attention_mask=attention, **kwargs)
-                for row in out[:, width:].tolist():
-                    responses.append(_cut_response(row, tok, eos_ids, gen.stop))
+                    raw, chunk_lp = self._sample_loop(chunk, gen, eos_ids, pad)
+                for i, ids in enumerate(raw):
+                    cut = _cut_response(ids, tok, eos_ids, gen.stop)
+                    responses.append(cut)
+                    if logprobs is not None and chunk_lp is not None:
+                        logprobs.append(chunk_lp[i][:len(cut[0])])
         finally:
             self.model.train(was_training)
-        logprobs = self.score(rows, [r[0] for r in responses])
-        samples = [Sample(prompt_ids=list(p), response_ids=r[0], text=r[1], logprobs=lp, finished=r[2])
-                   for p, r, lp in zip(rows, responses, logprobs)]
+        if logprobs is None:
+            logprobs = self.score(rows, [r[0] for r in responses])
+        samples = [Sample(prompt_ids=list(p), response_ids=r[0], text=prefixes[k // gen.n] + r[1], logprobs=lp,
+                          finished=r[2])
+                   for k, (p, r, lp) in enumerate(zip(rows, responses, logprobs))]
         return [samples[i * gen.n:(i + 1) * gen.n] for i in range(len(prompt_ids))]
+
+    # ------------------------------------------------------------------------------- hf-generate
+
+    def _hf_generate(self, chunk: list[list[int]], gen: GenerationConfig, eos_ids: set[int], pad: int
+                     ) -> list[list[int]]:
+        from transformers import GenerationConfig as HFGenerationConfig
+
+        device = next(self.model.parameters()).device
+        width = max(len(r) for r in chunk)
+        input_ids = torch.tensor([[pad] * (width - len(r)) + r for r in chunk], device=device)
+        attention = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in chunk], device=device)
+        settings: dict[str, Any] = {"max_new_tokens": gen.max_new_tokens, "pad_token_id": pad,
+                                    "eos_token_id": sorted(eos_ids), "use_cache": True,
+                                    "repetition_penalty": 1.0, "no_repeat_ngram_size": 0, "num_beams": 1}
+        if gen.temperature > 0:
+            settings.update(do_sample=True, temperature=gen.temperature, top_p=gen.top_p, top_k=gen.top_k)
+        else:
+            settings.update(do_sample=False)
+        kwargs: dict[str, Any] = {}
+        if gen.stop:
+            settings.update(stop_strings=list(gen.stop))
+            kwargs.update(tokenizer=self.tokenizer)
+        hf_gen = HFGenerationConfig(**settings)
+        # generate() fills every setting left unset from model.generation_config (the checkpoint's
+        # sampling defaults); a blank one in its place for the call keeps only what is set here
+        holder = _generation_config_holder(self.model)
+        saved = holder.generation_config
+        holder.generation_config = HFGenerationConfig()
+        try:
+            with torch.no_grad():
+                out = self.model.generate(input_ids=input_ids, attention_mask=attention, generation_config=hf_gen,
+                                          **kwargs)
+        finally:
+            holder.generation_config = saved
+        return out[:, width:].tolist()
+
+    # ------------------------------------------------------------------------------------- loop
+
+    @torch.inference_mode()
+    def _sample_loop(self, chunk: list[list[int]], gen: GenerationConfig, eos_ids: set[int], pad: int
+                     ) -> tuple[list[list[int]], list[list[float]]]:
+        """Generated ids (uncut: up to EOS, a detected stop string or ``max_new_tokens``) and their
+        temperature-1 log-probs, for each row of ``chunk``."""
+        model = self.model
+        device = next(model.parameters()).device
+        # one prefill per distinct prompt; its cache and last logits are then copied to each of its rows
+        distinct: dict[tuple[int, ...], int] = {}
+        which = [distinct.setdefault(tuple(r), len(distinct)) for r in chunk]
+        uniq = [list(k) for k in distinct]
+        width = max(len(r) for r in uniq)
+        input_ids = torch.tensor([[pad] * (width - len(r)) + r for r in uniq], device=device)
+        attention = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in uniq], device=device)
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        out = model(input_ids=input_ids, attention_mask=attention, position_ids=positions, use_cache=True,
+                    logits_to_keep=1)
+        cache = _output_cache(out)
+        cache_arg = _cache_argument(model)
+        _reserve(cache, gen.max_new_tokens)
+        logits = out.logits[:, -1, :].float()
+        if which != list(range(len(uniq))):
+            index = torch.tensor(which, device=device)
+            cache.batch_select_indices(index)
+            logits, attention = logits[index], attention[index]
+        next_pos = attention.sum(-1, keepdim=True)  # the position of each row's next token
+        stops = [s for s in gen.stop if s]
+        window = 4 * max((len(s) for s in stops), default=0) + 4  # tokens that can hold a stop (UTF-8)
+        ids: list[list[int]] = [[] for _ in chunk]
+        lps: list[list[float]] = [[] for _ in chunk]
+        active = list(range(len(chunk)))  # chunk rows still in the batch, in batch order
+        for step in range(gen.max_new_tokens):
+            token, logp = sample_next(logits, gen.temperature, gen.top_k, gen.top_p)
+            keep = []
+            for j, (t, lp) in enumerate(zip(token.tolist(), logp.tolist())):
+                row = active[j]
+                ids[row].append(t)
+                lps[row].append(lp)
+                if t in eos_ids or (stops and self._stopped(ids[row], stops, window)):
+                    continue
+                keep.append(j)
+            if not keep or step == gen.max_new_tokens - 1:
+                break
+            if len(keep) < len(active):
+                index = torch.tensor(keep, device=device)
+                cache.batch_select_indices(index)
+                attention, next_pos, token = attention[index], next_pos[index], token[index]
+                active = [active[j] for j in keep]
+            attention = torch.cat([attention, attention.new_ones(len(active), 1)], dim=1)
+            out = model(input_ids=token[:, None], attention_mask=attention, position_ids=next_pos,
+                        use_cache=True, **{cache_arg: cache})
+            cache = _output_cache(out)
+            logits = out.logits[:, -1, :].float()
+            next_pos = next_pos + 1
+        return ids, lps
+
+    def _stopped(self, ids: list[int], stops: list[str], window: int) -> bool:
+        """Whether the generated text holds a stop string: a cheap look at the last ``window`` tokens
+        (the string ends in the newest token, as earlier steps found none), confirmed on the whole."""
+        tail = self.tokenizer.decode(ids[-window:], skip_special_tokens=True)
+        if not any(s in tail for s in stops):
+            return False
+        text = self.tokenizer.decode(ids, skip_special_tokens=True)
+        return any(s in text for s in stops)
 
     def load_weights(self, state: Mapping[str, torch.Tensor]) -> None:
         _missing, unexpected = self.model.load_state_dict(dict(state), strict=False)

@@ -1,0 +1,237 @@
+"""The rollout's sampling loop: the same greedy tokens as ``model.generate``, exactly the configured
+sampling distribution (and nothing from the checkpoint's generation_config), log-probs equal to the
+training path's, prefill prompts, stop strings and max_new_tokens."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from codea1.models import load_model_and_tokenizer
+from codea1.rl.policy import GenerationConfig, Policy, PolicyConfig
+from codea1.rl.rollout import TransformersRollout, render_prompts, sample_next
+
+PROMPTS = [
+    [{"role": "system", "content": "Answer with a number."}, {"role": "user", "content": "Two plus two?"}],
+    [{"role": "user", "content": "Write 7."}],
+    [{"role": "user", "content": "def f(x):\n    return x * x\n# call it with three, print the result"}],
+]
+PREFILL = [{"role": "user", "content": "Add two numbers."}, {"role": "assistant", "content": "def add(a, b):"}]
+
+
+def no_score(prompts, responses):
+    raise AssertionError("the loop should not need a scoring pass here")
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    torch.manual_seed(0)
+    return load_model_and_tokenizer("tiny-random")
+
+
+@pytest.fixture(scope="module")
+def peaked():
+    """tiny-random with its logits scaled up (a peaked next-token distribution, so that a wrong
+    temperature, top-k or top-p shows in the sample frequencies)."""
+    torch.manual_seed(0)
+    model, tok = load_model_and_tokenizer("tiny-random")
+    with torch.no_grad():
+        model.model.norm.weight.mul_(2.5)
+    model.eval()
+    return model, tok
+
+
+def engines(model, tok, score=no_score):
+    return {"loop": TransformersRollout(model, tok, score),
+            "hf-generate": TransformersRollout(model, tok, lambda p, r: [[0.0] * len(x) for x in r],
+                                               engine="hf-generate")}
+
+
+def ids_of(rows):
+    return [[s.response_ids for s in row] for row in rows]
+
+
+def test_greedy_loop_equals_model_generate(tiny):
+    model, tok = tiny
+    e = engines(model, tok)
+    gen = GenerationConfig(n=2, temperature=0.0, max_new_tokens=12, batch_size=6)
+    lengths = {len(p) for p in render_prompts(tok, PROMPTS)}
+    assert len(lengths) == 3  # left padding really happens
+    loop, ref = e["loop"].generate(PROMPTS, gen), e["hf-generate"].generate(PROMPTS, gen)
+    assert ids_of(loop) == ids_of(ref)
+    assert [[s.text for s in row] for row in loop] == [[s.text for s in row] for row in ref]
+    # stop strings that end rows at different steps (rows leave the loop's batch): still the same
+    stops = [row[0].text[3:5] for row in ref if len(row[0].text) > 6][:2]
+    gen_stop = GenerationConfig(n=2, temperature=0.0, max_new_tokens=12, batch_size=6, stop=stops)
+    loop, ref = e["loop"].generate(PROMPTS, gen_stop), e["hf-generate"].generate(PROMPTS, gen_stop)
+    assert ids_of(loop) == ids_of(ref)
+    assert [[(s.text, s.finished) for s in row] for row in loop] == [[(s.text, s.finished) for s in row]
+                                                                     for row in ref]
+    # a different batch size (rows of one prompt split over chunks) gives the same tokens
+    small = GenerationConfig(n=2, temperature=0.0, max_new_tokens=12, batch_size=1)
+    assert ids_of(e["loop"].generate(PROMPTS, small)) == ids_of(e["hf-generate"].generate(PROMPTS, gen))
+
+
+def exact_distribution(logits: torch.Tensor, temperature: float, top_k: int, top_p: float) -> torch.Tensor:
+    """The configured next-token distribution, written out step by step (float64)."""
+    p = torch.softmax(logits.double() / temperature, dim=-1)
+    order = torch.argsort(p, descending=True).tolist()
+    kept: list[int] = []
+    mass = 0.0
+    for rank, i in enumerate(order):
+        if top_k and rank >= top_k:
+            break
+        if kept and mass >= top_p * float(p[order[:top_k or None]].sum()):
+            break
+        kept.append(i)
+        mass += float(p[i])
+    out = torch.zeros_like(p)
+    out[kept] = p[kept] / p[kept].sum()
+    return out
+
+
+def tv(a: torch.Tensor, b: torch.Tensor) -> float:
+    return 0.5 * float((a - b).abs().sum())
+
+
+def frequencies(tokens: list[int], vocab: int) -> torch.Tensor:
+    return torch.bincount(torch.tensor(tokens), minlength=vocab).double() / len(tokens)
+
+
+@torch.no_grad()
+def next_logits(model, ids: list[int]) -> torch.Tensor:
+    return model(input_ids=torch.tensor([ids])).logits[0, -1].float()
+
+
+SETTINGS = {"temperature": 0.7, "top_k": 40, "top_p": 0.9}
+
+
+@pytest.mark.parametrize("engine", ["loop", "hf-generate"])
+@pytest.mark.parametrize("checkpoint_defaults", [False, True])
+def test_samples_follow_exactly_the_configured_distribution(peaked, engine, checkpoint_defaults):
+    model, tok = peaked
+    saved = model.generation_config.to_dict()
+    if checkpoint_defaults:  # a checkpoint's own sampling defaults (as Qwen2.5-Coder-Instruct ships) are ignored
+        for key, value in {"repetition_penalty": 3.0, "top_k": 1, "temperature": 0.1, "top_p": 0.5,
+                          "no_repeat_ngram_size": 1, "do_sample": True}.items():
+            setattr(model.generation_config, key, value)
+    try:
+        n = 4000
+        rows = engines(model, tok)[engine].generate(
+            PROMPTS[1:2], GenerationConfig(n=n, max_new_tokens=2, seed=0, batch_size=n, **SETTINGS))[0]
+    finally:
+        for key in ("repetition_penalty", "top_k", "temperature", "top_p", "no_repeat_ngram_size", "do_sample"):
+            setattr(model.generation_config, key, saved.get(key))
+    vocab = model.config.vocab_size
+    prompt = rows[0].prompt_ids
+    # first step
+    logits = next_logits(model, prompt)
+    exact = exact_distribution(logits, **SETTINGS)
+    first = [s.response_ids[0] for s in rows]
+    freq = frequencies(first, vocab)
+    assert float(exact[freq > 0].min()) > 0  # nothing outside the top-k/top-p set
+    support = int((exact > 0).sum())
+    assert 3 <= support <= 40
+    bound = 0.8 * (support / n) ** 0.5  # about twice the expected TV distance of n exact draws
+    assert tv(freq, exact) < bound
+    # the test would catch a wrong setting: each alternative is far from the configured distribution
+    for wrong in ({"temperature": 1.0, "top_k": 40, "top_p": 0.9}, {"temperature": 0.7, "top_k": 0, "top_p": 1.0},
+                  {"temperature": 0.7, "top_k": 40, "top_p": 0.5}, {"temperature": 0.1, "top_k": 1, "top_p": 0.5}):
+        assert tv(exact_distribution(logits, **wrong), exact) > 2 * bound
+    # a later step, given the most frequent first token
+    top = max(set(first), key=first.count)
+    second = [s.response_ids[1] for s in rows if s.response_ids[0] == top and len(s.response_ids) > 1]
+    assert len(second) >= 500
+    exact2 = exact_distribution(next_logits(model, prompt + [top]), **SETTINGS)
+    freq2 = frequencies(second, vocab)
+    assert float(exact2[freq2 > 0].min()) > 0
+    bound2 = 0.8 * (int((exact2 > 0).sum()) / len(second)) ** 0.5
+    assert tv(freq2, exact2) < bound2
+    # a repetition penalty (the checkpoint's 3.0 on the tokens seen so far) would be caught here
+    logits2 = next_logits(model, prompt + [top])
+    seen = sorted(set(prompt + [top]))
+    logits2[seen] = torch.where(logits2[seen] > 0, logits2[seen] / 3.0, logits2[seen] * 3.0)
+    assert tv(exact_distribution(logits2, **SETTINGS), exact2) > 2 * bound2
+
+
+def test_sample_next_greedy_and_restrictions():
+    logits = torch.tensor([[0.0, 3.0, 3.0, 1.0, -2.0], [5.0, 0.0, 0.0, 0.0, 4.9]])
+    token, logp = sample_next(logits, 0.0)
+    assert token.tolist() == [1, 0]  # argmax, first on ties
+    assert torch.allclose(logp, torch.log_softmax(logits, -1)[[0, 1], [1, 0]])
+    torch.manual_seed(0)
+    draws = torch.stack([sample_next(logits, 1.0, top_k=2)[0] for _ in range(300)])
+    assert set(draws[:, 0].tolist()) == {1, 2} and set(draws[:, 1].tolist()) == {0, 4}
+    draws = torch.stack([sample_next(logits, 1.0, top_p=0.5)[0] for _ in range(300)])
+    # row 0: 1 and 2 hold 0.47 each, so both are needed to reach 0.5; row 1: token 0 alone holds 0.52
+    assert set(draws[:, 0].tolist()) == {1, 2} and set(draws[:, 1].tolist()) == {0}
+
+
+@pytest.fixture(scope="module")
+def policy() -> Policy:
+    torch.manual_seed(0)
+    model, tok = load_model_and_tokenizer("tiny-random")
+    return Policy(model, tok, PolicyConfig(kl_coef=0.0))
+
+
+def test_stored_logprobs_equal_the_training_path(policy):
+    tok = policy.tokenizer
+    # rows that end at different steps (stop strings and max_new_tokens) leave the batch mid-way
+    base = policy.generate(PROMPTS, GenerationConfig(n=3, max_new_tokens=14, seed=2))
+    stops = list({row[0].text[4:6] for row in base if len(row[0].text) > 8})
+    rows = policy.generate(PROMPTS + [PREFILL], GenerationConfig(n=3, max_new_tokens=14, seed=2, stop=stops,
+                                                                 temperature=0.8, top_p=0.95))
+    flat = [s for row in rows for s in row]
+    assert len({len(s.response_ids) for s in flat}) > 1
+    train = policy.logprobs([s.prompt_ids for s in flat], [s.response_ids for s in flat])
+    for s, lp in zip(flat, train):
+        assert len(s.logprobs) == len(s.response_ids) <= 14
+        assert torch.allclose(torch.tensor(s.logprobs), torch.tensor(lp), atol=1e-5)
+        assert s.finished == (len(s.response_ids) > 0 and (s.response_ids[-1] == tok.eos_token_id
+                                                           or any(x in s.text for x in stops)))
+        if not s.finished:
+            assert len(s.response_ids) == 14
+
+
+def test_prefill_is_prompt_and_text_starts_with_it(policy):
+    tok = policy.tokenizer
+    prefix = PREFILL[-1]["content"]
+    expected = tok(tok.apply_chat_template(PREFILL, continue_final_message=True, add_generation_prompt=False,
+                                           tokenize=False), add_special_tokens=False).input_ids
+    assert render_prompts(tok, [PREFILL]) == [expected]
+    assert tok.decode(expected).endswith(prefix)
+    rows = policy.generate([PREFILL], GenerationConfig(n=4, max_new_tokens=8, seed=0))[0]
+    for s in rows:
+        assert s.prompt_ids == expected
+        assert s.text == prefix + tok.decode(s.response_ids, skip_special_tokens=True)
+        assert len(s.logprobs) == len(s.response_ids)
+    # stop strings are searched in the generated text only: the prefix itself does not stop anything
+    again = policy.generate([PREFILL], GenerationConfig(n=4, max_new_tokens=8, seed=0, stop=[prefix]))[0]
+    assert [(s.response_ids, s.text, s.finished) for s in again] == [(s.response_ids, s.text, s.finished)
+                                                                     for s in rows]
+    # the hf-generate engine follows the same contract
+    hf = TransformersRollout(policy.model, tok, policy.logprobs, engine="hf-generate")
+    greedy = GenerationConfig(n=1, max_new_tokens=8, temperature=0.0)
+    assert ids_of(hf.generate([PREFILL], greedy)) == ids_of(policy.generate([PREFILL], greedy))
+    assert hf.generate([PREFILL], greedy)[0][0].text.startswith(prefix)
+
+
+def test_unknown_engine_is_refused(tiny):
+    with pytest.raises(ValueError):
+        TransformersRollout(*tiny, no_score, engine="vllm")
+
+
+def test_scoring_pass_only_where_the_generation_forward_differs_from_training(tiny):
+    model, tok = tiny
+    assert Policy(model, tok, PolicyConfig(kl_coef=0.0)).rollout.reuse_logprobs
+    # under bf16 autocast the training path's log-probs are not the float32 generation forward's
+    assert not Policy(model, tok, PolicyConfig(kl_coef=0.0, dtype="bfloat16")).rollout.reuse_logprobs
+    calls = []
+
+    def score(prompts, responses):
+        calls.append(len(prompts))
+        return [[-1.0] * len(r) for r in responses]
+
+    rows = TransformersRollout(model, tok, score, reuse_logprobs=False).generate(
+        PROMPTS[:2], GenerationConfig(n=2, max_new_tokens=4, seed=0))
+    assert calls == [4] and all(s.logprobs == [-1.0] * len(s.response_ids) for row in rows for s in row)
