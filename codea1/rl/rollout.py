@@ -4,6 +4,12 @@ A backend turns chat prompts into ``n`` samples per prompt (token ids, text, per
 the sampling policy) and can take new weights from the learner. The interface is deliberately small so
 that another engine (e.g. vLLM on GPUs) can implement it later; only the ``transformers`` backend
 exists today. It generates with the policy's own model, so it never needs a weight sync.
+
+Prefilled responses: a prompt whose last message is an assistant message is continued, not answered
+(the chat template renders it open, with ``continue_final_message``). That message (the response
+prefix, codea1.game.prompts.with_prefix) is part of ``Sample.prompt_ids``, so log-probs and losses never
+cover it; ``response_ids`` are the generated tokens only; ``Sample.text`` is the prefix followed by the
+generated text, so parsing sees the whole response; stop strings are searched in the generated text.
 """
 
 from __future__ import annotations
@@ -22,9 +28,9 @@ from codea1.config import Sampling, knob
 class Sample:
     """One sampled response: the tokens the policy saw and produced, and how likely it found them."""
 
-    prompt_ids: list[int]
-    response_ids: list[int]  # includes the end-of-sequence token when one was produced
-    text: str  # decoded response without special tokens; cut after the first stop string
+    prompt_ids: list[int]  # the rendered chat prompt, response prefix included
+    response_ids: list[int]  # generated tokens only; includes the end-of-sequence token when one was produced
+    text: str  # response prefix + decoded generated text without special tokens; cut after the first stop string
     logprobs: list[float]  # per response token, under the sampling policy (temperature 1 distribution)
     finished: bool  # True if it ended with EOS or a stop string, False if cut by max_new_tokens
 
@@ -61,12 +67,40 @@ class RolloutBackend(Protocol):
         ...
 
 
+def response_prefix(messages: Sequence[Mapping[str, str]]) -> str:
+    """The text a prompt makes its response start with: the content of a final assistant message, else ""."""
+    if messages and messages[-1].get("role") == "assistant":
+        return str(messages[-1].get("content") or "")
+    return ""
+
+
+def render_prompt_text(tokenizer: Any, messages: Sequence[Mapping[str, str]]) -> str:
+    """One chat prompt as text: with the generation prompt, or, when it ends with an assistant message
+    (a response prefix), with that message left open to be continued."""
+    if response_prefix(messages):
+        return tokenizer.apply_chat_template(list(messages), continue_final_message=True,
+                                             add_generation_prompt=False, tokenize=False)
+    return tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False)
+
+
+def rendered_prefix(tokenizer: Any, messages: Sequence[Mapping[str, str]]) -> str:
+    """The response prefix as the rendered prompt ends with it (a template may trim its trailing
+    whitespace): the text a response of this prompt starts with."""
+    prefix = response_prefix(messages)
+    if not prefix:
+        return ""
+    text = render_prompt_text(tokenizer, messages)
+    return prefix if text.endswith(prefix) else prefix.rstrip()
+
+
 def render_prompts(tokenizer: Any, prompts: Sequence[Sequence[Mapping[str, str]]],
                    max_prompt_tokens: int | None = None) -> list[list[int]]:
-    """Chat messages -> token ids through the tokenizer's chat template, with the generation prompt."""
+    """Chat messages -> token ids through the tokenizer's chat template, with the generation prompt (or
+    the final assistant message left open, see `render_prompt_text`); longer prompts keep their last
+    `max_prompt_tokens` tokens, so a response prefix is never cut."""
     out = []
     for messages in prompts:
-        text = tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False)
+        text = render_prompt_text(tokenizer, messages)
         ids = tokenizer(text, add_special_tokens=False).input_ids
         if max_prompt_tokens is not None and len(ids) > max_prompt_tokens:
             ids = ids[-max_prompt_tokens:]
@@ -126,6 +160,7 @@ class TransformersRollout:
         tok = self.tokenizer
         prompt_ids = render_prompts(tok, prompts, gen.max_prompt_tokens)
         rows = [ids for ids in prompt_ids for _ in range(gen.n)]
+        prefixes = [rendered_prefix(tok, messages) for messages in prompts for _ in range(gen.n)]
         eos = tok.eos_token_id
         eos_ids = set(eos if isinstance(eos, list) else [eos])
         gen_eos = getattr(self.model, "generation_config", None)
@@ -158,8 +193,8 @@ class TransformersRollout:
         finally:
             self.model.train(was_training)
         logprobs = self.score(rows, [r[0] for r in responses])
-        samples = [Sample(prompt_ids=list(p), response_ids=r[0], text=r[1], logprobs=lp, finished=r[2])
-                   for p, r, lp in zip(rows, responses, logprobs)]
+        samples = [Sample(prompt_ids=list(p), response_ids=r[0], text=prefix + r[1], logprobs=lp, finished=r[2])
+                   for p, prefix, r, lp in zip(rows, prefixes, responses, logprobs)]
         return [samples[i * gen.n:(i + 1) * gen.n] for i in range(len(prompt_ids))]
 
     def load_weights(self, state: Mapping[str, torch.Tensor]) -> None:
