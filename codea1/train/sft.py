@@ -321,8 +321,14 @@ def run_sft(cfg: Config, out_dir: Path, *, console: Any = None, progress: bool |
 
 def _train_with_bar(policy: Any, examples: list[Example], cfg: Config, label: str, show: bool,
                     console: Any) -> list[float]:
-    if not show:
-        return train_sft(policy, examples, cfg)
+    if not show:  # a line every fifth of the way (logs, pipes)
+        every = max(1, optimizer_steps(len(examples), cfg) // 5)
+
+        def note(done: int, total: int, loss: float) -> None:
+            if done % every == 0 or done == total:
+                console.print(f"{label}: step {done}/{total}, loss {loss:.3f}")
+
+        return train_sft(policy, examples, cfg, progress=note)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
