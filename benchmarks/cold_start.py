@@ -143,16 +143,21 @@ def main() -> int:
             code[label] = evaluate_code_policy(loaded[name], problems, executor, cfg, seed=cfg.seed + 1)["pass_rate"]
 
     n_problems = len(problems)
+    sft_dir_name = args.sft_dir.name
+
+    def fmt(losses: dict[str, float]) -> str:
+        return ", ".join(f"{k} {v:.3f}" for k, v in losses.items())
+
     print(f"\n{n_problems} problems of {args.problems or cfg.eval.problems}; Test LLM: {args.n} responses per "
           f"problem, temperature {with_prefix.temperature}, max_new_tokens {with_prefix.max_new_tokens}, "
-          f"{cfg.game.tests_requested} tests requested; SFT: {sft['examples']} examples, "
-          f"{cfg.sft.epochs} epochs, lr {cfg.sft.lr:g}, loss {sft['loss_before']} -> {sft['loss_after']}\n")
+          f"{cfg.game.tests_requested} tests requested.\nSFT ({sft_dir_name}): {sft['examples']} examples, "
+          f"settings {sft.get('sft')}, loss {fmt(sft['loss_before'])} -> {fmt(sft['loss_after'])}\n")
     print("| Test LLM | response prefix | valid ratio | asserts parsed / response | valid tests / response "
           "| responses with a valid test |")
     print("|---|---|---|---|---|---|")
     for r in rows:
-        prefix = json.dumps(r["prefix"]) if r["prefix"] else "none"
-        print(f"| {r['model']} | `{prefix}` | {r['valid_ratio']:.3f} | {r['asserts']:.2f} | {r['valid_tests']:.2f} "
+        prefix = json.dumps(r["prefix"]).replace("`", "\\`") if r["prefix"] else "none"
+        print(f"| {r['model']} | {prefix} | {r['valid_ratio']:.3f} | {r['asserts']:.2f} | {r['valid_tests']:.2f} "
               f"| {r['any_valid']:.2f} |")
     print(f"\nCode LLM pass rate on the golden tests ({args.code_n} samples per problem, temperature "
           f"{cfg.eval.temperature}, max_new_tokens {cfg.eval.max_new_tokens}):\n")

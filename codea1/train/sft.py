@@ -286,6 +286,7 @@ def run_sft(cfg: Config, out_dir: Path, *, console: Any = None, progress: bool |
     groups = {SHARED: roles} if shared else {role: [role] for role in roles}
 
     summary: dict[str, Any] = {"problems": len(problems), "roles": roles, "mode": cfg.model.mode,
+                               "sft": cfg.sft.to_dict(), "data": cfg.data.train,
                                "models": {}, "examples": {}, "skipped": {}, "loss_before": {},
                                "loss_after": {}, "epoch_losses": {}, "overrides": []}
     for name, group_roles in groups.items():
