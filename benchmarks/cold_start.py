@@ -133,6 +133,8 @@ def main() -> int:
             print(f"{label} model, prefix {sampling.response_prefix!r}: sampling tests ...", file=sys.stderr)
             out = test_role(loaded[name], problems, executor, cfg, sampling, args.n, cfg.seed + 1)
             rows.append({"model": label, "prefix": sampling.response_prefix, **out})
+            print(f"  valid ratio {out['valid_ratio']:.3f}, asserts {out['asserts']:.2f}, valid tests "
+                  f"{out['valid_tests']:.2f} ({out['seconds']:.0f} s)", file=sys.stderr)
         for label, name in (("base", cfg.model.code_policy), ("sft", sft_code)):
             if name is None:
                 continue
@@ -141,6 +143,7 @@ def main() -> int:
                 loaded[name] = Sampler(name)
             print(f"{label} model: sampling code ...", file=sys.stderr)
             code[label] = evaluate_code_policy(loaded[name], problems, executor, cfg, seed=cfg.seed + 1)["pass_rate"]
+            print(f"  pass rate {code[label]:.3f}", file=sys.stderr)
 
     n_problems = len(problems)
     sft_dir_name = args.sft_dir.name

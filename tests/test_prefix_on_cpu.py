@@ -135,7 +135,7 @@ def test_game_samples_with_each_roles_prefix(blackbox: bool) -> None:
 
 
 def test_demo_eval_uses_the_eval_prefix(monkeypatch) -> None:
-    import codea1.eval.code_eval as code_eval
+    from codea1.eval import code_eval
     from codea1.train.demo import evaluate_code_policy
 
     seen = {}
