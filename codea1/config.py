@@ -19,6 +19,7 @@ import copy
 import dataclasses
 import math
 import os
+import string
 import types
 import typing
 from dataclasses import dataclass, field
@@ -39,13 +40,16 @@ METHODS = ("a1", "golden", "selfplay")
 
 def meta(help: str, *, choices: tuple | None = None, low: float | None = None, high: float | None = None,
          low_open: bool = False, high_open: bool = False, length: int | None = None,
-         derived: str | None = None, follows: str | None = None) -> dict[str, Any]:
+         derived: str | None = None, follows: str | None = None,
+         placeholders: tuple[str, ...] | None = None) -> dict[str, Any]:
     """The metadata of a config field: help string, optional choices and numeric range (low/high
     inclusive unless *_open; for lists, each item), a fixed list length; `derived`: the key it is always
     set from in a training config (it is neither read from YAML nor written back); `follows`: the key
-    whose value a null (or left out) value takes."""
+    whose value a null (or left out) value takes; `placeholders`: the value is a str.format template
+    that may use only these {names} (literal braces doubled)."""
     return {"help": help, "choices": choices, "low": low, "high": high, "low_open": low_open,
-            "high_open": high_open, "length": length, "derived": derived, "follows": follows}
+            "high_open": high_open, "length": length, "derived": derived, "follows": follows,
+            "placeholders": placeholders}
 
 
 def usable_cores() -> int:
@@ -180,6 +184,10 @@ class Sampling(Section):
     max_prompt_tokens: int | None = knob(None, "longer prompts keep their last tokens (null: no cut)", low=1)
     stop: list[str] = field(default_factory=list, metadata=meta("stop strings (kept in the text)"))
     batch_size: int = knob(64, "rows (prompts x samples) per generate call", low=1)
+    response_prefix: str = knob("", "text the response is made to start with (prefilled as the start of "
+                                    "the assistant turn, part of the prompt, not generated or trained on; "
+                                    "kept in the response text); {entry_point} is the problem's function; "
+                                    "empty: none (docs/cold-start.md)", placeholders=("entry_point",))
 
 
 @dataclass
@@ -303,6 +311,28 @@ def _eval_defaults() -> EvalSection:
     return EvalSection(temperature=0.7, top_p=0.95, max_new_tokens=512, batch_size=16)
 
 
+SFT_ROLES = ("code", "test")
+
+
+@dataclass
+class SFTSection(Section):
+    """Supervised warm-up before RL (`codea1 sft`, docs/cold-start.md): the Code LLM learns to answer the
+    code prompt with the GT solution and the Test LLM the white-box prompt (GT shown as the candidate)
+    with the golden asserts, loss on the response tokens only. Model, mode (full/LoRA), LoRA shape,
+    weight decay, betas, grad clip and dtype are those of the `model` and `policy` sections."""
+
+    roles: list[str] = field(default_factory=lambda: list(SFT_ROLES),
+                             metadata=meta("which roles get examples (code, test)", choices=SFT_ROLES))
+    epochs: int = knob(2, "passes over the examples (each in a fresh seeded order)", low=1)
+    lr: float = knob(2e-5, "AdamW peak learning rate (LoRA usually wants 1e-4..1e-3)", low=0.0,
+                     low_open=True)
+    warmup_steps: int = knob(2, "linear learning-rate warm-up in optimiser steps, then linear decay to 0",
+                             low=0)
+    batch_size: int = knob(4, "examples per optimiser step", low=1)
+    max_examples: int | None = knob(None, "at most this many examples per role (null: one per training "
+                                           "problem)", low=1)
+
+
 @dataclass
 class Config(Section):
     """A whole training run. Derived fields are filled from the keys they follow: policy.lora from
@@ -320,6 +350,7 @@ class Config(Section):
     executor: ExecutorSection = field(default_factory=ExecutorSection)
     rollout: RolloutSection = field(default_factory=RolloutSection)
     eval: EvalSection = field(default_factory=_eval_defaults)
+    sft: SFTSection = field(default_factory=SFTSection)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -440,6 +471,9 @@ def _check_range(name: str, value: Any, meta: Any) -> None:
         for item in value:
             _check_range(name, item, {**meta, "length": None})
         return
+    placeholders = meta.get("placeholders")
+    if placeholders is not None and isinstance(value, str):
+        _check_template(name, value, placeholders)
     choices = meta.get("choices")
     if choices and value not in choices:
         raise UserError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
@@ -451,6 +485,22 @@ def _check_range(name: str, value: Any, meta: Any) -> None:
         if high is not None and (value > high or (meta.get("high_open") and value == high)):
             sign = "<" if meta.get("high_open") else "<="
             raise UserError(f"{name} must be {sign} {high:g}; got {value!r}")
+
+
+def _check_template(name: str, value: str, placeholders: tuple[str, ...]) -> None:
+    """A str.format template may use only `placeholders`, without conversions or format specs."""
+    allowed = ", ".join("{" + p + "}" for p in placeholders) or "none"
+    try:
+        parts = list(string.Formatter().parse(value))
+    except ValueError as exc:
+        raise UserError(f"{name} is not a valid template ({exc}; write literal braces as {{{{ and }}}}); "
+                        f"got {value!r}") from None
+    for _text, field_name, spec, conversion in parts:
+        if field_name is None:
+            continue
+        if field_name not in placeholders or spec or conversion:
+            raise UserError(f"{name} may use only the placeholders {allowed} (write literal braces as "
+                            f"{{{{ and }}}}); got {value!r}")
 
 
 def _build(cls: type, data: Any, prefix: str, base: Any = None) -> Any:
@@ -508,6 +558,10 @@ def _cross_check(cfg: Config) -> None:
         raise UserError("config key 'rollout.vllm_sleep_level' cannot be 2 with model.mode "
                         f"{cfg.model.mode}: level 2 drops the engine's base weights, which LoRA policies "
                         "never re-send; use 1")
+    if not cfg.sft.roles:
+        raise UserError("config key 'sft.roles' must name at least one role (code, test)")
+    if len(set(cfg.sft.roles)) != len(cfg.sft.roles):
+        raise UserError(f"config key 'sft.roles' names a role twice: {cfg.sft.roles}")
     if cfg.policy.mini_batches > cfg.train.batch_size:
         raise UserError(f"config key 'policy.mini_batches' ({cfg.policy.mini_batches}) cannot exceed "
                         f"train.batch_size ({cfg.train.batch_size})")

@@ -240,10 +240,11 @@ def _generator(args: argparse.Namespace, model: str) -> Any:
 
 def _solutions_from_model(problems: list, gen: Any, n: int) -> list[tuple[str, str]]:
     from codea1.game import extract_code
-    from codea1.game.prompts import code_messages
+    from codea1.game.prompts import code_messages, with_prefix
 
+    prefix = gen.sampling.response_prefix
     with progress_bar(f"sampling {n} x {len(problems)} solutions") as cb:
-        texts = gen.sample([code_messages(p) for p in problems], n, progress=cb)
+        texts = gen.sample([with_prefix(code_messages(p), prefix, p) for p in problems], n, progress=cb)
     return [(p.id, extract_code(t)) for p, group in zip(problems, texts) for t in group]
 
 
@@ -353,7 +354,7 @@ def cmd_tests(args: argparse.Namespace) -> int:
             t_gen = 0.0
         else:
             from codea1.game import parse_test_suite
-            from codea1.game.prompts import test_messages_whitebox
+            from codea1.game.prompts import test_messages_whitebox, with_prefix
 
             gen = _generator(args, args.model)
             extra["sampling"] = gen.record
@@ -361,7 +362,8 @@ def cmd_tests(args: argparse.Namespace) -> int:
                 f.task_id: (buggy[f.task_id].code if buggy and f.task_id in buggy else f.code)
                 for f in functions
             }
-            prompts = [test_messages_whitebox(_ult_problem(f), shown[f.task_id], args.k) for f in functions]
+            prompts = [with_prefix(test_messages_whitebox(_ult_problem(f), shown[f.task_id], args.k),
+                                   gen.sampling.response_prefix, _ult_problem(f)) for f in functions]
             t1 = time.monotonic()
             with progress_bar(f"sampling tests for {len(functions)} functions") as cb:
                 texts = gen.sample(prompts, 1, progress=cb)
@@ -402,7 +404,7 @@ def cmd_collab(args: argparse.Namespace) -> int:
     from codea1.eval.code_eval import prepare_tasks
     from codea1.eval.collab import collaborate
     from codea1.game import parse_test_suite
-    from codea1.game.prompts import test_messages_blackbox
+    from codea1.game.prompts import test_messages_blackbox, with_prefix
 
     problems = load_benchmark(args.benchmark, args.data, args.limit)
     code_gen = _generator(args, args.code_model)
@@ -415,7 +417,8 @@ def cmd_collab(args: argparse.Namespace) -> int:
     gen = _generator(args, args.test_model or args.code_model)
     with progress_bar("sampling tests") as cb:
         texts = gen.sample(
-            [test_messages_blackbox(p, args.tests_per_problem) for p in problems], 1, progress=cb
+            [with_prefix(test_messages_blackbox(p, args.tests_per_problem), gen.sampling.response_prefix, p)
+             for p in problems], 1, progress=cb
         )
     tests = {
         p.id: [t.statement for t in parse_test_suite(g[0], p.entry_point).tests][: args.tests_per_problem]
@@ -437,13 +440,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     from codea1.eval.benchmarks import load_benchmark
     from codea1.eval.export import validated_golden
     from codea1.game import parse_test_suite
-    from codea1.game.prompts import test_messages_blackbox
+    from codea1.game.prompts import test_messages_blackbox, with_prefix
 
     problems = load_benchmark(args.benchmark, args.data, args.limit)
     gen = _generator(args, args.model)
     with progress_bar("sampling tests") as cb:
         texts = gen.sample(
-            [test_messages_blackbox(p, args.tests_per_problem) for p in problems], 1, progress=cb
+            [with_prefix(test_messages_blackbox(p, args.tests_per_problem), gen.sampling.response_prefix, p)
+             for p in problems], 1, progress=cb
         )
     tests = {
         p.id: [t.statement for t in parse_test_suite(g[0], p.entry_point).tests]

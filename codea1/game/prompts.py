@@ -2,6 +2,11 @@
 
 Each function returns chat messages [{"role", "content"}]; the policy renders them with its model's
 chat template. The white-box test prompt shows the candidate code, always labelled as possibly wrong.
+
+`with_prefix` adds a role's `response_prefix` (a Sampling knob) as a final assistant message: the backend
+then continues that message instead of opening a new turn, so the response starts with the prefix
+(e.g. "```python\nassert {entry_point}(" makes a small model start writing asserts at once; see
+docs/cold-start.md). The prefix is part of the prompt, not of the generated, scored or trained tokens.
 """
 
 from __future__ import annotations
@@ -96,3 +101,18 @@ def test_messages(problem: Problem, code: str, config: GameConfig | None = None)
 test_messages.__test__ = False  # type: ignore[attr-defined]
 test_messages_whitebox.__test__ = False  # type: ignore[attr-defined]  # not pytest tests
 test_messages_blackbox.__test__ = False  # type: ignore[attr-defined]
+
+
+def format_prefix(template: str, problem: Problem) -> str:
+    """A response-prefix template filled in for `problem` ({entry_point} is its function name)."""
+    return template.format(entry_point=problem.entry_point) if template else ""
+
+
+def with_prefix(messages: list[dict[str, str]], template: str, problem: Problem) -> list[dict[str, str]]:
+    """`messages` plus a final assistant message holding the formatted prefix (unchanged when the
+    template is empty): the response is made to start with it."""
+    prefix = format_prefix(template, problem)
+    if not prefix:
+        return messages
+    return [*messages, {"role": "assistant", "content": prefix}]
+

@@ -92,6 +92,17 @@ def prefill_text(messages: Sequence[Mapping[str, str]]) -> str | None:
     return None
 
 
+def rendered_prefix(tokenizer: Any, messages: Sequence[Mapping[str, str]]) -> str:
+    """The response prefix as the rendered prompt ends with it (a chat template may trim the final
+    message's trailing whitespace): the text a response of this prompt starts with; "" without one."""
+    prefix = prefill_text(list(messages))
+    if not prefix:
+        return ""
+    text = tokenizer.apply_chat_template(list(messages), continue_final_message=True,
+                                         add_generation_prompt=False, tokenize=False)
+    return prefix if text.endswith(prefix) else prefix.rstrip()
+
+
 def sample_next(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p: float = 1.0
                 ) -> tuple[torch.Tensor, torch.Tensor]:
     """One token per row of ``logits`` ``[B, V]`` and its log-prob under ``softmax(logits)``.
@@ -288,7 +299,7 @@ class TransformersRollout:
                   ) -> list[list[Sample]]:
         tok = self.tokenizer
         prompt_ids = render_prompts(tok, prompts, gen.max_prompt_tokens)
-        prefixes = [prefill_text(list(m)) or "" for m in prompts]
+        prefixes = [rendered_prefix(self.tokenizer, m) for m in prompts]
         rows = [ids for ids in prompt_ids for _ in range(gen.n)]
         eos_ids = self.eos_ids()
         pad = tok.pad_token_id if tok.pad_token_id is not None else min(eos_ids)

@@ -1,4 +1,4 @@
-"""`codea1 train`, `codea1 demo`, `codea1 report`, `codea1 compare`."""
+"""`codea1 train`, `codea1 sft`, `codea1 demo`, `codea1 report`, `codea1 compare`."""
 
 from __future__ import annotations
 
@@ -22,6 +22,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--list-keys", action="store_true", help="print every config key with its help and exit")
     p.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. game.M=4")
     p.set_defaults(func=_train)
+
+    s = sub.add_parser("sft", help="supervised warm-up of the policies before RL (GT code, golden asserts)",
+                       description="Trains the models of a training config on the train split: the code "
+                                   "prompt -> the GT solution, the test prompt (GT as the candidate) -> the "
+                                   "golden asserts, loss on the response tokens only (docs/cold-start.md). "
+                                   "Writes one model directory per trained model and prints the overrides "
+                                   "that make `codea1 train` start from them.")
+    s.add_argument("--config", type=Path, help="YAML config (the same as for `codea1 train`)")
+    s.add_argument("--out", type=Path, required=True, help="new output directory")
+    s.add_argument("--no-progress", action="store_true", help="no progress bar")
+    s.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. sft.epochs=3")
+    s.set_defaults(func=_sft)
 
     d = sub.add_parser("demo", help="a short Code-A1 run of SmolLM2-135M on CPU, then a before/after eval",
                        description="Runs the smollm2-cpu preset for a few steps on the bundled train split, "
@@ -88,6 +100,19 @@ def _train(args: argparse.Namespace) -> int:
                                               f"{time.strftime('%Y%m%d-%H%M%S')}"
     train(cfg, run_dir, max_steps=args.max_steps, progress=False if args.no_progress else None)
     print(f"run directory: {run_dir}")
+    return 0
+
+
+def _sft(args: argparse.Namespace) -> int:
+    from codea1.config import load_config
+    from codea1.train.sft import run_sft
+
+    cfg = load_config(args.config, args.overrides)
+    summary = run_sft(cfg, args.out, progress=False if args.no_progress else None)
+    for name, path in summary["models"].items():
+        print(f"{name}: {path} (loss {summary['loss_before'][name]:.3f} -> {summary['loss_after'][name]:.3f})")
+    config = f" --config {args.config}" if args.config else ""
+    print(f"start RL from it: codea1 train{config} {' '.join(summary['overrides'])}")
     return 0
 
 

@@ -26,11 +26,11 @@ def evaluate_code_policy(policy: Any, problems: list, executor: Any, cfg: Config
     and listed). Returns {"pass_rate", "tasks": {id: {"n", "correct"}}, "excluded", "n_samples", "problems"}."""
     from codea1.eval.code_eval import evaluate_samples
     from codea1.game.parsing import extract_code
-    from codea1.game.prompts import code_messages
+    from codea1.game.prompts import code_messages, with_prefix
     from codea1.rl.rollout import GenerationConfig
 
     gen = GenerationConfig.of(cfg.eval, n=cfg.eval.n_samples, seed=seed)
-    samples = policy.generate([code_messages(p) for p in problems], gen)
+    samples = policy.generate([with_prefix(code_messages(p), cfg.eval.response_prefix, p) for p in problems], gen)
     solutions = [(p.id, extract_code(s.text)) for p, row in zip(problems, samples) for s in row]
     summary, _results, _tasks = evaluate_samples(problems, solutions, executor)
     return {"pass_rate": float(summary["pass@1"]), "tasks": summary["tasks"], "excluded": summary["excluded"],

@@ -78,27 +78,30 @@ def sample(policy: Any, prompts: list, sampling: Sampling, n: int, seed: int) ->
 
 def sample_codes(env: StepEnv, step: int, batch: list) -> list[list[Any]]:
     """codes[b][m]: the M code samples of question b."""
-    from codea1.game.prompts import code_messages
+    from codea1.game.prompts import code_messages, with_prefix
 
     cfg = env.cfg
-    return sample(env.code_policy, [code_messages(p) for p in batch], cfg.generation.code, cfg.game.M,
-                  derive_seed(cfg.seed, step, "gen_code"))
+    prefix = cfg.generation.code.response_prefix
+    return sample(env.code_policy, [with_prefix(code_messages(p), prefix, p) for p in batch], cfg.generation.code,
+                  cfg.game.M, derive_seed(cfg.seed, step, "gen_code"))
 
 
 def sample_tests(env: StepEnv, step: int, batch: list, codes: list[list[Any]]) -> list[list[list[Any]]]:
     """tests[b][m]: the N test suites written for code m of question b. White-box: one prompt per code,
     N samples each; black-box: one prompt per question, M*N samples cut into M groups of N."""
     from codea1.game import extract_code
-    from codea1.game.prompts import test_messages
+    from codea1.game.prompts import test_messages, with_prefix
 
     cfg, game = env.cfg, env.cfg.game
     M, N = game.M, game.N
     seed = derive_seed(cfg.seed, step, "gen_tests")
+    prefix = cfg.generation.test.response_prefix
     if game.blackbox_tests:
-        rows = sample(env.test_policy, [test_messages(p, "", game) for p in batch], cfg.generation.test,
-                      M * N, seed)
+        rows = sample(env.test_policy, [with_prefix(test_messages(p, "", game), prefix, p) for p in batch],
+                      cfg.generation.test, M * N, seed)
         return [[row[m * N:(m + 1) * N] for m in range(M)] for row in rows]
-    prompts = [test_messages(p, extract_code(s.text), game) for p, row in zip(batch, codes) for s in row]
+    prompts = [with_prefix(test_messages(p, extract_code(s.text), game), prefix, p)
+               for p, row in zip(batch, codes) for s in row]
     rows = sample(env.test_policy, prompts, cfg.generation.test, N, seed)
     return [rows[b * M:(b + 1) * M] for b in range(len(batch))]
 
