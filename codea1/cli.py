@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import traceback
 
@@ -46,6 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # OpenMP threads that spin while waiting run many times slower whenever another process (the
+    # sandbox's children) holds a core; passive waiting costs nothing on an idle machine. Read once,
+    # when torch loads (commands import it lazily, after this); an explicit setting wins.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:

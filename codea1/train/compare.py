@@ -108,17 +108,20 @@ def _write_json(path: Path, data: Any) -> None:
 
 
 def _code_prompts(problems: list, cfg: Config) -> list:
-    from codea1.game.prompts import code_messages
+    """The code prompt of each problem, with the eval section's response prefix (if any)."""
+    from codea1.game.prompts import code_messages, with_prefix
 
-    return [code_messages(p) for p in problems]
+    return [with_prefix(code_messages(p), cfg.eval.response_prefix, p) for p in problems]
 
 
 def _test_prompts(problems: list, cfg: Config, whitebox: bool, k: int) -> list:
-    from codea1.game.prompts import test_messages_blackbox, test_messages_whitebox
+    """The test prompt of each problem (white-box: showing its GT), with the test role's response prefix."""
+    from codea1.game.prompts import test_messages_blackbox, test_messages_whitebox, with_prefix
 
+    prefix = cfg.generation.test.response_prefix
     if whitebox:
-        return [test_messages_whitebox(p, p.gt_solution, k) for p in problems]
-    return [test_messages_blackbox(p, k) for p in problems]
+        return [with_prefix(test_messages_whitebox(p, p.gt_solution, k), prefix, p) for p in problems]
+    return [with_prefix(test_messages_blackbox(p, k), prefix, p) for p in problems]
 
 
 def evaluate_code(policy: Any, problems: list, executor: Any, cfg: Config, spec: CompareSpec) -> dict[str, Any]:
