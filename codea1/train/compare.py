@@ -45,6 +45,7 @@ class CompareSpec:
     eval_problems: str = "bundled:eval"
     eval_limit: int | None = None  # None: all held-out problems
     code_samples: int = 4
+    test_samples: int = 1  # suites per problem for the Test LLM's scores
     test_k: int = 5
     mutation: bool = True
     bootstrap: int = 10_000
@@ -60,8 +61,8 @@ class CompareSpec:
             raise UserError(f"--minutes must be > 0, got {self.minutes}")
         if self.eval_every < 0:
             raise UserError(f"--eval-every must be >= 0, got {self.eval_every}")
-        if self.code_samples < 1 or self.test_k < 1:
-            raise UserError("--code-samples and --test-k must be >= 1")
+        if self.code_samples < 1 or self.test_k < 1 or self.test_samples < 1:
+            raise UserError("--code-samples, --test-samples and --test-k must be >= 1")
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -141,9 +142,11 @@ def evaluate_code(policy: Any, problems: list, executor: Any, cfg: Config, spec:
             "per_problem": per_problem, "excluded": summary.get("excluded", [])}
 
 
-def evaluate_tests(policy: Any, problems: list, executor: Any, cfg: Config, spec: CompareSpec) -> dict[str, Any]:
-    """The Test LLM on the held-out problems, white-box and black-box: one suite per problem, scored
-    against the problem's GT (valid share of its asserts, pass@k, mut@k, Mul)."""
+def evaluate_tests(policy: Any, problems: list, executor: Any, cfg: Config, spec: CompareSpec,
+                   modes: Sequence[str] = ("whitebox", "blackbox")) -> dict[str, Any]:
+    """The Test LLM on the held-out problems, white-box and/or black-box: spec.test_samples suites per
+    problem, each scored against the problem's GT (valid share of its first k asserts, pass@k, mut@k,
+    Mul), averaged over the suites; the valid share also per problem, with its bootstrap interval."""
     from codea1.eval.test_eval import score_tests
     from codea1.eval.ult import UltFunction
     from codea1.game import parse_test_suite
@@ -151,23 +154,32 @@ def evaluate_tests(policy: Any, problems: list, executor: Any, cfg: Config, spec
 
     functions = [UltFunction(task_id=p.id, func_name=p.entry_point, code=p.gt_solution,
                              description=p.description, tests=list(p.golden_tests)) for p in problems]
+    k, n = spec.test_k, spec.test_samples
+    keys = (f"pass@{k}", f"mut@{k}", "Mul", "functions_all_valid", "functions_mutation_scored")
     out: dict[str, Any] = {}
-    for mode, whitebox in (("whitebox", True), ("blackbox", False)):
-        gen = GenerationConfig.of(cfg.generation.test, n=1, seed=spec.seed + (2 if whitebox else 3))
-        rows = policy.generate(_test_prompts(problems, cfg, whitebox, spec.test_k), gen)
-        parsed = {p.id: [t.statement for t in parse_test_suite(row[0].text, p.entry_point).tests]
-                  for p, row in zip(problems, rows)}
-        summary, records = score_tests(functions, parsed, executor, k=spec.test_k, mutation=spec.mutation,
-                                       coverage=False, timeout=cfg.game.test_timeout)
-        shares = []
-        for rec in records:
-            n_parsed = min(len(parsed.get(rec.task_id, [])), spec.test_k)
-            shares.append(sum(rec.valid) / n_parsed if n_parsed else 0.0)
-        mean, low, high = bootstrap_interval(shares, samples=spec.bootstrap, seed=spec.seed)
-        out[mode] = {"valid_ratio": mean, "valid_ratio_ci95": [low, high],
-                     "asserts_per_response": sum(len(v) for v in parsed.values()) / max(len(parsed), 1),
-                     **{key: summary[key] for key in (f"pass@{spec.test_k}", f"mut@{spec.test_k}", "Mul",
-                                                      "functions_all_valid", "functions_mutation_scored")}}
+    for mode in modes:
+        whitebox = mode == "whitebox"
+        gen = GenerationConfig.of(cfg.generation.test, n=n, seed=spec.seed + (2 if whitebox else 3))
+        rows = policy.generate(_test_prompts(problems, cfg, whitebox, k), gen)
+        shares: dict[str, list[float]] = {p.id: [] for p in problems}
+        totals = dict.fromkeys(keys, 0.0)
+        parsed_counts = []
+        for i in range(n):
+            parsed = {p.id: [t.statement for t in parse_test_suite(row[i].text, p.entry_point).tests]
+                      for p, row in zip(problems, rows)}
+            parsed_counts += [len(v) for v in parsed.values()]
+            summary, records = score_tests(functions, parsed, executor, k=k, mutation=spec.mutation,
+                                           coverage=False, timeout=cfg.game.test_timeout)
+            for key in keys:
+                totals[key] += float(summary[key]) / n
+            for rec in records:
+                n_parsed = min(len(parsed.get(rec.task_id, [])), k)
+                shares[rec.task_id].append(sum(rec.valid) / n_parsed if n_parsed else 0.0)
+        per_problem = {tid: sum(v) / len(v) for tid, v in shares.items()}
+        mean, low, high = bootstrap_interval(list(per_problem.values()), samples=spec.bootstrap, seed=spec.seed)
+        out[mode] = {"valid_ratio": mean, "valid_ratio_ci95": [low, high], "suites_per_problem": n,
+                     "asserts_per_response": sum(parsed_counts) / max(len(parsed_counts), 1),
+                     "per_problem": per_problem, **totals}
     return out
 
 
@@ -326,6 +338,13 @@ class Comparison:
                 entry["code"]["delta_ci95"] = [lo, hi]
             tests = final.get("tests") or (base or {}).get("tests")
             if tests is not None:
+                tests = json.loads(json.dumps(tests))
+                for mode, scores in tests.items():
+                    before = ((base or {}).get("tests") or {}).get(mode, {}).get("per_problem")
+                    if method != "base" and final.get("tests") and before and "per_problem" in scores:
+                        d, lo, hi = paired_difference(scores["per_problem"], before, samples=spec.bootstrap,
+                                                      seed=spec.seed)
+                        scores["valid_delta_vs_base"], scores["valid_delta_ci95"] = d, [lo, hi]
                 entry["tests"] = tests
                 entry["tests_from"] = method if final.get("tests") else "base (not trained)"
             if method != "base":
