@@ -128,6 +128,12 @@ def test_demo_runs_end_to_end_on_a_tiny_preset(tmp_path: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert f"run directory: {run_dir}" in out and "report.html" in out
     summary = json.loads((run_dir / "eval.json").read_text())
-    assert summary["before"]["problems"] == summary["after"]["problems"] == 2
-    assert 0.0 <= summary["after"]["pass_rate"] <= 1.0
-    assert "Evaluation of the code policy" in (run_dir / "report.html").read_text()
+    assert list(summary["stages"]) == ["start", "after cold start", "after 1 a1 steps"]
+    for stage in summary["stages"].values():
+        assert stage["code"]["problems"] == len(stage["tests"]["per_problem"]) == 2
+        assert 0.0 <= stage["code"]["pass@1"] <= 1.0 and 0.0 <= stage["tests"]["valid_ratio"] <= 1.0
+    assert (run_dir / "sft" / "sft.json").is_file() and (run_dir / "train" / "metrics.jsonl").is_file()
+    # every change line states what its interval supports
+    changes = [line for line in summary["lines"] if "paired difference" in line]
+    assert len(changes) == 4 and all("interval" in line for line in changes)
+    assert "Held-out measurements" in (run_dir / "train" / "report.html").read_text()

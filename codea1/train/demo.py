@@ -1,10 +1,13 @@
-"""`codea1 demo`: a short Code-A1 run of SmolLM2-135M on CPU with a before/after evaluation.
+"""`codea1 demo`: the cold-start recipe and a short Code-A1 run of SmolLM2-135M on CPU, measured.
 
-1. evaluates the code policy on a few held-out bundled problems (pass rate on their golden tests),
-2. trains a few a1 steps with the smollm2-cpu preset on the bundled train split,
-3. evaluates again with the trained code policy, writes eval.json and the HTML report.
-SmolLM2-135M is weak at code, so the pass rates are small and a few steps barely move them: the demo
-shows the whole machinery working end to end on a laptop, not a result.
+1. evaluates the bundled SmolLM2-135M on held-out problems: the Test LLM's valid ratio (suites written
+   against each problem's GT, white-box, with the preset's response prefix) and the Code LLM's pass@1;
+2. cold start: a supervised warm-up (`codea1 sft`) on the bundled train split;
+3. evaluates again, then trains a few a1 steps from the warmed-up model and evaluates a third time;
+4. prints each measurement with its 95% bootstrap interval over the problems and the paired difference
+   to the start, writes eval.json and the HTML report.
+A change is called a change only where the interval of the paired difference excludes zero; with a
+handful of problems most differences in pass@1 are not, and the demo says so.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 from codea1.config import Config, load_config
 
 PRESETS = Path(__file__).resolve().parents[1] / "configs"
-EXPECTED_MINUTES = "10-15"
+EXPECTED_MINUTES = "12-18"
 
 
 def evaluate_code_policy(policy: Any, problems: list, executor: Any, cfg: Config, seed: int) -> dict[str, Any]:
@@ -37,15 +40,50 @@ def evaluate_code_policy(policy: Any, problems: list, executor: Any, cfg: Config
             "n_samples": cfg.eval.n_samples, "problems": len(problems)}
 
 
+def measure(code_policy: Any, test_policy: Any, problems: list, executor: Any, cfg: Config) -> dict[str, Any]:
+    """The demo's two measurements on the held-out problems (see codea1.train.compare): the Code LLM's
+    pass@1 and the Test LLM's white-box valid ratio, each per problem with a bootstrap interval."""
+    from codea1.train.compare import CompareSpec, evaluate_code, evaluate_tests
+
+    spec = CompareSpec(code_samples=cfg.eval.n_samples, test_samples=2, test_k=cfg.game.tests_per_suite,
+                       mutation=False, seed=cfg.seed, bootstrap=4000)
+    return {"code": evaluate_code(code_policy, problems, executor, cfg, spec),
+            "tests": evaluate_tests(test_policy, problems, executor, cfg, spec, modes=("whitebox",))["whitebox"]}
+
+
+def change_line(label: str, before: dict[str, float], after: dict[str, float], seed: int) -> str:
+    """"label: a -> b (paired difference d [lo, hi])" and whether the interval supports a change."""
+    from codea1.train.compare import paired_difference
+
+    d, lo, hi = paired_difference(after, before, samples=4000, seed=seed)
+    a = sum(before.values()) / max(len(before), 1)
+    b = sum(after.values()) / max(len(after), 1)
+    if lo > 0:
+        verdict = "higher, beyond the interval"
+    elif hi < 0:
+        verdict = "lower, beyond the interval"
+    else:
+        verdict = "no change the interval supports"
+    return f"{label}: {a:.3f} -> {b:.3f} (paired difference {d:+.3f}, 95% CI [{lo:+.3f}, {hi:+.3f}]: {verdict})"
+
+
+def _row(name: str, m: dict[str, Any]) -> str:
+    t, c = m["tests"], m["code"]
+    return (f"{name:<22} {t['valid_ratio']:.3f} [{t['valid_ratio_ci95'][0]:.3f}, {t['valid_ratio_ci95'][1]:.3f}]"
+            f"   {c['pass@1']:.3f} [{c['ci95'][0]:.3f}, {c['ci95'][1]:.3f}]")
+
+
 def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path | None = None,
              overrides: list[str] | None = None) -> dict[str, Any]:
     """Runs the demo and returns its summary (also written to RUN_DIR/eval.json)."""
     from rich.console import Console
 
+    from codea1.config import config_from_dict
     from codea1.data import load_problems
-    from codea1.train.loop import build_policies, make_executor, train
+    from codea1.train.loop import build_policies, load_training_problems, make_executor, train
     from codea1.train.report import write_report
     from codea1.train.run_dir import RunDir
+    from codea1.train.sft import run_sft
 
     console = Console(stderr=True)
     start = time.perf_counter()
@@ -55,41 +93,68 @@ def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path
     duration = (f"This takes about {EXPECTED_MINUTES} minutes on 2 CPU cores (the first run also converts "
                 f"the bundled model once)." if config is None and not overrides and steps is None
                 else "The duration depends on the preset and overrides given.")
-    console.print(f"[bold]codea1 demo[/bold]: a Code LLM and a Test LLM, both {cfg.model.code_policy}, play "
-                  f"Code-A1 for {total_steps} steps (B={cfg.train.batch_size}, M={cfg.game.M}, N={cfg.game.N}) on the "
-                  f"bundled train split, with a before/after evaluation on {cfg.eval.limit} held-out "
-                  f"problems. {duration}")
+    console.print(f"[bold]codea1 demo[/bold]: {cfg.model.code_policy} as Code LLM and Test LLM: measured, "
+                  f"warmed up on the bundled train split (cold start), then {total_steps} Code-A1 steps "
+                  f"(B={cfg.train.batch_size}, M={cfg.game.M}, N={cfg.game.N}), measured after each stage on "
+                  f"{cfg.eval.limit} held-out problems. {duration}")
     console.print(f"run directory: {run_dir}")
 
     eval_problems = load_problems(cfg.eval.problems)[: cfg.eval.limit]
-    policies: dict[str, Any] = {}
-
-    def factory(c: Config) -> tuple[Any, Any]:
-        if "pair" not in policies:
-            policies["pair"] = build_policies(c)
-        return policies["pair"]
-
     RunDir.check_new(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)  # must exist for the sandbox to hide it
+    stages: dict[str, dict[str, Any]] = {}
     with make_executor(cfg, hide_paths=[str(run_dir.resolve())]) as executor:
-        console.print("loading models ...")
-        code_policy, _ = factory(cfg)
-        console.print(f"evaluating the code policy before training ({len(eval_problems)} problems x "
-                      f"{cfg.eval.n_samples} samples) ...")
-        before = evaluate_code_policy(code_policy, eval_problems, executor, cfg, seed=cfg.seed + 1)
-        console.print(f"pass rate before: {before['pass_rate']:.3f}")
-        train(cfg, run_dir, max_steps=total_steps, policy_factory=factory, console=console, executor=executor)
-        console.print("evaluating the code policy after training ...")
-        after = evaluate_code_policy(code_policy, eval_problems, executor, cfg, seed=cfg.seed + 1)
-        console.print(f"pass rate after: {after['pass_rate']:.3f}")
+        console.print("[bold]1/4[/bold] measuring the start model ...")
+        code_policy, test_policy = build_policies(cfg)
+        stages["start"] = measure(code_policy, test_policy, eval_problems, executor, cfg)
+        del code_policy, test_policy
+        console.print(_row("start", stages["start"]))
 
-    summary = {"before": before, "after": after, "steps": total_steps,
-               "seconds": round(time.perf_counter() - start, 1), "eval_problems": cfg.eval.problems}
+        console.print("[bold]2/4[/bold] cold start: supervised warm-up on the train split (codea1 sft) ...")
+        problems = load_training_problems(cfg, executor, console)
+        sft = run_sft(cfg, run_dir / "sft", console=console, problems=problems)
+        data = cfg.to_dict()
+        for key, value in (o.split("=", 1) for o in sft["overrides"]):
+            section, name = key.split(".", 1)
+            data[section][name] = value
+        warm = config_from_dict(data)
+        held: dict[str, Any] = {}
+
+        def factory(c: Config) -> tuple[Any, Any]:
+            if "pair" not in held:
+                held["pair"] = build_policies(c)
+            return held["pair"]
+
+        code_policy, test_policy = factory(warm)
+        stages["after cold start"] = measure(code_policy, test_policy, eval_problems, executor, warm)
+        console.print(_row("after cold start", stages["after cold start"]))
+
+        console.print(f"[bold]3/4[/bold] {total_steps} Code-A1 steps from the warmed-up model ...")
+        train(warm, run_dir / "train", max_steps=total_steps, policy_factory=factory, console=console,
+              executor=executor)
+        console.print("[bold]4/4[/bold] measuring after training ...")
+        stages[f"after {total_steps} a1 steps"] = measure(code_policy, test_policy, eval_problems, executor, warm)
+
+    n = len(eval_problems)
+    names = list(stages)
+    intro = (f"held-out problems: {n} ({cfg.eval.problems}); Test LLM: 2 white-box suites per problem against "
+             f"the GT; Code LLM: pass@1 from {cfg.eval.n_samples} samples per problem; 95% bootstrap intervals "
+             f"over problems")
+    lines = [intro, f"{'stage':<22} {'Test LLM valid ratio':<22} Code LLM pass@1"]
+    lines += [_row(name, stages[name]) for name in names]
+    for later in names[1:]:
+        lines.append(change_line(f"valid ratio, start -> {later}", stages["start"]["tests"]["per_problem"],
+                                 stages[later]["tests"]["per_problem"], cfg.seed))
+        lines.append(change_line(f"pass@1, start -> {later}", stages["start"]["code"]["per_problem"],
+                                 stages[later]["code"]["per_problem"], cfg.seed))
+    summary = {"stages": stages, "steps": total_steps, "problems": n, "eval_problems": cfg.eval.problems,
+               "sft": {k: sft[k] for k in ("examples", "loss_before", "loss_after")},
+               "seconds": round(time.perf_counter() - start, 1), "lines": lines}
     (run_dir / "eval.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
-    report = write_report(run_dir)
-    minutes = summary["seconds"] / 60
-    print(f"demo finished in {minutes:.1f} min: pass rate {before['pass_rate']:.3f} -> {after['pass_rate']:.3f} "
-          f"on {len(eval_problems)} held-out problems")
+    report = write_report(run_dir / "train")
+    print(f"demo finished in {summary['seconds'] / 60:.1f} min")
+    for line in lines:
+        print(line)
     print(f"run directory: {run_dir}")
     print(f"report: {report}")
     return summary

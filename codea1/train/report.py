@@ -212,14 +212,22 @@ def _summary_table(rows: list[dict]) -> str:
 
 
 def _eval_html(run: RunDir) -> str:
-    """The demo's before/after evaluation (eval.json), when present."""
-    path = run.root / "eval.json"
-    if not path.is_file():
+    """The demo's measurements (eval.json in the run directory or the demo directory above it)."""
+    for path in (run.root / "eval.json", run.root.parent / "eval.json"):
+        if path.is_file():
+            break
+    else:
         return ""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    if isinstance(data, dict) and isinstance(data.get("lines"), list):
+        return ("<h2>Held-out measurements</h2><pre>" + html.escape("\n".join(str(x) for x in data["lines"]))
+                + "</pre>")
+    try:
         before, after = data["before"], data["after"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (KeyError, TypeError):
         return ""
     return (f"<h2>Evaluation of the code policy</h2><p>{after.get('problems')} held-out problems from "
             f"{html.escape(str(data.get('eval_problems')))}, {after.get('n_samples')} samples each; a sample "
