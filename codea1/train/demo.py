@@ -20,7 +20,7 @@ from typing import Any
 from codea1.config import Config, load_config
 
 PRESETS = Path(__file__).resolve().parents[1] / "configs"
-EXPECTED_MINUTES = "10-15"
+EXPECTED_MINUTES = "12-16"
 
 
 def evaluate_code_policy(policy: Any, problems: list, executor: Any, cfg: Config, seed: int) -> dict[str, Any]:
