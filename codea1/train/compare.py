@@ -91,6 +91,11 @@ def paired_difference(a: dict[str, float], b: dict[str, float], *, samples: int 
     return bootstrap_interval([a[k] - b[k] for k in common], samples=samples, seed=seed)
 
 
+def train_seconds(rows: Sequence[dict[str, Any]]) -> float:
+    """Training time of a run: its steps' times summed (metrics.jsonl rows; survives resumes)."""
+    return sum(float(r.get("time_step") or 0.0) for r in rows)
+
+
 def eval_points(spec: CompareSpec, last_step: int) -> list[int]:
     """The steps evaluated for a trained method: every eval_every steps, and its last step."""
     points = list(range(spec.eval_every, last_step, spec.eval_every)) if spec.eval_every else []
@@ -281,7 +286,7 @@ class Comparison:
         stop = None
         if self.spec.minutes is not None:
             budget = self.spec.minutes * 60.0
-            stop = lambda rows: sum(float(r.get("time_step") or 0.0) for r in rows) >= budget
+            stop = lambda rows: train_seconds(rows) >= budget
         done = _last_step(run_dir)
         finished = _budget_spent(run_dir, self.spec)
         targets = eval_points(self.spec, self.spec.steps)
@@ -304,7 +309,7 @@ class Comparison:
             self.console.print(f"[bold]{method}[/bold]: evaluating step {step} on {len(problems)} problems")
             _write_json(self.eval_path(method, step), {
                 "method": method, "step": step,
-                "train_seconds": sum(float(r.get("time_step") or 0.0) for r in read_metrics(run_dir / "metrics.jsonl")),
+                "train_seconds": train_seconds(read_metrics(run_dir / "metrics.jsonl")),
                 **evaluate_policies(code_policy, test_policy, problems, executor, cfg, self.spec)})
             if finished:
                 break
@@ -349,7 +354,7 @@ class Comparison:
                 entry["tests_from"] = method if final.get("tests") else "base (not trained)"
             if method != "base":
                 metrics = read_metrics(self.out / "runs" / method / "metrics.jsonl")
-                entry["train_seconds"] = round(sum(float(r.get("time_step") or 0.0) for r in metrics), 1)
+                entry["train_seconds"] = round(train_seconds(metrics), 1)
                 entry["first_step_code_reward"] = metrics[0].get("code_reward") if metrics else None
             table[method] = entry
         results = {"spec": asdict(spec), "held_out": {"problems": spec.eval_problems, "limit": spec.eval_limit},
@@ -380,7 +385,7 @@ def _budget_spent(run_dir: Path, spec: CompareSpec) -> bool:
     if spec.minutes is None:
         return False
     rows = [r for r in read_metrics(run_dir / "metrics.jsonl") if int(r.get("step", 0)) <= step]
-    return sum(float(r.get("time_step") or 0.0) for r in rows) >= spec.minutes * 60.0
+    return train_seconds(rows) >= spec.minutes * 60.0
 
 
 def _pct(x: float) -> str:

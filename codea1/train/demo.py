@@ -78,7 +78,7 @@ def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path
     """Runs the demo and returns its summary (also written to RUN_DIR/eval.json)."""
     from rich.console import Console
 
-    from codea1.config import config_from_dict
+    from codea1.config import apply_overrides, config_from_dict
     from codea1.data import load_problems
     from codea1.train.loop import build_policies, load_training_problems, make_executor, train
     from codea1.train.report import write_report
@@ -113,11 +113,7 @@ def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path
         console.print("[bold]2/4[/bold] cold start: supervised warm-up on the train split (codea1 sft) ...")
         problems = load_training_problems(cfg, executor, console)
         sft = run_sft(cfg, run_dir / "sft", console=console, problems=problems)
-        data = cfg.to_dict()
-        for key, value in (o.split("=", 1) for o in sft["overrides"]):
-            section, name = key.split(".", 1)
-            data[section][name] = value
-        warm = config_from_dict(data)
+        warm = config_from_dict(apply_overrides(cfg.to_dict(), sft["overrides"]))
         held: dict[str, Any] = {}
 
         def factory(c: Config) -> tuple[Any, Any]:
