@@ -10,11 +10,11 @@ every verdict.
 
 Configurations (the layers are those of the isolation level, `codea1 exec --isolation`):
   full         every layer this machine allows
-  -jobns       no per-job PID, IPC and mount namespaces (no fresh /tmp and /proc per job)
-  -seccomp     no system-call filter
-  -allowlist   the zygotes in the caller's file system (with its directories hidden) instead of the
+  no-jobns     no per-job PID, IPC and mount namespaces (no fresh /tmp and /proc per job)
+  no-seccomp   no system-call filter
+  no-allowlist the zygotes in the caller's file system (with its directories hidden) instead of the
                bubblewrap allow-list root
-  -cgroup      no per-slot cgroup
+  no-cgroup    no per-slot cgroup
   none         all four off (what is left: network, UTS and mount namespaces of the zygote, uid, rlimits)
 
 Switching layers off is for measuring only: the Executor has no public option for it, so this script sets
@@ -38,10 +38,10 @@ import sandbox_throughput as st  # the workload and its runner
 
 CONFIGS: dict[str, tuple[dict, bool]] = {  # name -> (zygote configuration keys, per-slot cgroup)
     "full": ({}, True),
-    "-jobns": ({"jobns": False}, True),
-    "-seccomp": ({"seccomp": False}, True),
-    "-allowlist": ({"allowlist": False}, True),
-    "-cgroup": ({}, False),
+    "no-jobns": ({"jobns": False}, True),
+    "no-seccomp": ({"seccomp": False}, True),
+    "no-allowlist": ({"allowlist": False}, True),
+    "no-cgroup": ({}, False),
     "none": ({"jobns": False, "seccomp": False, "allowlist": False}, False),
 }
 
