@@ -276,6 +276,20 @@ class ExecutorSection(Section):
 
 
 @dataclass
+class PlacementSection(Section):
+    """Where the two policies live while training (the controller loop always runs in this process)."""
+
+    backend: str = knob("local", "local: the policies in this process; ray: each policy (its learner and its "
+                                 "rollout engine) in a Ray actor of its own, placed by Ray on any node "
+                                 "(codea1.rl.ray_policy; needs the 'ray' extra)", choices=("local", "ray"))
+    ray_address: str | None = knob(None, "backend ray: the cluster to join ('auto': the one `ray start` "
+                                          "made on this node; null: a running one, else a local one)")
+    gpus_per_policy: float = knob(0.0, "backend ray: GPUs each policy actor reserves (0: it runs on CPU)",
+                                  low=0.0)
+    cpus_per_policy: float = knob(1.0, "backend ray: CPUs each policy actor reserves", low=0.0)
+
+
+@dataclass
 class RolloutSection(Section):
     """The engine that samples rollouts for training (the learner always scores and trains itself)."""
 
@@ -349,6 +363,7 @@ class Config(Section):
     data: DataSection = field(default_factory=DataSection)
     executor: ExecutorSection = field(default_factory=ExecutorSection)
     rollout: RolloutSection = field(default_factory=RolloutSection)
+    placement: PlacementSection = field(default_factory=PlacementSection)
     eval: EvalSection = field(default_factory=_eval_defaults)
     sft: SFTSection = field(default_factory=SFTSection)
 

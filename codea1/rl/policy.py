@@ -388,21 +388,22 @@ def _set_rng_state(state: Mapping[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def build_policies(cfg: Any, *, test: bool = True) -> tuple[Policy, Policy | None]:
+def build_policies(cfg: Any, *, test: bool = True, code: bool = True) -> tuple[Policy | None, Policy | None]:
     """``(code_policy, test_policy)`` of a training config, each sampling with the rollout backend of
     ``rollout.backend`` (transformers: its own model; vllm: codea1.rl.vllm_backend); see _build_policies."""
-    code_policy, test_policy = _build_policies(cfg, test=test)
+    code_policy, test_policy = _build_policies(cfg, test=test, code=code)
     rollout = getattr(cfg, "rollout", None)
     if rollout is not None and rollout.backend == "vllm":
         from codea1.rl.vllm_backend import attach_vllm
 
-        attach_vllm(cfg, [code_policy, test_policy])
+        attach_vllm(cfg, [p for p in (code_policy, test_policy) if p is not None])
     return code_policy, test_policy
 
 
-def _build_policies(cfg: Any, *, test: bool = True) -> tuple[Policy, Policy | None]:
+def _build_policies(cfg: Any, *, test: bool = True, code: bool = True) -> tuple[Policy | None, Policy | None]:
     """``(code_policy, test_policy)`` of a training config (codea1.config.Config), honouring
-    ``model.mode``; with ``test=False`` only the code policy is built (golden, selfplay):
+    ``model.mode``; with ``test=False`` only the code policy is built (golden, selfplay), with
+    ``code=False`` only the test policy (a process that hosts the Test LLM alone: codea1.rl.ray_policy):
 
     - ``full``: fully trained models; when both start from the same model they share one frozen
       reference copy (the KL target is the same initial model);
@@ -415,17 +416,21 @@ def _build_policies(cfg: Any, *, test: bool = True) -> tuple[Policy, Policy | No
     torch.manual_seed(cfg.seed)
     # full fine-tuning keeps fp32 weights (bf16 is a compute dtype); a frozen LoRA base may be bf16
     load_dtype = pcfg.dtype if pcfg.lora else "float32"
-    model, tok = load_model_and_tokenizer(cfg.model.code_policy, dtype=load_dtype, device=device)
-    if mode == "dual-lora" and test:
-        from codea1.rl.dual import DualPolicy
+    if mode == "dual-lora" and test and not code:
+        raise ValueError("model.mode 'dual-lora' keeps both policies on one base: build them together")
+    code_policy = None
+    if code:
+        model, tok = load_model_and_tokenizer(cfg.model.code_policy, dtype=load_dtype, device=device)
+        if mode == "dual-lora" and test:
+            from codea1.rl.dual import DualPolicy
 
-        dual = DualPolicy(model, tok, pcfg)
-        return dual.code, dual.test
-    code_policy = Policy(model, tok, pcfg, adapter_name="code" if pcfg.lora else None)
+            dual = DualPolicy(model, tok, pcfg)
+            return dual.code, dual.test
+        code_policy = Policy(model, tok, pcfg, adapter_name="code" if pcfg.lora else None)
     if not test:
         return code_policy, None
     test_model, test_tok = load_model_and_tokenizer(cfg.test_model_name, dtype=load_dtype, device=device)
-    shared_ref = code_policy.reference if cfg.test_model_name == cfg.model.code_policy else None
+    same_start = code_policy is not None and cfg.test_model_name == cfg.model.code_policy
     test_policy = Policy(test_model, test_tok, pcfg, adapter_name="test" if pcfg.lora else None,
-                         reference=shared_ref)
+                         reference=code_policy.reference if same_start else None)
     return code_policy, test_policy

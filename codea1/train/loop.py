@@ -119,10 +119,15 @@ def make_executor(cfg: Config, hide_paths: list[str] | None = None) -> Any:
 
 def build_policies(cfg: Config) -> tuple[Any, Any]:
     """(code_policy, test_policy) as the method uses them: golden has no test policy; selfplay plays
-    both roles with one policy object."""
+    both roles with one policy object. With `placement.backend: ray` each policy lives in a Ray actor
+    (codea1.rl.ray_policy) and these are its handles."""
+    method = METHODS[cfg.method]
+    if cfg.placement.backend == "ray":
+        from codea1.rl.ray_policy import build_ray_policies
+
+        return method.roles(*build_ray_policies(cfg, test=method.separate_test_policy))
     from codea1.rl.policy import build_policies as rl_build_policies
 
-    method = METHODS[cfg.method]
     return method.roles(*rl_build_policies(cfg, test=method.separate_test_policy))
 
 

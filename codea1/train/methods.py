@@ -129,6 +129,15 @@ class A1:
 
     def learn(self, env: StepEnv, step: int, codes: list, code_advs: list[float], tests: list,
               test_advs: list[float]) -> tuple[dict, dict]:
+        if tests and hasattr(env.code_policy, "submit_train_step") and hasattr(env.test_policy, "submit_train_step"):
+            # policies in actors of their own (codea1.rl.ray_policy): the two updates run at the same time
+            code_done = env.code_policy.submit_train_step(codes, code_advs)
+            test_done = env.test_policy.submit_train_step(tests, test_advs)
+            code_metrics = code_done()
+            debug_kill("learn_code", step)
+            test_metrics = test_done()
+            debug_kill("learn_test", step)
+            return code_metrics, test_metrics
         code_metrics = env.code_policy.train_step(codes, code_advs)
         debug_kill("learn_code", step)
         test_metrics = env.test_policy.train_step(tests, test_advs) if tests else {}

@@ -1,0 +1,162 @@
+"""The two policies as Ray actors, driven by the trainer's single controller loop (`placement.backend: ray`).
+
+Each policy group (its model, optimiser, reference and rollout engine: a `Policy` built exactly as in one
+process, vLLM included where `rollout.backend` says so) lives in a Ray actor of its own, which Ray places on
+any node with the resources asked for (`placement.gpus_per_policy`, `placement.cpus_per_policy`). The
+trainer keeps its one loop: it hands each step's prompts to the actor of the role that samples them, runs
+the sandbox and the game in the driver, and sends each policy its own samples and advantages. What crosses
+the wire is plain data (chat prompts, token ids, log-probs, advantages, metrics); weights never leave their
+actor, except into checkpoints, which each actor writes itself into the directory the trainer names (on a
+cluster, a directory every node can reach).
+
+Where both roles are separate actors, the two learner updates of an a1 step (which depend on nothing but
+their own samples) run at the same time (`submit_train_step`); generation stays in the game's order, since
+the white-box Test LLM reads the codes of the same step. `model.mode: dual-lora` keeps both adapters on one
+base, so both roles share one actor; golden and selfplay have one policy and one actor.
+
+Each actor seeds its own random number generators from the run's seed, as the trainer does in one process;
+sampling is seeded per call (the seed travels with the call), so a run with `placement.backend: ray` samples
+and trains as the same run in one process does (tests/test_ray_policy_on_cpu.py compares their metrics).
+
+Recovery: an actor holds state (weights and optimiser) that exists nowhere else between checkpoints, so a
+lost actor ends the run with an error naming it; resuming (`codea1 train --resume`) restarts the actors from
+the last checkpoint and replays the step exactly, as after any crash.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from codea1.errors import UserError
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise UserError("placement.backend 'ray' needs Ray: pip install 'codea1[ray]'") from None
+    return ray
+
+
+class _PolicyHost:
+    """What runs inside a policy actor: the policies of its roles, built from the run's config."""
+
+    def __init__(self, cfg_dict: dict[str, Any], roles: tuple[str, ...]) -> None:
+        import random
+
+        import numpy as np
+        import torch
+
+        from codea1.config import config_from_dict
+        from codea1.rl.policy import build_policies
+
+        cfg = config_from_dict(cfg_dict)
+        torch.set_num_threads(cfg.train.torch_threads)
+        random.seed(cfg.seed)  # as the trainer seeds its own process (codea1.train.loop)
+        np.random.seed(cfg.seed % (2**32))
+        torch.manual_seed(cfg.seed)
+        code, test = build_policies(cfg, code="code" in roles, test="test" in roles)
+        self.policies = {"code": code, "test": test}
+
+    def info(self) -> dict[str, Any]:
+        import socket
+
+        import torch
+
+        return {"host": socket.gethostname(), "pid": os.getpid(), "roles": sorted(k for k, p in self.policies.items()
+                                                                                 if p is not None),
+                "cuda_devices": torch.cuda.device_count() if torch.cuda.is_available() else 0}
+
+    def generate(self, role: str, prompts: list, gen: Any) -> list:
+        import torch
+
+        if gen is not None and gen.seed is not None:
+            torch.manual_seed(gen.seed)  # as codea1.train.methods.sample does before a local generate
+        return self.policies[role].generate(prompts, gen)
+
+    def train_step(self, role: str, samples: list, advantages: list) -> dict[str, Any]:
+        return self.policies[role].train_step(samples, advantages)
+
+    def save(self, role: str, directory: str) -> None:
+        self.policies[role].save(directory)
+
+    def load(self, role: str, directory: str) -> None:
+        self.policies[role].load(directory)
+
+
+class RemotePolicy:
+    """A policy living in a Ray actor, with the methods the trainer and `codea1 compare` call on a Policy:
+    generate, train_step, save, load; plus submit_train_step, which starts an update and returns a callable
+    that waits for its metrics (the trainer overlaps the two policies' updates with it)."""
+
+    def __init__(self, handle: Any, role: str, name: str) -> None:
+        self.handle, self.role, self.name = handle, role, name
+
+    def _get(self, ref: Any) -> Any:
+        ray = _ray()
+        try:
+            return ray.get(ref)
+        except ray.exceptions.RayTaskError as exc:  # the policy's own error, as it would be raised locally
+            cause = exc.as_instanceof_cause() if hasattr(exc, "as_instanceof_cause") else exc
+            raise cause from None
+        except ray.exceptions.RayError as exc:  # the actor or its node is gone, and its weights with it
+            why = str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else type(exc).__name__
+            raise RuntimeError(f"the Ray actor of the {self.name} was lost ({why}); resume the run (codea1 "
+                               "train --resume) to restart it from the last checkpoint") from None
+
+    def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: Any = None) -> list:
+        return self._get(self.handle.generate.remote(self.role, list(prompts), gen))
+
+    def submit_train_step(self, samples: Sequence[Any], advantages: Sequence[float]) -> Callable[[], dict]:
+        ref = self.handle.train_step.remote(self.role, list(samples), [float(a) for a in advantages])
+        return lambda: self._get(ref)
+
+    def train_step(self, samples: Sequence[Any], advantages: Sequence[float]) -> dict[str, Any]:
+        return self.submit_train_step(samples, advantages)()
+
+    def save(self, directory: Any) -> None:
+        self._get(self.handle.save.remote(self.role, str(directory)))
+
+    def load(self, directory: Any) -> None:
+        self._get(self.handle.load.remote(self.role, str(directory)))
+
+    def info(self) -> dict[str, Any]:
+        return self._get(self.handle.info.remote())
+
+
+def actor_groups(cfg: Any, test: bool) -> list[tuple[str, ...]]:
+    """The roles each actor hosts: one actor per policy, except dual-lora (both adapters on one base)."""
+    if not test:
+        return [("code",)]
+    if cfg.model.mode == "dual-lora":
+        return [("code", "test")]
+    return [("code",), ("test",)]
+
+
+def build_ray_policies(cfg: Any, *, test: bool = True) -> tuple[RemotePolicy, RemotePolicy | None]:
+    """``(code_policy, test_policy)`` as in codea1.rl.policy.build_policies, each a RemotePolicy whose
+    weights live in a Ray actor (connects to `placement.ray_address`, or starts a local cluster)."""
+    ray = _ray()
+    place = cfg.placement
+    if not ray.is_initialized():
+        if place.ray_address is None:
+            ray.init(include_dashboard=False, ignore_reinit_error=True)
+        else:
+            ray.init(address=place.ray_address, ignore_reinit_error=True)
+    remote = ray.remote(_PolicyHost)
+    data = cfg.to_dict()
+    handles: dict[str, RemotePolicy] = {}
+    for roles in actor_groups(cfg, test):
+        name = " and ".join({"code": "Code LLM", "test": "Test LLM"}[r] for r in roles)
+        handle = remote.options(num_cpus=place.cpus_per_policy, num_gpus=place.gpus_per_policy, max_restarts=0,
+                                max_task_retries=0).remote(data, roles)
+        for role in roles:
+            handles[role] = RemotePolicy(handle, role, name)
+    code = handles["code"]
+    code.info()  # waits for the actor to build its policies: a failure to load surfaces here, named
+    test_policy = handles.get("test")
+    if test_policy is not None and test_policy.handle is not code.handle:
+        test_policy.info()
+    return code, test_policy

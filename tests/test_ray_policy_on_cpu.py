@@ -1,0 +1,115 @@
+"""Policies hosted in Ray actors (`placement.backend: ray`) train as the same run in one process does, and
+a lost actor ends the run with an error that says how to go on. Skipped where Ray is not installed (it is
+an optional extra)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import pytest
+from train_scripted import scripted_factory
+
+ray = pytest.importorskip("ray")
+
+from codea1.config import load_config
+from codea1.rl.ray_policy import RemotePolicy, actor_groups
+from codea1.train.loop import build_policies, train
+from codea1.train.metrics import read_metrics
+
+CONFIGS = Path(__file__).resolve().parents[1] / "codea1" / "configs"
+UID_BASE = 1_701_000_000
+SMALL = ["game.M=2", "game.N=2", "train.batch_size=2", "data.limit=4", "train.checkpoint_every=1",
+         "train.progress=false", "generation.code.max_new_tokens=24", "generation.test.max_new_tokens=24"]
+# what depends on the machine's speed, not on what was sampled and learned
+TIMING = ("time_", "_tokens_per_s", "outside_model_frac")
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    # four logical CPUs: two policy actors (one each) and a sandbox pool (none) fit on this 2-core machine
+    ray.init(num_cpus=4, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def _train(tmp: Path, name: str, extra: list[str], steps: int, resume: bool = False) -> list[dict]:
+    """Real tiny-random policies (in this process or in actors) whose sampled texts are replaced by script
+    (tests/train_scripted.py), so that rewards, advantages and updates are not all zero."""
+    from codea1.data import load_problems
+
+    cfg = load_config(CONFIGS / "tiny-cpu.yaml", SMALL + extra)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        train(cfg, tmp / name, max_steps=steps, resume=resume,
+              policy_factory=scripted_factory(load_problems(cfg.data.train)))
+    return read_metrics(tmp / name / "metrics.jsonl")
+
+
+def _same(local: list[dict], remote: list[dict]) -> None:
+    assert [r["step"] for r in local] == [r["step"] for r in remote]
+    for a, b in zip(local, remote):
+        keys = {k for k in a if not any(t in k for t in TIMING)}
+        assert keys == {k for k in b if not any(t in k for t in TIMING)}
+        for k in sorted(keys):
+            if isinstance(a[k], float):
+                assert math.isclose(a[k], b[k], rel_tol=1e-6, abs_tol=1e-9), (a["step"], k, a[k], b[k])
+            else:
+                assert a[k] == b[k], (a["step"], k)
+
+
+def test_actor_groups() -> None:
+    cfg = load_config(CONFIGS / "tiny-cpu.yaml")
+    assert actor_groups(cfg, test=True) == [("code",), ("test",)]
+    assert actor_groups(cfg, test=False) == [("code",)]
+    dual = load_config(CONFIGS / "tiny-cpu.yaml", ["model.mode=dual-lora"])
+    assert actor_groups(dual, test=True) == [("code", "test")]
+
+
+def test_ray_hosted_a1_run_matches_the_single_process_run(ray_session, tmp_path: Path) -> None:
+    local = _train(tmp_path, "local", [f"executor.uid_base={UID_BASE}"], steps=2)
+    remote = _train(tmp_path, "ray", [f"executor.uid_base={UID_BASE + 100}", "executor.backend=ray",
+                                      "placement.backend=ray"], steps=2)
+    # the game had something to learn from: rewards that differ within groups, so updates that move
+    assert any(r["code_reward"] > 0 for r in local) and any(r["code_loss"] != 0.0 for r in local)
+    assert any(r["test_loss"] != 0.0 for r in local)
+    _same(local, remote)
+    # the actors wrote their checkpoints; resuming restarts them from step 2 and continues as one process does
+    assert (tmp_path / "ray" / "checkpoints" / "step_000002" / "code_policy").is_dir()
+    assert (tmp_path / "ray" / "checkpoints" / "step_000002" / "test_policy").is_dir()
+    local = _train(tmp_path, "local", [f"executor.uid_base={UID_BASE}"], steps=3, resume=True)
+    remote = _train(tmp_path, "ray", [f"executor.uid_base={UID_BASE + 100}", "executor.backend=ray",
+                                      "placement.backend=ray"], steps=3, resume=True)
+    _same(local, remote)
+
+
+def test_dual_lora_golden_and_selfplay_place_one_actor(ray_session) -> None:
+    for overrides, separate in ((["model.mode=dual-lora"], True), (["method=golden"], False),
+                                (["method=selfplay"], False)):
+        cfg = load_config(CONFIGS / "tiny-cpu.yaml", [*overrides, "placement.backend=ray"])
+        code, test = build_policies(cfg)
+        assert isinstance(code, RemotePolicy)
+        if separate:
+            assert isinstance(test, RemotePolicy) and test.handle is code.handle and test.role == "test"
+        else:
+            assert test is None or test is code
+        info = code.info()
+        assert info["roles"] == (["code", "test"] if separate else ["code"])
+        ray.kill(code.handle)
+
+
+def test_a_lost_policy_actor_is_reported(ray_session) -> None:
+    cfg = load_config(CONFIGS / "tiny-cpu.yaml", ["method=golden", "placement.backend=ray"])
+    code, _ = build_policies(cfg)
+    ray.kill(code.handle)
+    with pytest.raises(RuntimeError, match="Code LLM was lost.*--resume"):
+        code.generate([[{"role": "user", "content": "hi"}]])
+
+
+def test_a_policy_error_arrives_as_itself(ray_session) -> None:
+    cfg = load_config(CONFIGS / "tiny-cpu.yaml", ["method=golden", "placement.backend=ray"])
+    code, _ = build_policies(cfg)
+    with pytest.raises(ValueError):  # samples and advantages of different lengths: the Policy's own check
+        code.train_step([], [1.0])
+    ray.kill(code.handle)
