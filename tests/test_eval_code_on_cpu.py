@@ -1,6 +1,7 @@
 """Code evaluation: EvalPlus check() parsing, the assertion semantics, sandboxed scoring, exclusions."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -236,3 +237,85 @@ def test_read_samples_rejects_a_row_without_code(tmp_path):
     path.write_text(json.dumps({"task_id": "HumanEval/0", "completion": 3}) + "\n")
     with pytest.raises(UserError, match=r"s\.jsonl:1: a sample needs .* 'solution' or 'completion'"):
         read_samples(str(path))
+
+
+def test_cli_eval_code_samples_with_a_vllm_engine(tmp_path, monkeypatch):
+    """`--engine vllm` (the engine mocked at its boundary: CI has no vLLM and no GPU): the engine opens a
+    saved copy of a builtin model, with the checkpoint's generation config ignored and no sleep; each
+    prompt asks for n samples with the eval section's sampling; the answers are scored as usual."""
+    import sys
+    import types
+    from types import SimpleNamespace
+
+    from codea1.cli import main
+
+    made: list = []
+
+    class FakeLLM:
+        def __init__(self, **kwargs):
+            self.kwargs, self.calls = kwargs, []
+            made.append(self)
+
+        def generate(self, inputs, params, use_tqdm=True, lora_request=None):
+            self.calls.append(params)
+            answer = "```python\ndef half(x):\n    return x / 2\n```"  # right for T/half, wrong for T/rev
+            return [SimpleNamespace(outputs=[SimpleNamespace(index=k, token_ids=[5, 6], text=answer,
+                                                             finish_reason="stop") for k in range(sp.n)])
+                    for sp in params]
+
+    class FakeSamplingParams(SimpleNamespace):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+
+    fake = types.ModuleType("vllm")
+    fake.LLM, fake.SamplingParams = FakeLLM, FakeSamplingParams
+    monkeypatch.setitem(sys.modules, "vllm", fake)
+    bench = tmp_path / "bench.jsonl"
+    write_problems_jsonl(PROBLEMS[:2], bench)
+    out = tmp_path / "r.json"
+    assert main(["eval", "code", "--model", "tiny-random", "--engine", "vllm", "--benchmark", str(bench),
+                 "--n", "3", "--temperature", "0.6", "--seed", "4", "--gpu-memory-utilization", "0.5",
+                 "-o", str(out)]) == 0
+    [llm] = made
+    assert llm.kwargs["generation_config"] == "vllm" and llm.kwargs["enable_sleep_mode"] is False
+    assert llm.kwargs["gpu_memory_utilization"] == 0.5 and llm.kwargs["seed"] == 4
+    assert (Path(llm.kwargs["model"]) / "config.json").is_file()  # tiny-random, saved for the engine
+    params = [sp for call in llm.calls for sp in call]
+    assert len(params) == 2 and all(sp.n == 3 and sp.temperature == 0.6 for sp in params)
+    summary = json.loads(out.read_text())
+    assert summary["pass@1"] == 0.5 and summary["tasks"]["T/half"] == {"n": 3, "correct": 3}
+    assert summary["config"]["sampling"]["engine"] == "vllm"
+
+
+def test_eval_table_averages_the_paper_benchmarks_per_model(tmp_path, capsys):
+    from codea1.cli import main
+    from codea1.eval.report import paper_table
+
+    def summary(bench: str, model: str, p1: float) -> dict:
+        return {"pass@1": p1, "config": {"args": {"benchmark": bench, "model": model, "n": 4}}}
+
+    rows, text = paper_table([summary("humaneval+", "a", 0.5), summary("mbpp+", "a", 0.25),
+                              summary("bigcodebench", "a", 0.3), summary("humaneval+", "b", 0.75)])
+    assert [r["model"] for r in rows] == ["a", "b"]
+    assert rows[0]["average"] == pytest.approx(35.0) and rows[0]["missing"] == []
+    assert rows[1]["average"] is None and rows[1]["missing"] == ["MBPP+", "BigCodeBench"]
+    assert "| a | 50.0 | 25.0 | 30.0 | 35.0 |" in text and "missing: MBPP+, BigCodeBench" in text
+    with pytest.raises(ValueError, match="two HumanEval\\+ results"):
+        paper_table([summary("humaneval+", "a", 0.5), summary("humaneval+", "a", 0.6)])
+    # through the CLI: the files `eval code -o` writes; a summary of another benchmark is refused
+    paths = []
+    for bench, p1 in (("humaneval+", 0.5), ("mbpp+", 0.25), ("bigcodebench-complete", 0.3)):
+        paths.append(tmp_path / f"{bench}.json")
+        paths[-1].write_text(json.dumps(summary(bench, "m", p1)))
+    out = tmp_path / "table.json"
+    assert main(["eval", "table", *map(str, paths), "-o", str(out)]) == 0
+    assert "| m | 50.0 | 25.0 | 30.0 | 35.0 |" in capsys.readouterr().out
+    assert json.loads(out.read_text())[0]["average"] == pytest.approx(35.0)
+    bench = tmp_path / "bench.jsonl"
+    write_problems_jsonl(PROBLEMS[:1], bench)
+    samples = tmp_path / "s.jsonl"
+    samples.write_text(json.dumps({"task_id": "T/half", "solution": "def half(x):\n    return x / 2\n"}) + "\n")
+    assert main(["eval", "code", "--samples", str(samples), "--benchmark", str(bench), "-o",
+                 str(tmp_path / "own.json")]) == 0
+    assert main(["eval", "table", str(tmp_path / "own.json")]) == 2
+    assert "not one of the paper's code benchmarks" in capsys.readouterr().err

@@ -44,6 +44,14 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", default=None, help="take the sampling settings from this config's `eval` "
                                                    "section (a preset or a run's config.yaml); the options "
                                                    "below override single keys")
+    p.add_argument("--engine", choices=("transformers", "vllm"), default="transformers",
+                   help="what samples from --model: transformers (CPU or GPU), or vllm (a GPU; the 'vllm' extra)")
+    p.add_argument("--tensor-parallel-size", type=int, default=1, help="--engine vllm: GPUs the engine spans")
+    p.add_argument("--gpu-memory-utilization", type=float, default=0.9,
+                   help="--engine vllm: share of each GPU's memory the engine takes (two engines, as in "
+                        "`eval collab` with two models, need less than half each)")
+    p.add_argument("--max-model-len", type=int, default=None,
+                   help="--engine vllm: prompt + response tokens (default: the model's own limit)")
     defaults = Config().eval
     for f in dataclasses.fields(Sampling):  # the sampling keys of the eval section, one option each
         p.add_argument(f"--{f.name.replace('_', '-')}", dest=f"eval_{f.name}", metavar="VALUE", default=None,
@@ -113,6 +121,11 @@ def register(sub: Any) -> None:
     p.add_argument("--min-valid", type=int, default=1, help="leave out problems with fewer valid tests")
     _common(p)
     p.set_defaults(func=cmd_export)
+    p = esub.add_parser("table", help="the paper's table from `eval code` summaries: pass@1 on HumanEval+, "
+                                      "MBPP+, BigCodeBench and their average, one row per model")
+    p.add_argument("summaries", nargs="+", help="summary JSONs written by `codea1 eval code -o`")
+    p.add_argument("--output", "-o", default=None, help="also write the rows as JSON here")
+    p.set_defaults(func=cmd_table)
     ev.set_defaults(func=lambda args: (ev.print_help(), 2)[1])
 
 
@@ -235,7 +248,10 @@ def _generator(args: argparse.Namespace, model: str) -> Any:
     """`model` loaded for sampling with the settings of `_sampling`."""
     from codea1.eval.generation import Generator
 
-    return Generator(model, _sampling(args), dtype=args.dtype, seed=args.seed)
+    options = {"tensor_parallel_size": args.tensor_parallel_size,
+               "gpu_memory_utilization": args.gpu_memory_utilization, "max_model_len": args.max_model_len}
+    return Generator(model, _sampling(args), dtype=args.dtype, seed=args.seed, engine=args.engine,
+                     engine_options=options if args.engine == "vllm" else None)
 
 
 def _solutions_from_model(problems: list, gen: Any, n: int) -> list[tuple[str, str]]:
@@ -464,4 +480,23 @@ def cmd_export(args: argparse.Namespace) -> int:
     _write_outputs(
         paths, stats, [{"task_id": p.id, "golden_tests": p.golden_tests} for p in out], "export tests"
     )
+    return 0
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    from codea1.eval.report import paper_table
+
+    summaries = []
+    for path in args.summaries:
+        try:
+            summaries.append(json.loads(Path(path).read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            raise UserError(f"cannot read an eval summary from {path}: {exc}") from None
+    try:
+        rows, text = paper_table(summaries)
+    except (KeyError, ValueError) as exc:
+        raise UserError(f"eval table: {exc}") from None
+    print(text, end="")
+    if args.output:
+        Path(args.output).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0

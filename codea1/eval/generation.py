@@ -1,8 +1,10 @@
 """Sampling from a model for evaluation: chat prompts in, response texts out, seeded and recorded.
 
 The sampling settings are a `codea1.config.Sampling` (the `eval` section of a config, or the options of
-`codea1 eval`, which read the same keys). Uses the policy's rollout backend
-(codea1.rl.rollout.TransformersRollout) without an optimizer or the extra scoring pass that training needs.
+`codea1 eval`, which read the same keys). Uses a policy's rollout backend without an optimizer or the extra
+scoring pass that training needs: the transformers sampling loop (codea1.rl.rollout.TransformersRollout),
+or with engine="vllm" a vLLM engine (codea1.rl.vllm_backend.sampling_engine; GPU, the 'vllm' extra), which
+renders the same prompts with the same tokenizer and samples from exactly the same settings.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ def sampling_record(model: str, sampling: Sampling, *, dtype: str, seed: int) ->
 class Generator:
     """A loaded model that samples n responses per chat prompt."""
 
-    def __init__(self, model: str, sampling: Sampling, *, dtype: str = "float32", seed: int = 0):
+    def __init__(self, model: str, sampling: Sampling, *, dtype: str = "float32", seed: int = 0,
+                 engine: str = "transformers", engine_options: dict[str, Any] | None = None,
+                 llm_class: Any = None):
         import torch
 
         from codea1.models import load_model_and_tokenizer
@@ -32,9 +36,18 @@ class Generator:
 
         torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1") or 1))
         self.sampling, self.seed = sampling, seed
-        self.record = sampling_record(model, sampling, dtype=dtype, seed=seed)
+        self.record = sampling_record(model, sampling, dtype=dtype, seed=seed) | {"engine": engine}
         self.model, self.tokenizer = load_model_and_tokenizer(model, dtype=dtype)
         self.model.eval()
+        if engine == "vllm":
+            from codea1.rl.vllm_backend import sampling_engine
+
+            self.rollout = sampling_engine(model, self.model, self.tokenizer, seed=seed, dtype=dtype,
+                                           llm_class=llm_class, **(engine_options or {}))
+            self.model = None  # the engine holds its own copy of the weights
+            return
+        if engine != "transformers":
+            raise ValueError(f"unknown sampling engine {engine!r} (transformers | vllm)")
 
         def no_score(prompts: list[list[int]], responses: list[list[int]]) -> list[list[float]]:
             return [[0.0] * len(r) for r in responses]  # evaluation needs no log-probs

@@ -37,11 +37,13 @@ are re-synced from the learner at every wake-up anyway).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import itertools
 import os
 import shutil
 import tempfile
+import types
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -330,6 +332,27 @@ def lora_rank_slot(rank: int) -> int:
     raise UserError(f"policy.lora_r {rank} is above vLLM's largest LoRA rank ({LORA_RANK_SLOTS[-1]})")
 
 
+def engine_kwargs(source: str, *, seed: int, dtype: str, gpu_memory_utilization: float, tensor_parallel_size: int,
+                  enforce_eager: bool = False, max_model_len: int | None = None, sleep: bool = False
+                  ) -> dict[str, Any]:
+    """The `vllm.LLM` arguments of an engine for `source` (a model directory or hub id)."""
+    kwargs: dict[str, Any] = {
+        "model": source,
+        "tokenizer": source,
+        "seed": seed,
+        "dtype": dtype,
+        "gpu_memory_utilization": gpu_memory_utilization,
+        "tensor_parallel_size": tensor_parallel_size,
+        "enforce_eager": enforce_eager,
+        "enable_prefix_caching": True,
+        "generation_config": "vllm",  # the checkpoint's sampling defaults (penalties etc.) are not applied
+        "enable_sleep_mode": sleep,
+    }
+    if max_model_len is not None:
+        kwargs["max_model_len"] = max_model_len
+    return kwargs
+
+
 def build_engine(cfg: Any, source: str, *, lora: bool, llm_class: Any = None) -> EngineHandle:
     """A vLLM engine for one base model, configured from the `rollout` section (and model/policy/seed)."""
     r = cfg.rollout
@@ -341,24 +364,46 @@ def build_engine(cfg: Any, source: str, *, lora: bool, llm_class: Any = None) ->
             # colocated with the learner: the engine runs in this process, so that weights load in place
             os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         llm_class = _vllm().LLM
-    kwargs: dict[str, Any] = {
-        "model": source,
-        "tokenizer": source,
-        "seed": cfg.seed,
-        "dtype": r.vllm_dtype,
-        "gpu_memory_utilization": r.vllm_gpu_memory_utilization,
-        "tensor_parallel_size": r.vllm_tensor_parallel_size,
-        "enforce_eager": r.vllm_enforce_eager,
-        "enable_prefix_caching": True,
-        "generation_config": "vllm",  # the checkpoint's sampling defaults (penalties etc.) are not applied
-        "enable_sleep_mode": r.vllm_sleep_level > 0,
-    }
-    if r.vllm_max_model_len is not None:
-        kwargs["max_model_len"] = r.vllm_max_model_len
+    kwargs = engine_kwargs(source, seed=cfg.seed, dtype=r.vllm_dtype,
+                           gpu_memory_utilization=r.vllm_gpu_memory_utilization,
+                           tensor_parallel_size=r.vllm_tensor_parallel_size, enforce_eager=r.vllm_enforce_eager,
+                           max_model_len=r.vllm_max_model_len, sleep=r.vllm_sleep_level > 0)
     if lora:
         kwargs.update(enable_lora=True, max_lora_rank=lora_rank_slot(cfg.policy.lora_r), max_loras=2)
     llm = llm_class(**kwargs)
     return EngineHandle(llm, sleep_level=r.vllm_sleep_level, lora=lora)
+
+
+def sampling_engine(name: str, model: Any, tokenizer: Any, *, seed: int, dtype: str,
+                    gpu_memory_utilization: float = 0.9, tensor_parallel_size: int = 1,
+                    max_model_len: int | None = None, llm_class: Any = None, workdir: str | None = None
+                    ) -> VLLMRollout:
+    """A VLLMRollout that only samples (`codea1 eval ... --engine vllm`): no learner to follow, no sleep, no
+    log-probs (evaluation needs none). `model` and `tokenizer` are the loaded checkpoint (codea1.models):
+    the tokenizer renders the prompts exactly as the transformers engine does, and a checkpoint the engine
+    cannot open by name (a builtin model, a LoRA adapter directory) is first saved, merged, to `workdir`."""
+    from codea1.models import BUILTIN_MODELS
+
+    path = Path(name).expanduser()
+    adapter_only = path.is_dir() and not (path / "config.json").is_file()
+    source = name
+    if name in BUILTIN_MODELS or adapter_only:
+        if workdir is None:
+            workdir = tempfile.mkdtemp(prefix="codea1-vllm-eval-")
+            atexit.register(shutil.rmtree, workdir, True)  # a copy of the weights: gone with this process
+        source = str(Path(workdir) / "model")
+        model.save_pretrained(source)
+        tokenizer.save_pretrained(source)
+    if llm_class is None:
+        llm_class = _vllm().LLM
+    llm = llm_class(**engine_kwargs(source, seed=seed, dtype=dtype, gpu_memory_utilization=gpu_memory_utilization,
+                                    tensor_parallel_size=tensor_parallel_size, max_model_len=max_model_len))
+
+    def no_score(prompts: list[list[int]], responses: list[list[int]]) -> list[list[float]]:
+        return [[0.0] * len(r) for r in responses]
+
+    holder = types.SimpleNamespace(model=model)
+    return VLLMRollout(EngineHandle(llm), tokenizer, no_score, stop_token_ids=_eos_ids(holder))
 
 
 def attach_vllm(cfg: Any, policies: Sequence[Any], *, llm_class: Any = None,
