@@ -9,8 +9,9 @@ the stored log-probs) on a Code-LLM-style prompt. ``batch`` is the number of row
   the scoring forward pass, at ``--baseline-threads`` torch threads (1: the old ``train.torch_threads``
   default) and, for comparison at equal threads, at ``--threads``;
 - ``loop``: the default engine (a sampling loop over the model's forward with a KV cache, one prefill
-  per prompt, log-probs taken from the generation forward), at ``--threads`` (default: the cores this
-  process may use, the new ``train.torch_threads`` default) and at ``--baseline-threads``.
+  per prompt, log-probs taken from the generation forward, linear layers on MKL-packed weights), at
+  ``--threads`` (default: the cores this process may use, the new ``train.torch_threads`` default) and
+  at ``--baseline-threads``; ``loop-unpacked``: the same without packed weights, at ``--threads``.
 
 ``vs old`` is each row's tokens/s over the first row's (the old path as it ran before: hf-generate at 1
 thread).
@@ -75,6 +76,7 @@ def main() -> None:
     policy = Policy(model, tok, PolicyConfig(kl_coef=0.0, dtype=args.dtype))
     new = policy.rollout
     old = TransformersRollout(model, tok, policy.logprobs, engine="hf-generate")
+    unpacked = TransformersRollout(model, tok, policy.logprobs, pack_weights=False)  # the loop before packing
     eos = sorted(new.eos_ids())
 
     def no_eos(_module, _inputs, output):  # equal work per row: EOS is never sampled
@@ -116,23 +118,23 @@ def main() -> None:
                 best = (tokens, dt, score_s, diff)
         return best
 
-    for backend in (old, new):  # warm-up
+    for backend in (old, unpacked, new):  # warm-up
         backend.generate([prompt], GenerationConfig(n=2, max_new_tokens=8, batch_size=2))
     print(f"model={args.model} dtype={args.dtype} new_tokens={args.new_tokens} usable cores={usable_cores()} "
           f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}")
-    print(f"{'path':<12} {'threads':>7} {'batch':>5} {'tokens':>6} {'seconds':>8} {'tokens/s':>9} "
+    print(f"{'path':<13} {'threads':>7} {'batch':>5} {'tokens':>6} {'seconds':>8} {'tokens/s':>9} "
           f"{'scoring s':>9} {'vs old':>7} {'max |dlogp|':>11}")
     plan = [("hf-generate", old, args.baseline_threads)]
     if args.threads != args.baseline_threads:  # both paths at both thread counts
         plan += [("hf-generate", old, args.threads), ("loop", new, args.baseline_threads)]
-    plan.append(("loop", new, args.threads))
+    plan += [("loop-unpacked", unpacked, args.threads), ("loop", new, args.threads)]
     for b in [int(x) for x in args.batches.split(",")]:
         base = None
         for name, backend, threads in plan:
             tokens, dt, score_s, diff = run(backend, threads, b)
             rate = tokens / dt
             base = base or rate
-            print(f"{name:<12} {threads:>7} {b:>5} {tokens:>6} {dt:>8.2f} {rate:>9.1f} {score_s:>9.2f} "
+            print(f"{name:<13} {threads:>7} {b:>5} {tokens:>6} {dt:>8.2f} {rate:>9.1f} {score_s:>9.2f} "
                   f"{rate / base:>6.2f}x {diff:>11.2e}", flush=True)
 
 

@@ -235,3 +235,31 @@ def test_scoring_pass_only_where_the_generation_forward_differs_from_training(ti
     rows = TransformersRollout(model, tok, score, reuse_logprobs=False).generate(
         PROMPTS[:2], GenerationConfig(n=2, max_new_tokens=4, seed=0))
     assert calls == [4] and all(s.logprobs == [-1.0] * len(s.response_ids) for row in rows for s in row)
+
+
+def test_packed_weights_sample_exactly_what_the_plain_loop_samples(tiny, monkeypatch):
+    """The loop's linear layers on MKL-packed weights (CPU, float32) give the plain matmul's numbers
+    within float32 rounding (bit for bit on SmolLM2's layers; the tiny model's small products take other
+    kernels): the same seeded samples, the same stored log-probs to 1e-5; after the call every layer
+    computes with its own weights again (a training step must see them)."""
+    from codea1.rl import rollout
+
+    if not rollout._mkl_packing_available():
+        pytest.skip("this torch build has no MKL packed GEMM")
+    model, tok = tiny
+    monkeypatch.setattr(rollout, "PACK_MIN_PARAMS", 0)  # the tiny model's layers are all small
+    with rollout.packed_linears(model, 4) as packed:
+        assert packed == sum(type(m) is torch.nn.Linear for m in model.modules()) > 0
+        assert all("forward" in m.__dict__ for m in model.modules() if type(m) is torch.nn.Linear)
+    assert not any("forward" in m.__dict__ for m in model.modules())
+    gen = GenerationConfig(n=3, temperature=1.0, top_p=0.9, max_new_tokens=16, batch_size=4, seed=11)
+    plain = TransformersRollout(model, tok, no_score, pack_weights=False).generate(PROMPTS + [PREFILL], gen)
+    fast = TransformersRollout(model, tok, no_score).generate(PROMPTS + [PREFILL], gen)
+    assert ids_of(fast) == ids_of(plain)
+    diffs = [abs(a - b) for rf, rp in zip(fast, plain) for sf, sp in zip(rf, rp)
+             for a, b in zip(sf.logprobs, sp.logprobs)]
+    assert diffs and max(diffs) < 1e-5
+    # nothing packed where the copy would be too large
+    monkeypatch.setattr(rollout, "PACK_MAX_BYTES", 0)
+    with rollout.packed_linears(model, 4) as packed:
+        assert packed == 0
