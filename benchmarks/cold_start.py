@@ -37,11 +37,10 @@ class Sampler:
 
     def __init__(self, name: str):
         from codea1.models import load_model_and_tokenizer
-        from codea1.rl.rollout import TransformersRollout
+        from codea1.rl.rollout import TransformersRollout, zero_logprobs
 
         self.model, self.tokenizer = load_model_and_tokenizer(name)
-        self.rollout = TransformersRollout(self.model, self.tokenizer,
-                                           lambda p, r: [[0.0] * len(x) for x in r])
+        self.rollout = TransformersRollout(self.model, self.tokenizer, zero_logprobs)
 
     def generate(self, prompts: list, gen: Any) -> list:
         return self.rollout.generate(prompts, gen)

@@ -32,7 +32,7 @@ class Generator:
         import torch
 
         from codea1.models import load_model_and_tokenizer
-        from codea1.rl.rollout import TransformersRollout
+        from codea1.rl.rollout import TransformersRollout, zero_logprobs
 
         torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1") or 1))
         self.sampling, self.seed = sampling, seed
@@ -49,10 +49,7 @@ class Generator:
         if engine != "transformers":
             raise ValueError(f"unknown sampling engine {engine!r} (transformers | vllm)")
 
-        def no_score(prompts: list[list[int]], responses: list[list[int]]) -> list[list[float]]:
-            return [[0.0] * len(r) for r in responses]  # evaluation needs no log-probs
-
-        self.rollout = TransformersRollout(self.model, self.tokenizer, no_score)
+        self.rollout = TransformersRollout(self.model, self.tokenizer, zero_logprobs)  # no log-probs needed
 
     def sample(
         self,

@@ -69,7 +69,7 @@ def paper_table(summaries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], 
         if names[bench] in row:
             raise ValueError(f"two {names[bench]} results for {model}")
         row[names[bench]] = 100.0 * float(s["pass@1"])
-        row.setdefault("n", {})[names[bench]] = (s.get("config") or {}).get("args", {}).get("n")
+        row.setdefault("n", {})[names[bench]] = args.get("n")
     out = []
     for row in rows.values():
         values = [row.get(name) for name, _ in PAPER_BENCHMARKS]

@@ -65,8 +65,8 @@ class _PolicyHost:
 
         import torch
 
-        return {"host": socket.gethostname(), "pid": os.getpid(), "roles": sorted(k for k, p in self.policies.items()
-                                                                                 if p is not None),
+        return {"host": socket.gethostname(), "pid": os.getpid(),
+                "roles": sorted(k for k, p in self.policies.items() if p is not None),
                 "cuda_devices": torch.cuda.device_count() if torch.cuda.is_available() else 0}
 
     def generate(self, role: str, prompts: list, gen: Any) -> list:
@@ -138,13 +138,11 @@ def actor_groups(cfg: Any, test: bool) -> list[tuple[str, ...]]:
 def build_ray_policies(cfg: Any, *, test: bool = True) -> tuple[RemotePolicy, RemotePolicy | None]:
     """``(code_policy, test_policy)`` as in codea1.rl.policy.build_policies, each a RemotePolicy whose
     weights live in a Ray actor (connects to `placement.ray_address`, or starts a local cluster)."""
+    from codea1.sandbox.ray_backend import connect
+
     ray = _ray()
     place = cfg.placement
-    if not ray.is_initialized():
-        if place.ray_address is None:
-            ray.init(include_dashboard=False, ignore_reinit_error=True)
-        else:
-            ray.init(address=place.ray_address, ignore_reinit_error=True)
+    connect(ray, place.ray_address)
     remote = ray.remote(_PolicyHost)
     data = cfg.to_dict()
     handles: dict[str, RemotePolicy] = {}

@@ -246,9 +246,10 @@ def _cut_response(ids: list[int], tokenizer: Any, eos_ids: set[int], stop: Seque
 
 # Packed weights for the sampling loop on CPU: MKL's GEMM on a weight matrix packed once per generate call
 # gives the plain matmul's float32 results (bit for bit on SmolLM2's layers; within rounding where small
-# products take other kernels) faster on the skinny products of decoding (a few rows against each weight). The packed copies exist only during the
-# call; linear layers smaller than PACK_MIN_PARAMS gain nothing, and a model whose packed copy would be
-# larger than PACK_MAX_BYTES is left as it is (the copy doubles its weights' memory for the call).
+# products take other kernels) faster on the skinny products of decoding (a few rows against each
+# weight). The packed copies exist only during the call; linear layers smaller than PACK_MIN_PARAMS gain
+# nothing, and a model whose packed copy would be larger than PACK_MAX_BYTES is left as it is (the copy
+# doubles its weights' memory for the call).
 PACK_MIN_PARAMS = 1 << 14
 PACK_MAX_BYTES = 2 << 30
 
@@ -288,6 +289,11 @@ def packed_linears(model: torch.nn.Module, rows: int) -> Iterator[int]:
 
 
 ENGINES = ("loop", "hf-generate")
+
+
+def zero_logprobs(prompts: list[list[int]], responses: list[list[int]]) -> list[list[float]]:
+    """A backend's ``score`` where nobody needs log-probs (evaluation): zeros, one per response token."""
+    return [[0.0] * len(r) for r in responses]
 
 
 class TransformersRollout:

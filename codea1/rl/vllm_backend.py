@@ -43,13 +43,12 @@ import itertools
 import os
 import shutil
 import tempfile
-import types
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from codea1.errors import UserError
-from codea1.rl.rollout import GenerationConfig, Sample
+from codea1.rl.rollout import GenerationConfig, Sample, zero_logprobs
 
 SEED_SPACE = 2**31 - 1
 
@@ -312,9 +311,9 @@ def _engine_source(name: str, policy: Any, workdir: Path) -> str:
     return str(out)
 
 
-def _eos_ids(policy: Any) -> list[int]:
+def _eos_ids(model: Any) -> list[int]:
     """The model's generation-config end ids (the transformers backend stops on them too)."""
-    gc = getattr(policy.model, "generation_config", None)
+    gc = getattr(model, "generation_config", None)
     eos = getattr(gc, "eos_token_id", None) if gc is not None else None
     if eos is None:
         return []
@@ -399,11 +398,7 @@ def sampling_engine(name: str, model: Any, tokenizer: Any, *, seed: int, dtype: 
     llm = llm_class(**engine_kwargs(source, seed=seed, dtype=dtype, gpu_memory_utilization=gpu_memory_utilization,
                                     tensor_parallel_size=tensor_parallel_size, max_model_len=max_model_len))
 
-    def no_score(prompts: list[list[int]], responses: list[list[int]]) -> list[list[float]]:
-        return [[0.0] * len(r) for r in responses]
-
-    holder = types.SimpleNamespace(model=model)
-    return VLLMRollout(EngineHandle(llm), tokenizer, no_score, stop_token_ids=_eos_ids(holder))
+    return VLLMRollout(EngineHandle(llm), tokenizer, zero_logprobs, stop_token_ids=_eos_ids(model))
 
 
 def attach_vllm(cfg: Any, policies: Sequence[Any], *, llm_class: Any = None,
@@ -426,7 +421,7 @@ def attach_vllm(cfg: Any, policies: Sequence[Any], *, llm_class: Any = None,
             engines[name] = build_engine(cfg, _engine_source(name, policy, work), lora=bool(policy.adapter),
                                          llm_class=llm_class)
         backend = VLLMRollout(engines[name], policy.tokenizer, policy.logprobs, adapter=policy.adapter,
-                              stop_token_ids=_eos_ids(policy), policy=policy)
+                              stop_token_ids=_eos_ids(policy.model), policy=policy)
         if not policy.adapter and engines[name].holder is None:
             engines[name].holder = (id(policy), policy.step)  # the engine starts with this policy's weights
         policy.rollout = backend

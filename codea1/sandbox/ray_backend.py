@@ -45,6 +45,17 @@ def _ray() -> Any:
     return ray
 
 
+def connect(ray: Any, address: str | None) -> None:
+    """Joins the Ray cluster at `address` ("auto": the one `ray start` made on this node), or with None
+    the running one, else a local one started here; nothing if this process is already connected."""
+    if ray.is_initialized():
+        return
+    if address is None:
+        ray.init(include_dashboard=False, ignore_reinit_error=True)
+    else:
+        ray.init(address=address, ignore_reinit_error=True)
+
+
 class _Pool:
     """What runs inside each actor: a local Executor, built on the actor's node (its uids, its cgroups)."""
 
@@ -93,11 +104,7 @@ class RayExecutor:
                  chunk_size: int | None = None, max_in_flight: int = DEFAULT_IN_FLIGHT,
                  actor_cpus: float = 0, nodes: list[str] | None = None, **executor_kwargs: Any) -> None:
         ray = _ray()
-        if not ray.is_initialized():
-            if address is None:
-                ray.init(include_dashboard=False, ignore_reinit_error=True)
-            else:
-                ray.init(address=address, ignore_reinit_error=True)
+        connect(ray, address)
         self._ray = ray
         self._executor_kwargs = {"workers": workers, **executor_kwargs}
         self.actors_per_node = max(1, int(actors_per_node))
