@@ -262,3 +262,33 @@ def test_a_job_after_a_fork_bomb_has_its_whole_process_budget() -> None:
     finally:
         one.close()
     assert [r.results[0].status for r in results[1::2]] == ["pass"] * 4, [r.error for r in results[1::2]]
+
+
+def test_a_thread_bomb_of_spinning_threads_leaves_nothing_for_the_next_job() -> None:
+    """A job starts as many spinning daemon threads as it can (each is a task of the slot: the process
+    limit stops it) and returns; the next jobs of its slot run at once, pass, and no task of the slot's
+    uid is left on the machine."""
+    bomb = Job("threads", "import threading\ndef spin():\n    while True:\n        pass\n"
+                          "def f(x):\n    for _ in range(2000):\n        try:\n"
+                          "            threading.Thread(target=spin, daemon=True).start()\n"
+                          "        except Exception:\n            break\n    return x + 1\n",
+               ["f(1)"], expected=[2], timeout=3.0)
+    honest = Job("honest", "def g(x):\n    return x * 2\n", ["g(3)", "g(4)"], expected=[6, 8])
+    one = quiet_executor(UID_BASE + 500, workers=1)
+    try:
+        results = one.run([bomb, honest, honest])
+        uids = set(one.uids)
+    finally:
+        one.close()
+    assert results[0].results[0].status == "pass"  # the job's own value is still its own verdict
+    assert [[c.status for c in r.results] for r in results[1:]] == [["pass", "pass"]] * 2
+    left = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/status") as fh:
+                uid = int(next(line for line in fh if line.startswith("Uid:")).split()[1])
+        except (OSError, StopIteration, ValueError):
+            continue
+        if uid in uids:
+            left.append(pid)
+    assert left == []
