@@ -8,10 +8,12 @@ the stored log-probs) on a Code-LLM-style prompt. ``batch`` is the number of row
 - ``hf-generate``: ``TransformersRollout(engine="hf-generate")``, left-padded ``model.generate`` plus
   the scoring forward pass, at ``--baseline-threads`` torch threads (1: the old ``train.torch_threads``
   default) and, for comparison at equal threads, at ``--threads``;
-- ``loop``: the default engine (a sampling loop over the model's forward with a KV cache, one prefill
-  per prompt, log-probs taken from the generation forward, linear layers on MKL-packed weights), at
-  ``--threads`` (default: the cores this process may use, the new ``train.torch_threads`` default) and
-  at ``--baseline-threads``; ``loop-unpacked``: the same without packed weights, at ``--threads``.
+- ``loop``: the default engine (a sampling loop with a KV cache, one prefill per prompt, log-probs
+  taken from the generation forward; for Llama/Qwen2 models the decoding steps are the lean decoder's,
+  ``codea1.rl.fast_decode``, with stacked q/k/v and gate/up weights, MKL-packed), at ``--threads``
+  (default: the cores this process may use, the new ``train.torch_threads`` default) and at
+  ``--baseline-threads``; at ``--threads`` also ``loop-forward``: the loop with the model's own forward
+  for every step (its linear layers packed), and ``loop-unpacked``: the lean decoder without packing.
 
 ``vs old`` is each row's tokens/s over the first row's (the old path as it ran before: hf-generate at 1
 thread).
@@ -36,6 +38,14 @@ more cores (or a lower precision, not the default) reduce; hence ``train.torch_t
 the usable cores. Two threads help only while the second core is free: with another process busy on
 one of the 2 cores, 2 spinning OpenMP threads ran up to 15x slower than 1 thread, and with passive
 waiting (set below) about as fast as 1 thread.
+
+A later look at the packed loop (batch 16, 2 threads, an idle machine) found a step of ~90 ms of which
+the linear layers took ~50 ms; the rest was per-operation overhead, not arithmetic: the attention kernel
+cost ~540 us per call for a single query against ~150 us for two batched matrix products, seven linear
+calls per layer where two stacked products do, and the float64 running sum over the 49k vocabulary
+took 5.8 ms per step (a two-level draw, blocks then tokens, takes 1.4 ms for the same inverse CDF). The
+lean decoder (``codea1.rl.fast_decode``) and the two-level draw remove those: a step is ~70 ms, of which
+~51 ms are the linear layers.
 
 Usage:  python benchmarks/generation_throughput.py [--model smollm2-135m] [--batches 1,16] [--new-tokens 128]
 """
@@ -76,7 +86,8 @@ def main() -> None:
     policy = Policy(model, tok, PolicyConfig(kl_coef=0.0, dtype=args.dtype))
     new = policy.rollout
     old = TransformersRollout(model, tok, policy.logprobs, engine="hf-generate")
-    unpacked = TransformersRollout(model, tok, policy.logprobs, pack_weights=False)  # the loop before packing
+    forward = TransformersRollout(model, tok, policy.logprobs, fast_decode=False)  # steps: the model's forward
+    unpacked = TransformersRollout(model, tok, policy.logprobs, pack_weights=False)  # lean steps, not packed
     eos = sorted(new.eos_ids())
 
     def no_eos(_module, _inputs, output):  # equal work per row: EOS is never sampled
@@ -118,23 +129,24 @@ def main() -> None:
                 best = (tokens, dt, score_s, diff)
         return best
 
-    for backend in (old, unpacked, new):  # warm-up
+    for backend in (old, forward, unpacked, new):  # warm-up
         backend.generate([prompt], GenerationConfig(n=2, max_new_tokens=8, batch_size=2))
     print(f"model={args.model} dtype={args.dtype} new_tokens={args.new_tokens} usable cores={usable_cores()} "
           f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}")
-    print(f"{'path':<13} {'threads':>7} {'batch':>5} {'tokens':>6} {'seconds':>8} {'tokens/s':>9} "
+    print(f"{'path':<14} {'threads':>7} {'batch':>5} {'tokens':>6} {'seconds':>8} {'tokens/s':>9} "
           f"{'scoring s':>9} {'vs old':>7} {'max |dlogp|':>11}")
     plan = [("hf-generate", old, args.baseline_threads)]
     if args.threads != args.baseline_threads:  # both paths at both thread counts
         plan += [("hf-generate", old, args.threads), ("loop", new, args.baseline_threads)]
-    plan += [("loop-unpacked", unpacked, args.threads), ("loop", new, args.threads)]
+    plan += [("loop-forward", forward, args.threads), ("loop-unpacked", unpacked, args.threads),
+             ("loop", new, args.threads)]
     for b in [int(x) for x in args.batches.split(",")]:
         base = None
         for name, backend, threads in plan:
             tokens, dt, score_s, diff = run(backend, threads, b)
             rate = tokens / dt
             base = base or rate
-            print(f"{name:<13} {threads:>7} {b:>5} {tokens:>6} {dt:>8.2f} {rate:>9.1f} {score_s:>9.2f} "
+            print(f"{name:<14} {threads:>7} {b:>5} {tokens:>6} {dt:>8.2f} {rate:>9.1f} {score_s:>9.2f} "
                   f"{rate / base:>6.2f}x {diff:>11.2e}", flush=True)
 
 

@@ -263,3 +263,68 @@ def test_packed_weights_sample_exactly_what_the_plain_loop_samples(tiny, monkeyp
     monkeypatch.setattr(rollout, "PACK_MAX_BYTES", 0)
     with rollout.packed_linears(model, 4) as packed:
         assert packed == 0
+
+
+def _tiny_llama(tok, **overrides):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = {"vocab_size": len(tok), "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
+           "num_attention_heads": 4, "num_key_value_heads": 1, "max_position_embeddings": 512,
+           "tie_word_embeddings": True, "initializer_range": 0.1, "pad_token_id": tok.pad_token_id,
+           "eos_token_id": tok.eos_token_id, "bos_token_id": None}
+    cfg.update(overrides)
+    torch.manual_seed(3)
+    return LlamaForCausalLM(LlamaConfig(**cfg)).eval()
+
+
+@pytest.mark.parametrize("arch", ["qwen2", "llama", "llama-rope-scaled"])
+def test_lean_decoder_samples_what_the_model_forward_samples(tiny, arch, monkeypatch):
+    """The lean decoding step (stacked q/k/v and gate/up products, its own key/value buffers) is the
+    model's forward for one token per row: the same seeded samples and log-probs within float32 rounding,
+    with left padding, rows leaving the batch at different steps and buffers that grow mid-call."""
+    from codea1.rl import fast_decode
+    from codea1.rl.fast_decode import LlamaDecoder
+
+    base, tok = tiny
+    model = {"qwen2": base, "llama": _tiny_llama(tok),
+             "llama-rope-scaled": _tiny_llama(tok, rope_scaling={"rope_type": "linear", "factor": 2.0})}[arch]
+    assert LlamaDecoder.supports(model)
+    monkeypatch.setattr(fast_decode, "GROW", 3)  # the buffers grow several times within one call
+    calls = []
+    monkeypatch.setattr(LlamaDecoder, "step", lambda self, *a, _step=LlamaDecoder.step: calls.append(1)
+                        or _step(self, *a))
+    plain = TransformersRollout(model, tok, no_score, fast_decode=False)
+    lean = TransformersRollout(model, tok, no_score)
+    greedy = GenerationConfig(n=2, temperature=0.0, max_new_tokens=10, batch_size=6)
+    ref = plain.generate(PROMPTS, greedy)
+    stops = [row[0].text[3:5] for row in ref if len(row[0].text) > 6][:2]
+    for gen in (greedy, GenerationConfig(n=3, temperature=1.0, top_p=0.95, max_new_tokens=16, batch_size=4,
+                                         seed=5, stop=stops)):
+        a, b = plain.generate(PROMPTS + [PREFILL], gen), lean.generate(PROMPTS + [PREFILL], gen)
+        assert ids_of(a) == ids_of(b)
+        assert [[(s.text, s.finished) for s in row] for row in a] == [[(s.text, s.finished) for s in row]
+                                                                      for row in b]
+        diffs = [abs(x - y) for ra, rb in zip(a, b) for sa, sb in zip(ra, rb) for x, y in zip(sa.logprobs,
+                                                                                              sb.logprobs)]
+        assert diffs and max(diffs) < 1e-5
+    assert calls  # the lean step really ran
+    assert len({len(s.response_ids) for row in b for s in row}) > 1  # rows left the batch at different steps
+
+
+def test_lean_decoder_only_where_its_step_is_the_models(tiny):
+    """Adapters, another dtype or another architecture keep the model's own forward."""
+    import copy
+
+    from peft import LoraConfig, get_peft_model
+
+    from codea1.rl.fast_decode import LlamaDecoder
+
+    model, tok = tiny
+    assert LlamaDecoder.supports(model)
+    assert not LlamaDecoder.supports(copy.deepcopy(model).to(torch.bfloat16))
+    lora = get_peft_model(copy.deepcopy(model), LoraConfig(r=2, target_modules=["q_proj", "v_proj"]))
+    assert not LlamaDecoder.supports(lora)
+    assert not LlamaDecoder.supports(lora.get_base_model())  # its q/v layers are LoRA layers now
+    gelu = _tiny_llama(tok, hidden_act="gelu")
+    assert not LlamaDecoder.supports(gelu)
+    assert not LlamaDecoder.supports(torch.nn.Linear(2, 2))

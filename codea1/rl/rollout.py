@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import torch
 
 from codea1.config import Sampling, knob
+from codea1.rl.fast_decode import LlamaDecoder
 
 
 @dataclass
@@ -111,8 +112,8 @@ def sample_next(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p:
     The token is drawn from ``softmax(logits / temperature)`` restricted to the ``top_k`` most likely
     tokens (0: all), then to the smallest most-likely set whose mass reaches ``top_p``, renormalised;
     temperature 0 takes the argmax (the first one on ties). The draw is an inverse-CDF lookup of one
-    float64 uniform per row in a float64 running sum (not ``torch.multinomial``, which is slow on CPUs
-    for large vocabularies); a token of probability zero is never drawn.
+    float64 uniform per row in float64 running sums (``_inverse_cdf_draw``; not ``torch.multinomial``,
+    which is slow on CPUs for large vocabularies); a token of probability zero is never drawn.
     """
     logits = logits.float()
     norm = torch.logsumexp(logits, dim=-1)
@@ -131,10 +132,36 @@ def sample_next(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p:
             drop = before >= top_p
             drop[:, 0] = False
             z = z.scatter(-1, order, sorted_z.masked_fill(drop, float("-inf")))
-        cdf = torch.cumsum(torch.softmax(z, dim=-1), dim=-1, dtype=torch.float64)
-        u = torch.rand(cdf.shape[0], 1, dtype=torch.float64, device=cdf.device) * cdf[:, -1:]
-        token = torch.searchsorted(cdf, u, right=True).squeeze(-1).clamp(max=vocab - 1)
+        token = _inverse_cdf_draw(torch.softmax(z, dim=-1))
     return token, logits.gather(-1, token[:, None]).squeeze(-1) - norm
+
+
+DRAW_BLOCK = 256  # tokens per block of the two-level inverse-CDF draw
+
+
+def _inverse_cdf_draw(probs: torch.Tensor) -> torch.Tensor:
+    """One token per row of ``probs`` ``[B, V]``: the first whose running sum (float64) exceeds a uniform
+    draw times the row's total. Two levels, so that no float64 running sum over the whole vocabulary is
+    needed (it took as long as a sixth of a SmolLM2 decoding step on CPU): the uniform picks a block of
+    DRAW_BLOCK tokens by the running sum of the blocks' masses, then a token inside the block by the
+    running sum of its tokens. The same inverse CDF, so the same distribution; a token of probability
+    zero is never drawn."""
+    rows, vocab = probs.shape
+    pad = -vocab % DRAW_BLOCK
+    if pad:
+        probs = torch.nn.functional.pad(probs, (0, pad))
+    blocks = probs.view(rows, -1, DRAW_BLOCK)
+    block_cdf = torch.cumsum(blocks.sum(-1, dtype=torch.float64), dim=-1)
+    u = torch.rand(rows, 1, dtype=torch.float64, device=probs.device) * block_cdf[:, -1:]
+    block = torch.searchsorted(block_cdf, u, right=True).clamp(max=blocks.shape[1] - 1)
+    before = torch.where(block > 0, block_cdf.gather(-1, (block - 1).clamp(min=0)), 0.0)
+    inside = blocks.gather(1, block[:, :, None].expand(rows, 1, DRAW_BLOCK)).squeeze(1)  # [B, DRAW_BLOCK]
+    inside_cdf = torch.cumsum(inside, dim=-1, dtype=torch.float64)
+    index = torch.searchsorted(inside_cdf, u - before, right=True)
+    # float64 rounding can leave the draw past the block's own sum: its last token of non-zero probability
+    positive = torch.arange(DRAW_BLOCK, device=probs.device).expand(rows, -1).masked_fill(inside <= 0, -1)
+    index = torch.minimum(index, positive.amax(-1, keepdim=True))
+    return (block * DRAW_BLOCK + index).squeeze(-1).clamp(max=vocab - 1)
 
 
 def _generation_config_holder(model: Any) -> Any:
@@ -260,13 +287,15 @@ def _mkl_packing_available() -> bool:
 
 
 @contextlib.contextmanager
-def packed_linears(model: torch.nn.Module, rows: int) -> Iterator[int]:
-    """Within the block, the model's float32 CPU ``nn.Linear`` layers (LoRA base layers included) compute
-    with MKL-packed copies of their weights (``rows``: the batch rows to pack for); yields how many layers
-    were packed (0 where MKL packing is unavailable, the model is not a float32 CPU model, or it is too
-    large). Inference only: the packed product has no gradient."""
-    layers = [m for m in model.modules() if type(m) is torch.nn.Linear and m.weight.device.type == "cpu"
-              and m.weight.dtype == torch.float32 and m.weight.numel() >= PACK_MIN_PARAMS]
+def packed_linears(model: torch.nn.Module, rows: int, only: Sequence[torch.nn.Module] | None = None
+                   ) -> Iterator[int]:
+    """Within the block, the model's float32 CPU ``nn.Linear`` layers (LoRA base layers included; or those
+    of ``only``) compute with MKL-packed copies of their weights (``rows``: the batch rows to pack for);
+    yields how many layers were packed (0 where MKL packing is unavailable, the model is not a float32 CPU
+    model, or it is too large). Inference only: the packed product has no gradient."""
+    layers = [m for m in (model.modules() if only is None else only) if type(m) is torch.nn.Linear
+              and m.weight.device.type == "cpu" and m.weight.dtype == torch.float32
+              and m.weight.numel() >= PACK_MIN_PARAMS]
     if not layers or not _mkl_packing_available() or sum(m.weight.numel() * 4 for m in layers) > PACK_MAX_BYTES:
         yield 0
         return
@@ -289,6 +318,10 @@ def packed_linears(model: torch.nn.Module, rows: int) -> Iterator[int]:
 
 
 ENGINES = ("loop", "hf-generate")
+
+
+def _linear_bytes(model: torch.nn.Module) -> int:
+    return sum(m.weight.numel() * m.weight.element_size() for m in model.modules() if isinstance(m, torch.nn.Linear))
 
 
 def zero_logprobs(prompts: list[list[int]], responses: list[list[int]]) -> list[list[float]]:
@@ -320,7 +353,8 @@ class TransformersRollout:
 
     def __init__(self, model: torch.nn.Module, tokenizer: Any,
                  score: Callable[[list[list[int]], list[list[int]]], list[list[float]]], *,
-                 engine: str = "loop", reuse_logprobs: bool = True, pack_weights: bool = True):
+                 engine: str = "loop", reuse_logprobs: bool = True, pack_weights: bool = True,
+                 fast_decode: bool = True):
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
         self.model = model
@@ -329,6 +363,7 @@ class TransformersRollout:
         self.engine = engine
         self.reuse_logprobs = reuse_logprobs
         self.pack_weights = pack_weights
+        self.fast_decode = fast_decode
 
     def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig
                  ) -> list[list[Sample]]:
@@ -361,8 +396,14 @@ class TransformersRollout:
         was_training = self.model.training
         self.model.eval()
         stack = contextlib.ExitStack()
+        decoder = None
+        if self.engine == "loop" and self.fast_decode and LlamaDecoder.supports(self.model) \
+                and _linear_bytes(self.model) <= PACK_MAX_BYTES:  # a copy of the weights for the call
+            decoder = LlamaDecoder(self.model, gen.batch_size, pack=self.pack_weights and _mkl_packing_available())
         if self.engine == "loop" and self.pack_weights:  # same float32 results, faster on CPU (packed_linears)
-            stack.enter_context(packed_linears(self.model, gen.batch_size))
+            # the lean decoder stacks and packs the layers' weights itself: only the output layer here
+            only = [self.model.get_output_embeddings()] if decoder is not None else None
+            stack.enter_context(packed_linears(self.model, gen.batch_size, only))
         try:
             for start in range(0, len(rows), max(1, gen.batch_size)):
                 chunk = rows[start:start + gen.batch_size]
@@ -370,7 +411,7 @@ class TransformersRollout:
                     raw = self._hf_generate(chunk, gen, eos_ids, pad)
                     chunk_lp = None
                 else:
-                    raw, chunk_lp = self._sample_loop(chunk, gen, eos_ids, pad)
+                    raw, chunk_lp = self._sample_loop(chunk, gen, eos_ids, pad, decoder)
                 for i, ids in enumerate(raw):
                     cut = _cut_response(ids, tok, eos_ids, gen.stop)
                     responses.append(cut)
@@ -424,10 +465,11 @@ class TransformersRollout:
     # ------------------------------------------------------------------------------------- loop
 
     @torch.inference_mode()
-    def _sample_loop(self, chunk: list[list[int]], gen: GenerationConfig, eos_ids: set[int], pad: int
-                     ) -> tuple[list[list[int]], list[list[float]]]:
+    def _sample_loop(self, chunk: list[list[int]], gen: GenerationConfig, eos_ids: set[int], pad: int,
+                     decoder: LlamaDecoder | None = None) -> tuple[list[list[int]], list[list[float]]]:
         """Generated ids (uncut: up to EOS, a detected stop string or ``max_new_tokens``) and their
-        temperature-1 log-probs, for each row of ``chunk``."""
+        temperature-1 log-probs, for each row of ``chunk``. The prefill is the model's forward; the
+        decoding steps are ``decoder``'s where given, else the model's forward too."""
         model = self.model
         device = next(model.parameters()).device
         # one prefill per distinct prompt; its cache and last logits are then copied to each of its rows
@@ -449,6 +491,9 @@ class TransformersRollout:
             cache.batch_select_indices(index)
             logits, attention = logits[index], attention[index]
         next_pos = attention.sum(-1, keepdim=True)  # the position of each row's next token
+        if decoder is not None:
+            decoder.start(cache, attention, gen.max_new_tokens)
+            cache = None
         stops = [s for s in gen.stop if s]
         window = 4 * max((len(s) for s in stops), default=0) + 4  # tokens that can hold a stop (UTF-8)
         ids: list[list[int]] = [[] for _ in chunk]
@@ -468,9 +513,16 @@ class TransformersRollout:
                 break
             if len(keep) < len(active):
                 index = torch.tensor(keep, device=device)
-                cache.batch_select_indices(index)
+                if decoder is not None:
+                    decoder.select(index)
+                else:
+                    cache.batch_select_indices(index)
                 attention, next_pos, token = attention[index], next_pos[index], token[index]
                 active = [active[j] for j in keep]
+            if decoder is not None:
+                logits = decoder.step(token, next_pos).float()
+                next_pos = next_pos + 1
+                continue
             attention = torch.cat([attention, attention.new_ones(len(active), 1)], dim=1)
             out = model(input_ids=token[:, None], attention_mask=attention, position_ids=next_pos,
                         use_cache=True, **{cache_arg: cache})
