@@ -366,25 +366,12 @@ def score_bigcodebench(tasks: list[BCBTask], samples: list[tuple[str, str]], exe
                        timeout: float = DEFAULT_TEST_TIMEOUT,
                        progress: Callable[[int, int], None] | None = None) -> list[Any]:
     """Verdicts (code_eval.SampleResult) for (task_id, solution) pairs, in input order."""
-    from codea1.eval.code_eval import SampleResult
+    from codea1.eval.code_eval import sample_records
 
-    by_id = {t.task_id: t for t in tasks}
-    counters: dict[str, int] = {}
-    results, jobs, owners = [], [], []
-    for task_id, solution in samples:
-        index = counters.get(task_id, 0)
-        counters[task_id] = index + 1
-        res = SampleResult(task_id=task_id, index=index, passed=False, status="excluded", solution=solution)
-        results.append(res)
-        task = by_id.get(task_id)
-        if task is None:
-            res.error = "unknown task id"
-            continue
-        if task.excluded:
-            continue
-        program = candidate_program(task.problem, solution)
-        jobs.append(job_for(f"{task_id}#{index}", task.problem, program, task.methods, timeout))
-        owners.append((task, res))
+    records = sample_records(tasks, samples)
+    owners = [(task, res) for res, task in records if task is not None]
+    jobs = [job_for(f"{task.task_id}#{res.index}", task.problem, candidate_program(task.problem, res.solution),
+                    task.methods, timeout) for task, res in owners]
     for (task, res), out in zip(owners, executor.run(jobs, progress)):
         got = outcomes(out, len(task.methods))
         passed, first = verdict(got, task.gt_outcomes)
@@ -397,7 +384,7 @@ def score_bigcodebench(tasks: list[BCBTask], samples: list[tuple[str, str]], exe
             res.failed_input = first
             res.status = {"failed": "fail", "errored": "error", "skipped": "fail"}.get(got[first], got[first])
             res.error = f"{task.methods[first]}: {got[first]}"
-    return results
+    return [res for res, _ in records]
 
 
 def evaluate_bigcodebench(problems: list[Problem], samples: list[tuple[str, str]], executor: Any,

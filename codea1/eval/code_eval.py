@@ -587,22 +587,28 @@ def score_solutions(
     progress: Progress = None,
 ) -> list[SampleResult]:
     """Verdicts for (task_id, solution) pairs, in input order; unknown or excluded tasks are marked."""
+    records = sample_records(tasks, samples)
+    runs = [_new_run(task, res.solution, res, task.timeout, whole=False) for res, task in records if task]
+    _drive(runs, executor, progress)
+    return [res for res, _ in records]
+
+
+def sample_records(tasks: list[Any], samples: list[tuple[str, str]]) -> list[tuple[SampleResult, Any]]:
+    """One result record per (task_id, solution), numbered per task in input order, each with its task
+    where that is known and not excluded (else None). A record starts as "excluded"; an unknown task id
+    says so in its error. ``tasks``: objects with ``task_id`` and ``excluded``."""
     by_id = {t.task_id: t for t in tasks}
     counters: dict[str, int] = {}
-    results: list[SampleResult] = []
-    runs: list[_Run] = []
+    records: list[tuple[SampleResult, Any]] = []
     for task_id, solution in samples:
         index = counters.get(task_id, 0)
         counters[task_id] = index + 1
         res = SampleResult(task_id=task_id, index=index, passed=False, status="excluded", solution=solution)
-        results.append(res)
         task = by_id.get(task_id)
         if task is None:
             res.error = "unknown task id"
-        elif not task.excluded:
-            runs.append(_new_run(task, solution, res, task.timeout, whole=False))
-    _drive(runs, executor, progress)
-    return results
+        records.append((res, task if task is not None and not task.excluded else None))
+    return records
 
 
 def summarize(

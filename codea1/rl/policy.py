@@ -294,6 +294,17 @@ class Policy:
     def save(self, directory: str | Path) -> None:
         """Write weights (model or adapter), optimiser, scheduler and RNG states into ``directory``."""
         d = Path(directory)
+        self.save_weights(d)
+        torch.save(self.optimizer.state_dict(), d / "optimizer.pt")
+        torch.save(self.scheduler.state_dict(), d / "scheduler.pt")
+        torch.save(_rng_state(), d / "rng.pt")
+        info = {"step": self.step, "adapter": self.adapter, "config": asdict(self.config)}
+        (d / "policy_state.json").write_text(json.dumps(info, indent=1, default=str))
+
+    def save_weights(self, directory: str | Path) -> None:
+        """Write the weights alone into ``directory``, as ``load_model_and_tokenizer`` loads them: the full
+        HF model and tokenizer, or the LoRA adapter (its config names the base model)."""
+        d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         if self.adapter is not None:
             from peft import get_peft_model_state_dict
@@ -308,11 +319,6 @@ class Policy:
         else:
             self.model.save_pretrained(str(d))
             self.tokenizer.save_pretrained(str(d))
-        torch.save(self.optimizer.state_dict(), d / "optimizer.pt")
-        torch.save(self.scheduler.state_dict(), d / "scheduler.pt")
-        torch.save(_rng_state(), d / "rng.pt")
-        info = {"step": self.step, "adapter": self.adapter, "config": asdict(self.config)}
-        (d / "policy_state.json").write_text(json.dumps(info, indent=1, default=str))
 
     def load(self, directory: str | Path) -> None:
         """Restore what ``save`` wrote (into this already-built policy)."""

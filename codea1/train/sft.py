@@ -239,23 +239,6 @@ def shares_one_model(cfg: Config) -> bool:
             or cfg.test_model_name == cfg.model.code_policy)
 
 
-def save_model(policy: Any, directory: Path) -> None:
-    """A directory `load_model_and_tokenizer` loads: the full HF model and tokenizer, or the LoRA adapter
-    (its config names the base model, and loading merges it in)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    if policy.adapter is not None:
-        from peft import get_peft_model_state_dict
-        from safetensors.torch import save_file
-
-        state = get_peft_model_state_dict(policy.model, adapter_name=policy.adapter, save_embedding_layers=False)
-        save_file({k: v.detach().contiguous().cpu() for k, v in state.items()},
-                  str(directory / "adapter_model.safetensors"))
-        policy.model.peft_config[policy.adapter].save_pretrained(str(directory))
-    else:
-        policy.model.save_pretrained(str(directory))
-        policy.tokenizer.save_pretrained(str(directory))
-
-
 def run_sft(cfg: Config, out_dir: Path, *, console: Any = None, progress: bool | None = None,
             problems: Sequence[Any] | None = None) -> dict[str, Any]:
     """Builds the examples of the training problems (data.train; GTs checked in the sandbox when
@@ -310,7 +293,7 @@ def run_sft(cfg: Config, out_dir: Path, *, console: Any = None, progress: bool |
         summary["epoch_losses"][name] = history
         summary["loss_after"][name] = sft_loss(policy, examples)
         target = out_dir / name
-        save_model(policy, target)
+        policy.save_weights(target)  # a directory load_model_and_tokenizer loads
         summary["models"][name] = str(target)
         console.print(f"SFT {name}: loss {summary['loss_before'][name]:.3f} -> {summary['loss_after'][name]:.3f}; "
                       f"written to {target}")
