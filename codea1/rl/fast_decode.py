@@ -13,6 +13,10 @@ model's own weights and a few tensor operations per layer:
   products over the filled positions with the left padding masked, grouped-query heads without copies;
 - the logits from the model's output layer module (its hooks run).
 
+The stacked weights and their packed copies exist only during one ``generate`` call (together about
+twice the linear layers' size; the sampling loop uses the decoder only where the layers take at most
+``rollout.PACK_MAX_BYTES``).
+
 It is the same function as the model's forward for one new token per row (within float32 rounding:
 tested against it), so the sampled distribution does not change. It applies only where that can be
 checked from the model's structure: ``LlamaForCausalLM`` and ``Qwen2ForCausalLM`` without adapters,
