@@ -34,6 +34,10 @@ SUPPORTED = ("LlamaForCausalLM", "Qwen2ForCausalLM")
 GROW = 256  # positions the key/value buffers add when full
 
 
+def _head_dim(config: Any) -> int:
+    return getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+
+
 def _linear(weights: list[torch.nn.Linear], rows: int, pack: bool):
     """One product for several linear layers of the same input: their weights stacked (and MKL-packed for
     ``rows`` rows where ``pack``); returns a function of the input."""
@@ -65,7 +69,7 @@ class LlamaDecoder:
             return False
         if getattr(config, "use_sliding_window", False) or getattr(config, "final_logit_softcapping", None):
             return False
-        head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        head_dim = _head_dim(config)
         try:
             for layer in layers:
                 attn, mlp = layer.self_attn, layer.mlp
@@ -89,7 +93,7 @@ class LlamaDecoder:
         self.inner = model.model
         self.heads = config.num_attention_heads
         self.kv_heads = config.num_key_value_heads
-        self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        self.head_dim = _head_dim(config)
         self.layers = []
         for layer in self.inner.layers:
             attn, mlp = layer.self_attn, layer.mlp

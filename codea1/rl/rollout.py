@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Protocol
 
@@ -296,7 +296,7 @@ def packed_linears(model: torch.nn.Module, rows: int, only: Sequence[torch.nn.Mo
     layers = [m for m in (model.modules() if only is None else only) if type(m) is torch.nn.Linear
               and m.weight.device.type == "cpu" and m.weight.dtype == torch.float32
               and m.weight.numel() >= PACK_MIN_PARAMS]
-    if not layers or not _mkl_packing_available() or sum(m.weight.numel() * 4 for m in layers) > PACK_MAX_BYTES:
+    if not layers or not _mkl_packing_available() or _linear_bytes(layers) > PACK_MAX_BYTES:
         yield 0
         return
     rows = max(1, int(rows))
@@ -320,8 +320,9 @@ def packed_linears(model: torch.nn.Module, rows: int, only: Sequence[torch.nn.Mo
 ENGINES = ("loop", "hf-generate")
 
 
-def _linear_bytes(model: torch.nn.Module) -> int:
-    return sum(m.weight.numel() * m.weight.element_size() for m in model.modules() if isinstance(m, torch.nn.Linear))
+def _linear_bytes(modules: Iterable[torch.nn.Module]) -> int:
+    """Bytes of the weights of the linear layers among ``modules``."""
+    return sum(m.weight.numel() * m.weight.element_size() for m in modules if isinstance(m, torch.nn.Linear))
 
 
 def zero_logprobs(prompts: list[list[int]], responses: list[list[int]]) -> list[list[float]]:
@@ -398,7 +399,7 @@ class TransformersRollout:
         stack = contextlib.ExitStack()
         decoder = None
         if self.engine == "loop" and self.fast_decode and LlamaDecoder.supports(self.model) \
-                and _linear_bytes(self.model) <= PACK_MAX_BYTES:  # a copy of the weights for the call
+                and _linear_bytes(self.model.modules()) <= PACK_MAX_BYTES:  # a copy of the weights for the call
             decoder = LlamaDecoder(self.model, gen.batch_size, pack=self.pack_weights and _mkl_packing_available())
         if self.engine == "loop" and self.pack_weights:  # same float32 results, faster on CPU (packed_linears)
             # the lean decoder stacks and packs the layers' weights itself: only the output layer here
