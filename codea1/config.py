@@ -326,6 +326,7 @@ def _eval_defaults() -> EvalSection:
 
 
 SFT_ROLES = ("code", "test")
+SFT_TEST_ORDERS = ("given", "shortest")
 
 
 @dataclass
@@ -345,6 +346,8 @@ class SFTSection(Section):
     batch_size: int = knob(4, "examples per optimiser step", low=1)
     max_examples: int | None = knob(None, "at most this many examples per role (null: one per training "
                                            "problem)", low=1)
+    test_order: str = knob("given", "order of the golden asserts in the test role's answer: given (the "
+                                    "problem's order) or shortest (shortest first)", choices=SFT_TEST_ORDERS)
 
 
 @dataclass

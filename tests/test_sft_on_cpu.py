@@ -17,6 +17,7 @@ from codea1.rl.logprobs import pack
 from codea1.train.sft import (
     build_examples,
     build_sft_policy,
+    role_messages,
     run_sft,
     set_schedule,
     sft_loss,
@@ -74,6 +75,25 @@ def test_examples_mask_prompt_and_prefix(problems) -> None:
 
     code, _ = build_examples("code", problems, tok, cfg)
     assert tok.decode(code[0].response_ids[:-1]) == f"```python\n{problems[0].gt_solution.strip()}\n```"
+
+
+def test_test_answer_orders_the_golden_asserts() -> None:
+    p = dataclasses.replace(load_problems("bundled:train")[0], entry_point="f", golden_tests=[
+        "assert f(10, 20) == 30", "x = 1", "assert f(1, 2) == 3", "assert g(0) == 0", "assert f(0, 0) == 0"])
+    given = test_answer(p, 3).splitlines()[1:-1]
+    assert given == ["assert f(10, 20) == 30", "assert f(1, 2) == 3", "assert f(0, 0) == 0"]
+    shortest = test_answer(p, 3, "shortest").splitlines()[1:-1]
+    # shortest first, still only asserts on the function under test before the others; ties keep their order
+    assert shortest == ["assert f(1, 2) == 3", "assert f(0, 0) == 0", "assert f(10, 20) == 30"]
+    assert test_answer(p, 5, "shortest").splitlines()[4:6] == ["x = 1", "assert g(0) == 0"]
+    with pytest.raises(ValueError, match="order"):
+        test_answer(p, 3, "longest")
+    # the config knob reaches the examples
+    cfg = tiny_cfg(sft={"test_order": "shortest"})
+    n = cfg.game.tests_requested or cfg.game.tests_per_suite
+    assert role_messages("test", p, cfg)[1] == test_answer(p, n, "shortest") != test_answer(p, n)
+    with pytest.raises(UserError):
+        tiny_cfg(sft={"test_order": "longest"})
 
 
 def test_examples_skip_what_the_game_could_not_produce(problems) -> None:

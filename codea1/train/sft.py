@@ -7,7 +7,7 @@ nothing to learn from. The warm-up teaches the form on the training problems:
 - code role: the code prompt (`code_messages`) -> the GT solution in one ```python block;
 - test role: the test prompt (`test_messages`, the GT shown as the candidate in the white-box game) ->
   the problem's golden asserts in one ```python block, at most `game.tests_requested` of them, the asserts
-  that call the function under test first.
+  that call the function under test first (`sft.test_order: shortest` puts the shortest first).
 
 A role's `response_prefix` is rendered into the prompt exactly as the rollout does, so the target is what
 follows the prefix, and an example whose answer does not start with the prefix is skipped. The target
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codea1.config import Config
+from codea1.config import SFT_TEST_ORDERS, Config
 from codea1.errors import UserError
 
 SHARED = "shared"
@@ -60,11 +60,17 @@ def code_answer(problem: Any) -> str:
     return f"```python\n{problem.gt_solution.strip()}\n```"
 
 
-def test_answer(problem: Any, n_tests: int) -> str:
+def test_answer(problem: Any, n_tests: int, order: str = "given") -> str:
     """What the Test LLM should answer: at most `n_tests` golden asserts in one ```python block, those
-    that call the function under test first (in their order), "" without golden tests."""
+    that call the function under test first, "" without golden tests. Within each of those two groups
+    the asserts keep the problem's order (order="given") or go shortest first (order="shortest": the
+    simplest cases, whose expected values a small model can work out, lead the suite)."""
+    if order not in SFT_TEST_ORDERS:
+        raise ValueError(f"order must be one of {SFT_TEST_ORDERS}, not {order!r}")
     head = f"assert {problem.entry_point}("
     tests = [t.strip() for t in problem.golden_tests if t.strip()]
+    if order == "shortest":
+        tests = sorted(tests, key=len)  # stable: equal lengths keep the problem's order
     tests = sorted(tests, key=lambda t: not t.startswith(head))[:n_tests]
     if not tests:
         return ""
@@ -82,7 +88,7 @@ def role_messages(role: str, problem: Any, cfg: Config) -> tuple[list[dict[str, 
         messages, answer = code_messages(problem), code_answer(problem)
     else:
         messages = test_messages(problem, problem.gt_solution, cfg.game)
-        answer = test_answer(problem, cfg.game.tests_requested or cfg.game.tests_per_suite)
+        answer = test_answer(problem, cfg.game.tests_requested or cfg.game.tests_per_suite, cfg.sft.test_order)
     sampling = getattr(cfg.generation, role)
     return with_prefix(messages, sampling.response_prefix, problem), answer
 
