@@ -15,6 +15,7 @@ from codea1.train.compare import (
     CompareSpec,
     bootstrap_interval,
     eval_points,
+    held_out_difference,
     markdown_table,
     paired_difference,
 )
@@ -42,6 +43,32 @@ def test_paired_difference_uses_common_problems_only() -> None:
     d, low, high = paired_difference(a, b, samples=1000)
     assert d == pytest.approx((0.5 + 0.0 + 1.0) / 3)
     assert low <= d <= high
+
+
+def test_held_out_difference_between_two_evaluations(tmp_path: Path) -> None:
+    new = {"code": {"per_problem": {"p1": 1.0, "p2": 0.5, "p3": 0.25}},
+           "tests": {"whitebox": {"per_problem": {"p1": 1.0, "p2": 1.0, "p3": 0.5}},
+                     "blackbox": {"per_problem": {"p1": 0.0, "p2": 0.0, "p3": 0.0}}}}
+    old = {"code": {"per_problem": {"p1": 0.5, "p2": 0.5, "p3": 0.25, "p4": 1.0}},
+           "tests": {"whitebox": {"per_problem": {"p1": 0.0, "p2": 0.5, "p3": 0.5}}}}
+    rows = held_out_difference(new, old, samples=500)
+    assert [r["measure"] for r in rows] == ["code pass@1", "test valid ratio (whitebox)"]  # blackbox: new only
+    code, white = rows
+    assert code["problems"] == 3 and code["old"] == pytest.approx(1.25 / 3)  # p4 is not in `new`
+    assert code["delta"] == pytest.approx(0.5 / 3) and code["ci95"][0] <= code["delta"] <= code["ci95"][1]
+    assert white["delta"] == pytest.approx(0.5) and white["new"] == pytest.approx(2.5 / 3)
+    with pytest.raises(ValueError, match="share no problem"):
+        held_out_difference({"code": {"per_problem": {"a": 1.0}}}, {"code": {"per_problem": {"b": 1.0}}})
+
+    # the CLI prints the same numbers as a table
+    (tmp_path / "new.json").write_text(json.dumps(new))
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    out = subprocess.run([sys.executable, "-m", "codea1", "eval", "diff", str(tmp_path / "new.json"),
+                          str(tmp_path / "old.json")], capture_output=True, text=True, check=True).stdout
+    assert "| test valid ratio (whitebox) | 83.3 | 33.3 | +50.0 [" in out
+    bad = subprocess.run([sys.executable, "-m", "codea1", "eval", "diff", str(tmp_path / "new.json"),
+                          str(tmp_path / "missing.json")], capture_output=True, text=True, check=False)
+    assert bad.returncode != 0 and "cannot read" in bad.stderr
 
 
 def test_eval_points() -> None:

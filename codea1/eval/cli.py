@@ -1,4 +1,4 @@
-"""`codea1 eval code | tests | collab | export-tests`: evaluation commands.
+"""`codea1 eval code | tests | collab | export-tests | table | diff`: evaluation commands.
 
 Each writes a JSON summary (--output R.json) with the exact configuration, next to R.results.jsonl
 (per-sample or per-function records), R.md and R.html tables; `eval code` also writes R.evalplus.jsonl
@@ -126,6 +126,11 @@ def register(sub: Any) -> None:
     p.add_argument("summaries", nargs="+", help="summary JSONs written by `codea1 eval code -o`")
     p.add_argument("--output", "-o", default=None, help="also write the rows as JSON here")
     p.set_defaults(func=cmd_table)
+    p = esub.add_parser("diff", help="paired differences (with 95%% bootstrap intervals over problems) between "
+                                     "two held-out evaluations of `codea1 compare` (evals/METHOD/step_N.json)")
+    p.add_argument("new", help="the evaluation to measure")
+    p.add_argument("old", help="the evaluation it is measured against")
+    p.set_defaults(func=cmd_diff)
     ev.set_defaults(func=lambda args: (ev.print_help(), 2)[1])
 
 
@@ -480,6 +485,30 @@ def cmd_export(args: argparse.Namespace) -> int:
     _write_outputs(
         paths, stats, [{"task_id": p.id, "golden_tests": p.golden_tests} for p in out], "export tests"
     )
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from codea1.train.compare import held_out_difference
+
+    evals = []
+    for path in (args.new, args.old):
+        try:
+            evals.append(json.loads(Path(path).read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            raise UserError(f"cannot read a held-out evaluation from {path}: {exc}") from None
+    try:
+        rows = held_out_difference(*evals)
+    except ValueError as exc:
+        raise UserError(f"eval diff: {exc}") from None
+    if not rows:
+        raise UserError("eval diff: the two files have no measure in common (they should be the "
+                        "evals/METHOD/step_N.json files a `codea1 compare` writes)")
+    print("| measure | new | old | new - old [95% CI] | problems |\n|---|---|---|---|---|")
+    for r in rows:
+        lo, hi = r["ci95"]
+        print(f"| {r['measure']} | {100 * r['new']:.1f} | {100 * r['old']:.1f} | "
+              f"{100 * r['delta']:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}] | {r['problems']} |")
     return 0
 
 

@@ -91,6 +91,30 @@ def paired_difference(a: dict[str, float], b: dict[str, float], *, samples: int 
     return bootstrap_interval([a[k] - b[k] for k in common], samples=samples, seed=seed)
 
 
+def held_out_difference(new: dict[str, Any], old: dict[str, Any], *, samples: int = 10_000, seed: int = 0
+                        ) -> list[dict[str, Any]]:
+    """Paired differences, new - old, between two held-out evaluations (`evals/METHOD/step_N.json` of a
+    comparison, possibly from two comparisons with different start checkpoints): Code LLM pass@1 and the
+    Test LLM's valid ratio per prompt mode, over the problems both evaluated. One row per measure that
+    both have: {"measure", "new", "old", "delta", "ci95", "problems"}."""
+    pairs = [("code pass@1", (new.get("code") or {}).get("per_problem"), (old.get("code") or {}).get("per_problem"))]
+    for mode in sorted(set(new.get("tests") or {}) & set(old.get("tests") or {})):
+        pairs.append((f"test valid ratio ({mode})", new["tests"][mode].get("per_problem"),
+                      old["tests"][mode].get("per_problem")))
+    rows = []
+    for measure, a, b in pairs:
+        if not a or not b:
+            continue
+        common = sorted(set(a) & set(b))
+        if not common:
+            raise ValueError(f"{measure}: the two evaluations share no problem")
+        d, lo, hi = paired_difference(a, b, samples=samples, seed=seed)
+        rows.append({"measure": measure, "new": sum(a[k] for k in common) / len(common),
+                     "old": sum(b[k] for k in common) / len(common), "delta": d, "ci95": [lo, hi],
+                     "problems": len(common)})
+    return rows
+
+
 def train_seconds(rows: Sequence[dict[str, Any]]) -> float:
     """Training time of a run: its steps' times summed (metrics.jsonl rows; survives resumes)."""
     return sum(float(r.get("time_step") or 0.0) for r in rows)
