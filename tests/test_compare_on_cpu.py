@@ -14,6 +14,7 @@ import pytest
 from codea1.train.compare import (
     CompareSpec,
     bootstrap_interval,
+    distinct_valid,
     eval_points,
     held_out_difference,
     markdown_table,
@@ -52,11 +53,18 @@ def test_held_out_difference_between_two_evaluations(tmp_path: Path) -> None:
     old = {"code": {"per_problem": {"p1": 0.5, "p2": 0.5, "p3": 0.25, "p4": 1.0}},
            "tests": {"whitebox": {"per_problem": {"p1": 0.0, "p2": 0.5, "p3": 0.5}}}}
     rows = held_out_difference(new, old, samples=500)
-    assert [r["measure"] for r in rows] == ["code pass@1", "test valid ratio (whitebox)"]  # blackbox: new only
+    # blackbox: new only; the repeated-calls measure: neither has it
+    assert [r["measure"] for r in rows] == ["code pass@1", "test valid ratio (whitebox)"]
     code, white = rows
     assert code["problems"] == 3 and code["old"] == pytest.approx(1.25 / 3)  # p4 is not in `new`
     assert code["delta"] == pytest.approx(0.5 / 3) and code["ci95"][0] <= code["delta"] <= code["ci95"][1]
     assert white["delta"] == pytest.approx(0.5) and white["new"] == pytest.approx(2.5 / 3)
+    new["tests"]["whitebox"]["per_problem_distinct"] = {"p1": 0.5, "p2": 1.0, "p3": 0.5}
+    old["tests"]["whitebox"]["per_problem_distinct"] = {"p1": 0.0, "p2": 0.5, "p3": 0.5}
+    distinct = held_out_difference(new, old, samples=500)[2]
+    assert distinct["measure"] == "test valid ratio, repeated calls invalid (whitebox)"
+    assert distinct["delta"] == pytest.approx(1.0 / 3)
+    del new["tests"]["whitebox"]["per_problem_distinct"], old["tests"]["whitebox"]["per_problem_distinct"]
     with pytest.raises(ValueError, match="share no problem"):
         held_out_difference({"code": {"per_problem": {"a": 1.0}}}, {"code": {"per_problem": {"b": 1.0}}})
 
@@ -86,8 +94,17 @@ def test_markdown_table_marks_an_untrained_test_llm_and_signs_deltas() -> None:
                                                           "delta_ci95": [-0.05, 0.25]},
                                       "tests": tests, "tests_from": "base (not trained)"}}}
     table = markdown_table(results, 5)
-    assert "| golden | 3 | 20.0 [10.0, 30.0] | +10.0 [-5.0, +25.0] | 50.0 (base) |" in table
-    assert "| base | 0 | 10.0 [0.0, 20.0] | - | 50.0 |" in table
+    assert "| golden | 3 | 20.0 [10.0, 30.0] | +10.0 [-5.0, +25.0] | 50.0 (base) | - |" in table
+    assert "| base | 0 | 10.0 [0.0, 20.0] | - | 50.0 | - |" in table
+    tests["whitebox"]["valid_ratio_distinct"] = 0.25
+    assert "| base | 0 | 10.0 [0.0, 20.0] | - | 50.0 | 25.0 | 50.0 |" in markdown_table(results, 5)
+
+
+def test_a_repeated_call_is_valid_once() -> None:
+    assert distinct_valid(["f(1)", "f(1)", "f(2)", "f(1)"], [True, True, True, True]) == 2
+    # an invalid first occurrence still uses up the call: a later repeat of it is not counted either
+    assert distinct_valid(["f(1)", "f(1)", "f(2)"], [False, True, True]) == 1
+    assert distinct_valid([], []) == 0
 
 
 def _compare(out: Path, kill_at: str | None = None) -> subprocess.CompletedProcess:

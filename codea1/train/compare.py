@@ -101,6 +101,8 @@ def held_out_difference(new: dict[str, Any], old: dict[str, Any], *, samples: in
     for mode in sorted(set(new.get("tests") or {}) & set(old.get("tests") or {})):
         pairs.append((f"test valid ratio ({mode})", new["tests"][mode].get("per_problem"),
                       old["tests"][mode].get("per_problem")))
+        pairs.append((f"test valid ratio, repeated calls invalid ({mode})",
+                      new["tests"][mode].get("per_problem_distinct"), old["tests"][mode].get("per_problem_distinct")))
     rows = []
     for measure, a, b in pairs:
         if not a or not b:
@@ -113,6 +115,19 @@ def held_out_difference(new: dict[str, Any], old: dict[str, Any], *, samples: in
                      "old": sum(b[k] for k in common) / len(common), "delta": d, "ci95": [lo, hi],
                      "problems": len(common)})
     return rows
+
+
+def distinct_valid(calls: Sequence[str], valid: Sequence[bool]) -> int:
+    """How many of a suite's tests are valid and call something no earlier test of the suite called: the
+    game counts a repeated CALL invalid (`codea1.game.play.validate_suite`), so a suite that repeats one
+    easy assert four times has one valid test here, not four."""
+    seen: set[str] = set()
+    count = 0
+    for call, ok in zip(calls, valid):
+        if call not in seen and ok:
+            count += 1
+        seen.add(call)
+    return count
 
 
 def train_seconds(rows: Sequence[dict[str, Any]]) -> float:
@@ -191,11 +206,12 @@ def evaluate_tests(policy: Any, problems: list, executor: Any, cfg: Config, spec
         gen = GenerationConfig.of(cfg.generation.test, n=n, seed=spec.seed + (2 if whitebox else 3))
         rows = policy.generate(_test_prompts(problems, cfg, whitebox, k), gen)
         shares: dict[str, list[float]] = {p.id: [] for p in problems}
+        distinct: dict[str, list[float]] = {p.id: [] for p in problems}
         totals = dict.fromkeys(keys, 0.0)
         parsed_counts = []
         for i in range(n):
-            parsed = {p.id: [t.statement for t in parse_test_suite(row[i].text, p.entry_point).tests]
-                      for p, row in zip(problems, rows)}
+            suites = {p.id: parse_test_suite(row[i].text, p.entry_point).tests for p, row in zip(problems, rows)}
+            parsed = {tid: [t.statement for t in tests] for tid, tests in suites.items()}
             parsed_counts += [len(v) for v in parsed.values()]
             summary, records = score_tests(functions, parsed, executor, k=k, mutation=spec.mutation,
                                            coverage=False, timeout=cfg.game.test_timeout)
@@ -204,11 +220,17 @@ def evaluate_tests(policy: Any, problems: list, executor: Any, cfg: Config, spec
             for rec in records:
                 n_parsed = min(len(parsed.get(rec.task_id, [])), k)
                 shares[rec.task_id].append(sum(rec.valid) / n_parsed if n_parsed else 0.0)
+                calls = [t.call for t in suites.get(rec.task_id, [])][:k]
+                distinct[rec.task_id].append(distinct_valid(calls, rec.valid) / n_parsed if n_parsed else 0.0)
         per_problem = {tid: sum(v) / len(v) for tid, v in shares.items()}
         mean, low, high = bootstrap_interval(list(per_problem.values()), samples=spec.bootstrap, seed=spec.seed)
-        out[mode] = {"valid_ratio": mean, "valid_ratio_ci95": [low, high], "suites_per_problem": n,
-                     "asserts_per_response": sum(parsed_counts) / max(len(parsed_counts), 1),
-                     "per_problem": per_problem, **totals}
+        per_distinct = {tid: sum(v) / len(v) for tid, v in distinct.items()}
+        d_mean, d_low, d_high = bootstrap_interval(list(per_distinct.values()), samples=spec.bootstrap,
+                                                   seed=spec.seed)
+        out[mode] = {"valid_ratio": mean, "valid_ratio_ci95": [low, high],
+                     "valid_ratio_distinct": d_mean, "valid_ratio_distinct_ci95": [d_low, d_high],
+                     "suites_per_problem": n, "asserts_per_response": sum(parsed_counts) / max(len(parsed_counts), 1),
+                     "per_problem": per_problem, "per_problem_distinct": per_distinct, **totals}
     return out
 
 
@@ -423,9 +445,9 @@ def markdown_table(results: dict[str, Any], k: int) -> str:
     intro = (f"Held-out: {results['held_out']['problems']}; budget per method: {budget}; code pass@1 from "
              f"{spec['code_samples']} samples per problem; Test LLM: one suite per problem, first {k} asserts; "
              f"95% bootstrap intervals over problems.")
-    header = (f"| method | steps | code pass@1 | vs base | test valid (white-box) | pass@{k} | mut@{k} | Mul | "
-              f"test valid (black-box) | mut@{k} (black-box) |")
-    lines = [intro, "", header, "|---|---|---|---|---|---|---|---|---|---|"]
+    header = (f"| method | steps | code pass@1 | vs base | test valid (white-box) | repeats invalid | pass@{k} | "
+              f"mut@{k} | Mul | test valid (black-box) | mut@{k} (black-box) |")
+    lines = [intro, "", header, "|---|---|---|---|---|---|---|---|---|---|---|"]
     for method, e in results["methods"].items():
         c = e["code"]
         lo, hi = c["ci95"]
@@ -438,10 +460,11 @@ def markdown_table(results: dict[str, Any], k: int) -> str:
         if t:
             wb, bb = t["whitebox"], t["blackbox"]
             note = "" if e.get("tests_from") == method else " (base)"
-            cells += [f"{_pct(wb['valid_ratio'])}{note}", f"{wb[f'pass@{k}']:.1f}", f"{wb[f'mut@{k}']:.1f}",
+            repeats = _pct(wb["valid_ratio_distinct"]) if "valid_ratio_distinct" in wb else "-"
+            cells += [f"{_pct(wb['valid_ratio'])}{note}", repeats, f"{wb[f'pass@{k}']:.1f}", f"{wb[f'mut@{k}']:.1f}",
                       f"{wb['Mul']:.1f}", f"{_pct(bb['valid_ratio'])}", f"{bb[f'mut@{k}']:.1f}"]
         else:
-            cells += ["-"] * 6
+            cells += ["-"] * 7
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
