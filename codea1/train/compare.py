@@ -222,15 +222,13 @@ def evaluate_tests(policy: Any, problems: list, executor: Any, cfg: Config, spec
                 shares[rec.task_id].append(sum(rec.valid) / n_parsed if n_parsed else 0.0)
                 calls = [t.call for t in suites.get(rec.task_id, [])][:k]
                 distinct[rec.task_id].append(distinct_valid(calls, rec.valid) / n_parsed if n_parsed else 0.0)
-        per_problem = {tid: sum(v) / len(v) for tid, v in shares.items()}
-        mean, low, high = bootstrap_interval(list(per_problem.values()), samples=spec.bootstrap, seed=spec.seed)
-        per_distinct = {tid: sum(v) / len(v) for tid, v in distinct.items()}
-        d_mean, d_low, d_high = bootstrap_interval(list(per_distinct.values()), samples=spec.bootstrap,
-                                                   seed=spec.seed)
-        out[mode] = {"valid_ratio": mean, "valid_ratio_ci95": [low, high],
-                     "valid_ratio_distinct": d_mean, "valid_ratio_distinct_ci95": [d_low, d_high],
-                     "suites_per_problem": n, "asserts_per_response": sum(parsed_counts) / max(len(parsed_counts), 1),
-                     "per_problem": per_problem, "per_problem_distinct": per_distinct, **totals}
+        out[mode] = {"suites_per_problem": n, "asserts_per_response": sum(parsed_counts) / max(len(parsed_counts), 1),
+                     **totals}
+        for suffix, values in (("", shares), ("_distinct", distinct)):
+            per_problem = {tid: sum(v) / len(v) for tid, v in values.items()}
+            mean, low, high = bootstrap_interval(list(per_problem.values()), samples=spec.bootstrap, seed=spec.seed)
+            out[mode].update({f"valid_ratio{suffix}": mean, f"valid_ratio{suffix}_ci95": [low, high],
+                              f"per_problem{suffix}": per_problem})
     return out
 
 
