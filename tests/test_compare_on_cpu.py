@@ -77,6 +77,12 @@ def test_held_out_difference_between_two_evaluations(tmp_path: Path) -> None:
     bad = subprocess.run([sys.executable, "-m", "codea1", "eval", "diff", str(tmp_path / "new.json"),
                           str(tmp_path / "missing.json")], capture_output=True, text=True, check=False)
     assert bad.returncode != 0 and "cannot read" in bad.stderr
+    (tmp_path / "list.json").write_text("[1]")
+    (tmp_path / "text.json").write_text(json.dumps({"code": {"per_problem": {"p1": "x"}}}))
+    for name, says in (("list.json", "is not a held-out evaluation"), ("text.json", "is not a number")):
+        bad = subprocess.run([sys.executable, "-m", "codea1", "eval", "diff", str(tmp_path / name),
+                              str(tmp_path / name)], capture_output=True, text=True, check=False)
+        assert bad.returncode != 0 and says in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_eval_points() -> None:

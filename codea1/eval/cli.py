@@ -497,10 +497,15 @@ def cmd_diff(args: argparse.Namespace) -> int:
             evals.append(json.loads(Path(path).read_text(encoding="utf-8")))
         except (OSError, ValueError) as exc:
             raise UserError(f"cannot read a held-out evaluation from {path}: {exc}") from None
+        if not isinstance(evals[-1], dict):
+            raise UserError(f"{path} is not a held-out evaluation (a JSON object written by `codea1 compare`)")
     try:
         rows = held_out_difference(*evals)
     except ValueError as exc:
         raise UserError(f"eval diff: {exc}") from None
+    except (AttributeError, TypeError) as exc:
+        raise UserError(f"eval diff: a per-problem score is not a number ({exc}); pass the "
+                        "evals/METHOD/step_N.json files a `codea1 compare` writes") from None
     if not rows:
         raise UserError("eval diff: the two files have no measure in common (they should be the "
                         "evals/METHOD/step_N.json files a `codea1 compare` writes)")
