@@ -133,6 +133,22 @@ def test_cli_data_convert_writes_loadable_jsonl(tmp_path, capsys):
     assert [p.id for p in load_problems(str(out))] == ["bundled/0001", "bundled/0003", "bundled/0005"]
 
 
+def test_cli_data_convert_keeps_one_source(tmp_path, capsys):
+    # a mixed file, as the reference parquet mixes HumanEval+ and MBPP+: --source keeps one of them,
+    # and --limit counts after the filter
+    mixed = tmp_path / "mixed.jsonl"
+    rows = load_bundled()[:6]
+    write_problems_jsonl([dataclasses.replace(p, source="mbppplus" if i % 2 else "humanevalplus")
+                          for i, p in enumerate(rows)], mixed)
+    out = tmp_path / "mbpp.jsonl"
+    assert main(["data", "convert", str(mixed), "--output", str(out), "--source", "mbppplus", "--limit", "2"]) == 0
+    kept = load_problems(str(out))
+    assert [p.id for p in kept] == [rows[1].id, rows[3].id]
+    assert {p.source for p in kept} == {"mbppplus"}
+    assert main(["data", "convert", str(mixed), "--output", str(out), "--source", "kodcode"]) == 2
+    assert "source=kodcode" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_full_parquet_check(validation_parquet):
     # MBPP/255's test program needs more than the default 1 GiB (its ref_func enumerates ~27M tuples)

@@ -1,11 +1,12 @@
 """`codea1 data check` and `codea1 data convert`.
 
     codea1 data check SPEC [--workers N] [--timeout S] [--test-code-timeout S] [--memory-mb M]
-                           [--no-test-code] [--split train|eval] [--limit N] [--output report.json]
+                           [--no-test-code] [--split train|eval] [--source NAME] [--limit N]
+                           [--output report.json]
         Runs every GT against its golden tests (and the source's own test program) in the sandbox, shows
         progress, a table of failing rows with reasons and a summary. Exit code 0 when every GT passes,
         1 when some fail (2 for a bad SPEC or file, as for every user error).
-    codea1 data convert SPEC --output OUT.jsonl [--split ...] [--limit N] [--check]
+    codea1 data convert SPEC --output OUT.jsonl [--split ...] [--source NAME] [--limit N] [--check]
         Writes the problems of any source as JSONL of Problem rows (readable again as a SPEC).
 
 SPEC: bundled | bundled:train | bundled:eval | humaneval | kodcode | kodcode:PATH | FILE.jsonl | FILE.parquet
@@ -38,6 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--no-test-code", action="store_true", help="run only the golden asserts")
     check.add_argument("--split", choices=["train", "eval"], default=None, help="only this split")
     check.add_argument("--difficulty", default=None, help="only this difficulty (easy/medium/hard)")
+    check.add_argument("--source", default=None,
+                       help="only problems of this source (e.g. mbppplus, humanevalplus in the reference parquet)")
     check.add_argument("--limit", type=int, default=None, help="only the first N problems")
     check.add_argument("--output", type=Path, default=None, help="write a JSON report here")
     check.set_defaults(func=run_check)
@@ -47,6 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     convert.add_argument("--output", type=Path, required=True, help="the .jsonl file to write")
     convert.add_argument("--split", choices=["train", "eval"], default=None, help="only this split")
     convert.add_argument("--difficulty", default=None, help="only this difficulty (easy/medium/hard)")
+    convert.add_argument("--source", default=None,
+                       help="only problems of this source (e.g. mbppplus, humanevalplus in the reference parquet)")
     convert.add_argument("--limit", type=int, default=None, help="only the first N problems")
     convert.add_argument("--check", action="store_true", help="drop problems whose GT fails its tests")
     convert.set_defaults(func=run_convert)
@@ -71,7 +76,8 @@ def run_check(args: argparse.Namespace) -> int:
 
     console = Console(stderr=True)
     started = time.perf_counter()
-    problems = load_problems(args.spec, split=args.split, limit=args.limit, difficulty=args.difficulty)
+    problems = load_problems(args.spec, split=args.split, limit=args.limit, difficulty=args.difficulty,
+                             source=args.source)
     loaded = time.perf_counter() - started
     console.print(f"loaded {len(problems)} problems from {args.spec} in {loaded:.1f} s")
     if args.workers is not None and args.workers < 1:
@@ -127,7 +133,7 @@ def run_convert(args: argparse.Namespace) -> int:
     from codea1.data.problem import write_problems_jsonl
 
     problems = load_problems(args.spec, split=args.split, limit=args.limit, check=args.check,
-                             difficulty=args.difficulty)
+                             difficulty=args.difficulty, source=args.source)
     write_problems_jsonl(problems, args.output)
     print(f"wrote {len(problems)} problems to {args.output}")
     return 0

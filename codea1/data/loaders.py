@@ -42,15 +42,19 @@ def _load(spec: str, difficulty: str | None, limit: int | None) -> list[Problem]
 
 
 def load_problems(spec: str, *, split: str | None = None, limit: int | None = None, check: bool = False,
-                  difficulty: str | None = None, workers: int | None = None) -> list[Problem]:
-    """Problems from `spec` (see module doc), filtered by split and difficulty, at most `limit` of them.
+                  difficulty: str | None = None, workers: int | None = None,
+                  source: str | None = None) -> list[Problem]:
+    """Problems from `spec` (see module doc), filtered by split, difficulty and source (the Problem's
+    `source` field, e.g. "mbppplus" in the reference parquet), at most `limit` of them.
 
     check=True runs every GT against its tests in the sandbox (`check_problems`) and drops the failing
     ones with one warning that counts them; kept problems get meta["gt_seconds"] (their GT runtime).
     """
-    problems = _load(spec, difficulty, limit if split is None else None)
+    problems = _load(spec, difficulty, limit if split is None and source is None else None)
     if split is not None:
         problems = [p for p in problems if p.split == split]
+    if source is not None:
+        problems = [p for p in problems if p.source == source]
     if difficulty is not None:
         problems = [p for p in problems if p.difficulty == difficulty]
     if limit is not None:
@@ -66,5 +70,6 @@ def load_problems(spec: str, *, split: str | None = None, limit: int | None = No
                           RuntimeWarning, stacklevel=2)
         problems = kept
     if not problems:
-        raise UserError(f"{spec}: no problems left (split={split}, difficulty={difficulty}, limit={limit})")
+        raise UserError(f"{spec}: no problems left (split={split}, difficulty={difficulty}, source={source}, "
+                        f"limit={limit})")
     return problems
