@@ -23,6 +23,20 @@ SPEC_HELP = ("problem source: bundled, bundled:train, bundled:eval, humaneval, k
              "a .jsonl of problems or a reference-schema .parquet")
 
 
+def add_selection(parser: argparse.ArgumentParser) -> None:
+    """The options that choose which problems of SPEC a subcommand works on (see `selection`)."""
+    parser.add_argument("--split", choices=["train", "eval"], default=None, help="only this split")
+    parser.add_argument("--difficulty", default=None, help="only this difficulty (easy/medium/hard)")
+    parser.add_argument("--source", default=None,
+                        help="only problems of this source (e.g. mbppplus, humanevalplus in the reference parquet)")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N problems (after the filters)")
+
+
+def selection(args: argparse.Namespace) -> dict:
+    """`load_problems` keywords from the options of `add_selection`."""
+    return {"split": args.split, "difficulty": args.difficulty, "source": args.source, "limit": args.limit}
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     data = sub.add_parser("data", help="problem sets: check ground truth, convert formats")
     data_sub = data.add_subparsers(dest="data_command", metavar="SUBCOMMAND")
@@ -37,22 +51,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--memory-mb", type=int, default=1024,
                        help="address space each sandboxed GT run may add, MiB (default 1024)")
     check.add_argument("--no-test-code", action="store_true", help="run only the golden asserts")
-    check.add_argument("--split", choices=["train", "eval"], default=None, help="only this split")
-    check.add_argument("--difficulty", default=None, help="only this difficulty (easy/medium/hard)")
-    check.add_argument("--source", default=None,
-                       help="only problems of this source (e.g. mbppplus, humanevalplus in the reference parquet)")
-    check.add_argument("--limit", type=int, default=None, help="only the first N problems")
+    add_selection(check)
     check.add_argument("--output", type=Path, default=None, help="write a JSON report here")
     check.set_defaults(func=run_check)
 
     convert = data_sub.add_parser("convert", help="write a problem source as JSONL of Problem rows")
     convert.add_argument("spec", metavar="SPEC", help=SPEC_HELP)
     convert.add_argument("--output", type=Path, required=True, help="the .jsonl file to write")
-    convert.add_argument("--split", choices=["train", "eval"], default=None, help="only this split")
-    convert.add_argument("--difficulty", default=None, help="only this difficulty (easy/medium/hard)")
-    convert.add_argument("--source", default=None,
-                       help="only problems of this source (e.g. mbppplus, humanevalplus in the reference parquet)")
-    convert.add_argument("--limit", type=int, default=None, help="only the first N problems")
+    add_selection(convert)
     convert.add_argument("--check", action="store_true", help="drop problems whose GT fails its tests")
     convert.set_defaults(func=run_convert)
 
@@ -76,8 +82,7 @@ def run_check(args: argparse.Namespace) -> int:
 
     console = Console(stderr=True)
     started = time.perf_counter()
-    problems = load_problems(args.spec, split=args.split, limit=args.limit, difficulty=args.difficulty,
-                             source=args.source)
+    problems = load_problems(args.spec, **selection(args))
     loaded = time.perf_counter() - started
     console.print(f"loaded {len(problems)} problems from {args.spec} in {loaded:.1f} s")
     if args.workers is not None and args.workers < 1:
@@ -132,8 +137,7 @@ def run_convert(args: argparse.Namespace) -> int:
     from codea1.data.loaders import load_problems
     from codea1.data.problem import write_problems_jsonl
 
-    problems = load_problems(args.spec, split=args.split, limit=args.limit, check=args.check,
-                             difficulty=args.difficulty, source=args.source)
+    problems = load_problems(args.spec, check=args.check, **selection(args))
     write_problems_jsonl(problems, args.output)
     print(f"wrote {len(problems)} problems to {args.output}")
     return 0
