@@ -19,7 +19,7 @@ PROMPTS = [
 PREFILL = [{"role": "user", "content": "Add two numbers."}, {"role": "assistant", "content": "def add(a, b):"}]
 
 
-def no_score(prompts, responses):
+def no_score(prompts, responses, temperature=1.0):
     raise AssertionError("the loop should not need a scoring pass here")
 
 
@@ -43,7 +43,7 @@ def peaked():
 
 def engines(model, tok, score=no_score):
     return {"loop": TransformersRollout(model, tok, score),
-            "hf-generate": TransformersRollout(model, tok, lambda p, r: [[0.0] * len(x) for x in r],
+            "hf-generate": TransformersRollout(model, tok, lambda p, r, temperature=1.0: [[0.0] * len(x) for x in r],
                                                engine="hf-generate")}
 
 
@@ -183,8 +183,9 @@ def test_stored_logprobs_equal_the_training_path(policy):
                                                                  temperature=0.8, top_p=0.95))
     flat = [s for row in rows for s in row]
     assert len({len(s.response_ids) for s in flat}) > 1
-    train = policy.logprobs([s.prompt_ids for s in flat], [s.response_ids for s in flat])
+    train = policy.logprobs([s.prompt_ids for s in flat], [s.response_ids for s in flat], temperature=0.8)
     for s, lp in zip(flat, train):
+        assert s.temperature == 0.8
         assert len(s.logprobs) == len(s.response_ids) <= 14
         assert torch.allclose(torch.tensor(s.logprobs), torch.tensor(lp), atol=1e-5)
         assert s.finished == (len(s.response_ids) > 0 and (s.response_ids[-1] == tok.eos_token_id
@@ -228,7 +229,7 @@ def test_scoring_pass_only_where_the_generation_forward_differs_from_training(ti
     assert not Policy(model, tok, PolicyConfig(kl_coef=0.0, dtype="bfloat16")).rollout.reuse_logprobs
     calls = []
 
-    def score(prompts, responses):
+    def score(prompts, responses, temperature=1.0):
         calls.append(len(prompts))
         return [[-1.0] * len(r) for r in responses]
 

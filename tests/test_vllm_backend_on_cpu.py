@@ -219,6 +219,12 @@ def test_n_samples_grouped_per_prompt_in_order_with_learner_logprobs(fake_vllm, 
     expected = code.logprobs([s.prompt_ids for s in flat], [s.response_ids for s in flat])
     assert [s.logprobs for s in flat] == expected  # recomputed by the learner, not the engine's
     assert all(len(s.logprobs) == len(s.response_ids) for s in flat)
+    # at another temperature the learner scores them under logits / T, as verl and TRL do
+    warm = [s for g in code.generate(PROMPTS, GenerationConfig(n=2, seed=2, temperature=0.7)) for s in g]
+    assert all(s.temperature == 0.7 for s in warm)
+    assert [s.logprobs for s in warm] == code.logprobs([s.prompt_ids for s in warm],
+                                                       [s.response_ids for s in warm], temperature=0.7)
+    assert [s.logprobs for s in warm] != code.logprobs([s.prompt_ids for s in warm], [s.response_ids for s in warm])
 
 
 def _bump(policy) -> None:

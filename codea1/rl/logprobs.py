@@ -62,11 +62,28 @@ def pack(prompts: Sequence[Sequence[int]], responses: Sequence[Sequence[int]], p
     )
 
 
+def temperature_column(temperatures: float | Sequence[float], rows: int) -> torch.Tensor | float:
+    """The sampling temperature of each row as a ``[rows, 1, 1]`` tensor that divides ``[rows, R, V]``
+    logits (a plain float when every row has the same one)."""
+    if isinstance(temperatures, (int, float)):
+        return float(temperatures)
+    values = [float(t) for t in temperatures]
+    if len(values) != rows:
+        raise ValueError(f"{len(values)} temperatures for {rows} rows")
+    if len(set(values)) <= 1:
+        return values[0] if values else 1.0
+    return torch.tensor(values, dtype=torch.float32).view(rows, 1, 1)
+
+
 def forward_logprobs(model: torch.nn.Module, batch: PackedBatch, *, with_entropy: bool = False,
-                     entropy_grad: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Per-token log-probs ``[B, R]`` of the response tokens (float32) and, optionally, the entropy of
-    each next-token distribution ``[B, R]`` (detached unless ``entropy_grad``: by default it is
-    logged, not optimised)."""
+                     entropy_grad: bool = False, temperature: float | Sequence[float] = 1.0
+                     ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Per-token log-probs ``[B, R]`` of the response tokens (float32) under ``softmax(logits / T)`` and,
+    optionally, the entropy of each such next-token distribution ``[B, R]`` (detached unless
+    ``entropy_grad``: by default it is logged, not optimised). ``temperature`` is one T for the batch or
+    one per row: the temperature each response was sampled at (verl's actor and TRL's GRPO trainer
+    divide the logits the same way), so that stored, learner and reference log-probs are of the
+    distribution that sampled."""
     r_len = batch.response_len
     if r_len == 0:
         empty = torch.zeros(batch.input_ids.shape[0], 0)
@@ -79,6 +96,11 @@ def forward_logprobs(model: torch.nn.Module, batch: PackedBatch, *, with_entropy
         logits_to_keep=r_len + 1,
     )
     logits = out.logits[:, :-1, :]  # position t predicts response token t
+    t = temperature_column(temperature, logits.shape[0])
+    if isinstance(t, torch.Tensor):
+        logits = logits.float() / t.to(logits.device)
+    elif t != 1.0:
+        logits = logits.float() / t
     logprobs = token_logprobs(logits, batch.response_ids)
     entropy = None
     if with_entropy and entropy_grad:

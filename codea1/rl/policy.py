@@ -21,6 +21,7 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
+import dataclasses
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -158,8 +159,9 @@ class Policy:
 
     @torch.no_grad()
     def logprobs(self, prompt_ids: Sequence[Sequence[int]], response_ids: Sequence[Sequence[int]], *,
-                 reference: bool = False) -> list[list[float]]:
-        """Per-token log-probs of each response given its prompt (of the reference if ``reference``)."""
+                 reference: bool = False, temperature: float | Sequence[float] = 1.0) -> list[list[float]]:
+        """Per-token log-probs of each response given its prompt (of the reference if ``reference``), under
+        ``softmax(logits / temperature)``: one temperature for all rows, or one per row."""
         self._activate()
         model = self._reference_model() if reference else self.model
         if model is None:
@@ -172,8 +174,9 @@ class Policy:
             for idx in token_budget_chunks(lengths, self.config.micro_batch_tokens):
                 batch = pack([prompt_ids[i] for i in idx], [response_ids[i] for i in idx], self.pad_id)
                 # a fresh context per micro-batch: peft's disable_adapter() can be entered only once
+                temps = temperature if isinstance(temperature, (int, float)) else [temperature[i] for i in idx]
                 with self._reference_context() if reference else nullcontext(), self._autocast():
-                    lp, _ = forward_logprobs(model, batch.to(self.device))
+                    lp, _ = forward_logprobs(model, batch.to(self.device), temperature=temps)
                 for row, i in enumerate(idx):
                     out[i] = lp[row, : len(response_ids[i])].float().cpu().tolist()
         finally:
@@ -196,10 +199,10 @@ class Policy:
         missing = [i for i, s in enumerate(samples) if len(s.logprobs) != len(s.response_ids)]
         if missing:  # samples from a backend without log-probs: on-policy, score them now
             scored = self.logprobs([samples[i].prompt_ids for i in missing],
-                                   [samples[i].response_ids for i in missing])
+                                   [samples[i].response_ids for i in missing],
+                                   temperature=[samples[i].temperature for i in missing])
             for i, lp in zip(missing, scored):
-                samples[i] = Sample(samples[i].prompt_ids, samples[i].response_ids, samples[i].text, lp,
-                                    samples[i].finished)
+                samples[i] = dataclasses.replace(samples[i], logprobs=lp)
 
         totals: dict[str, float] = {}
         weights: dict[str, float] = {}
@@ -254,9 +257,10 @@ class Policy:
             old = torch.tensor([s.logprobs + [0.0] * (r_len - len(s.logprobs)) for s in mb],
                                dtype=torch.float32, device=self.device)
             adv = torch.tensor([advantages[i] for i in idx], dtype=torch.float32, device=self.device)
+            temps = [s.temperature for s in mb]  # each sample's own distribution (logits / T)
             with self._autocast():
                 logp, entropy = forward_logprobs(self.model, batch, with_entropy=True,
-                                                 entropy_grad=cfg.entropy_coef > 0)
+                                                 entropy_grad=cfg.entropy_coef > 0, temperature=temps)
             pg_mat, pg_stats = policy_loss(logp, old, adv, mask, clip_low=cfg.clip_low,
                                            clip_high=cfg.clip_high, dual_clip=cfg.dual_clip)
             agg = {"num_tokens": num_tokens, "num_seqs": num_seqs, "norm_constant": norm_constant}
@@ -265,7 +269,7 @@ class Policy:
             kl_value = 0.0
             if cfg.kl_coef > 0:
                 with torch.no_grad(), self._reference_context(), self._autocast():
-                    ref_logp, _ = forward_logprobs(self._reference_model(), batch)
+                    ref_logp, _ = forward_logprobs(self._reference_model(), batch, temperature=temps)
                 kl = agg_loss(kl_penalty(logp, ref_logp, cfg.kl_type), mask, cfg.loss_agg, **agg)
                 loss = loss + cfg.kl_coef * kl
                 kl_value = float(kl.detach())

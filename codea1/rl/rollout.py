@@ -28,8 +28,9 @@ class Sample:
     prompt_ids: list[int]  # includes the tokens of a prefill (a final assistant message), if any
     response_ids: list[int]  # generated tokens only; includes the end-of-sequence token when one was produced
     text: str  # prefill content + decoded response without special tokens, cut after the first stop string
-    logprobs: list[float]  # per response token, under the sampling policy (temperature 1 distribution)
+    logprobs: list[float]  # per response token, under softmax(logits / temperature) of the sampling policy
     finished: bool  # True if it ended with EOS or a stop string, False if cut by max_new_tokens
+    temperature: float = 1.0  # the distribution the log-probs are of (1.0 for greedy samples)
 
 
 @dataclass
@@ -105,9 +106,18 @@ def rendered_prefix(tokenizer: Any, messages: Sequence[Mapping[str, str]]) -> st
     return prefix if text.endswith(prefix) else prefix.rstrip()
 
 
+def logprob_temperature(temperature: float) -> float:
+    """The temperature whose distribution a sample's log-probs are taken under: the sampling temperature
+    (verl's actor and TRL's GRPO trainer divide the logits by it, so the PPO ratio compares the policy
+    that really sampled), or 1 for greedy decoding (temperature 0 has no distribution)."""
+    return float(temperature) if temperature > 0 else 1.0
+
+
 def sample_next(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p: float = 1.0
                 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """One token per row of ``logits`` ``[B, V]`` and its log-prob under ``softmax(logits)``.
+    """One token per row of ``logits`` ``[B, V]`` and its log-prob under ``softmax(logits / T)``, with T
+    the sampling temperature (``logprob_temperature``: 1 for greedy). top-k and top-p shape the draw but
+    not the log-prob, as in verl and TRL.
 
     The token is drawn from ``softmax(logits / temperature)`` restricted to the ``top_k`` most likely
     tokens (0: all), then to the smallest most-likely set whose mass reaches ``top_p``, renormalised;
@@ -116,11 +126,12 @@ def sample_next(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p:
     which is slow on CPUs for large vocabularies); a token of probability zero is never drawn.
     """
     logits = logits.float()
-    norm = torch.logsumexp(logits, dim=-1)
     if temperature <= 0:
         token = logits.argmax(dim=-1)
+        scaled = logits
     else:
         z = logits / temperature if temperature != 1.0 else logits
+        scaled = z
         vocab = z.shape[-1]
         if 0 < top_k < vocab:
             kth = torch.topk(z, top_k, dim=-1).values[:, -1:]
@@ -133,7 +144,7 @@ def sample_next(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p:
             drop[:, 0] = False
             z = z.scatter(-1, order, sorted_z.masked_fill(drop, float("-inf")))
         token = _inverse_cdf_draw(torch.softmax(z, dim=-1))
-    return token, logits.gather(-1, token[:, None]).squeeze(-1) - norm
+    return token, scaled.gather(-1, token[:, None]).squeeze(-1) - torch.logsumexp(scaled, dim=-1)
 
 
 DRAW_BLOCK = 256  # tokens per block of the two-level inverse-CDF draw
@@ -325,7 +336,8 @@ def _linear_bytes(modules: Iterable[torch.nn.Module]) -> int:
     return sum(m.weight.numel() * m.weight.element_size() for m in modules if isinstance(m, torch.nn.Linear))
 
 
-def zero_logprobs(prompts: list[list[int]], responses: list[list[int]]) -> list[list[float]]:
+def zero_logprobs(prompts: list[list[int]], responses: list[list[int]], temperature: float = 1.0
+                  ) -> list[list[float]]:
     """A backend's ``score`` where nobody needs log-probs (evaluation): zeros, one per response token."""
     return [[0.0] * len(r) for r in responses]
 
@@ -339,7 +351,8 @@ class TransformersRollout:
       that share a prompt (the ``n`` samples of one prompt) share one prefill; rows that end (EOS or a
       stop string) leave the batch. Each step samples from ``softmax(logits / temperature)`` restricted
       by ``top_k`` then ``top_p`` (temperature 0: argmax) and nothing else. With ``reuse_logprobs`` the
-      stored log-probs are the generation forward's own (temperature 1, float32): they equal the
+      stored log-probs are the generation forward's own (under ``softmax(logits / temperature)``,
+      float32): they equal the
       training path's within float tolerance when that path computes in the model's dtype without
       autocast; otherwise ``score`` is called as with ``hf-generate``. On CPU in float32 the linear
       layers compute with MKL-packed weights during the call (``packed_linears``; ``pack_weights``),
@@ -421,10 +434,11 @@ class TransformersRollout:
         finally:
             stack.close()
             self.model.train(was_training)
+        temperature = logprob_temperature(gen.temperature)
         if logprobs is None:
-            logprobs = self.score(rows, [r[0] for r in responses])
+            logprobs = self.score(rows, [r[0] for r in responses], temperature=temperature)
         samples = [Sample(prompt_ids=list(p), response_ids=r[0], text=prefixes[k // gen.n] + r[1], logprobs=lp,
-                          finished=r[2])
+                          finished=r[2], temperature=temperature)
                    for k, (p, r, lp) in enumerate(zip(rows, responses, logprobs))]
         return [samples[i * gen.n:(i + 1) * gen.n] for i in range(len(prompt_ids))]
 
@@ -469,7 +483,7 @@ class TransformersRollout:
     def _sample_loop(self, chunk: list[list[int]], gen: GenerationConfig, eos_ids: set[int], pad: int,
                      decoder: LlamaDecoder | None = None) -> tuple[list[list[int]], list[list[float]]]:
         """Generated ids (uncut: up to EOS, a detected stop string or ``max_new_tokens``) and their
-        temperature-1 log-probs, for each row of ``chunk``. The prefill is the model's forward; the
+        log-probs at the sampling temperature, for each row of ``chunk``. The prefill is the model's forward; the
         decoding steps are ``decoder``'s where given, else the model's forward too."""
         model = self.model
         device = next(model.parameters()).device

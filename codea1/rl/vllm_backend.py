@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from codea1.errors import UserError
-from codea1.rl.rollout import GenerationConfig, Sample, zero_logprobs
+from codea1.rl.rollout import GenerationConfig, Sample, logprob_temperature, zero_logprobs
 
 SEED_SPACE = 2**31 - 1
 
@@ -235,8 +235,10 @@ class VLLMRollout:
             for c in completions:
                 rows.append(list(ids))
                 responses.append((list(c.token_ids), c.text, c.finish_reason == "stop"))
-        logprobs = self.score(rows, [r[0] for r in responses])
-        samples = [Sample(prompt_ids=p, response_ids=r[0], text=r[1], logprobs=lp, finished=r[2])
+        temperature = logprob_temperature(gen.temperature)
+        logprobs = self.score(rows, [r[0] for r in responses], temperature=temperature)
+        samples = [Sample(prompt_ids=p, response_ids=r[0], text=r[1], logprobs=lp, finished=r[2],
+                          temperature=temperature)
                    for p, r, lp in zip(rows, responses, logprobs)]
         return [samples[i * gen.n:(i + 1) * gen.n] for i in range(len(prompt_ids))]
 
