@@ -8,6 +8,13 @@
         1 when some fail (2 for a bad SPEC or file, as for every user error).
     codea1 data convert SPEC --output OUT.jsonl [--split ...] [--source NAME] [--limit N] [--check]
         Writes the problems of any source as JSONL of Problem rows (readable again as a SPEC).
+    codea1 data split SPEC --held-out N --seed S --train-output A.jsonl --held-out-output B.jsonl [...]
+        A fixed-seed split of a problem set into training and held-out problems (ids sorted in each file).
+    codea1 data decontaminate SPEC --against HELD_OUT [--against ...] --output KEPT.jsonl
+                              [--report report.json] [--no-behaviour] [--threshold 0.5]
+        Drops the problems of SPEC that are near-duplicates of any held-out problem (same entry-point
+        name, overlapping description, or GTs that pass each other's golden tests: codea1.data.decontam)
+        and prints every pair found with its signals.
 
 SPEC: bundled | bundled:train | bundled:eval | humaneval | kodcode | kodcode:PATH | FILE.jsonl | FILE.parquet
 """
@@ -18,6 +25,7 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 SPEC_HELP = ("problem source: bundled, bundled:train, bundled:eval, humaneval, kodcode, kodcode:PATH, "
              "a .jsonl of problems or a reference-schema .parquet")
@@ -61,6 +69,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_selection(convert)
     convert.add_argument("--check", action="store_true", help="drop problems whose GT fails its tests")
     convert.set_defaults(func=run_convert)
+
+    split = data_sub.add_parser("split", help="a fixed-seed split into training and held-out problems")
+    split.add_argument("spec", metavar="SPEC", help=SPEC_HELP)
+    split.add_argument("--held-out", type=int, required=True, help="how many problems to hold out")
+    split.add_argument("--seed", type=int, default=0, help="the split's seed (default 0)")
+    split.add_argument("--train-output", type=Path, required=True, help="the .jsonl of training problems")
+    split.add_argument("--held-out-output", type=Path, required=True, help="the .jsonl of held-out problems")
+    add_selection(split)
+    split.set_defaults(func=run_split)
+
+    dec = data_sub.add_parser("decontaminate", help="drop training problems that near-duplicate held-out ones")
+    dec.add_argument("spec", metavar="SPEC", help=SPEC_HELP + " (the training problems)")
+    dec.add_argument("--against", action="append", required=True, metavar="HELD_OUT",
+                     help="a held-out problem source (repeat for several)")
+    dec.add_argument("--output", type=Path, required=True, help="the .jsonl of the training problems kept")
+    dec.add_argument("--report", type=Path, default=None, help="write the pairs found as JSON here")
+    dec.add_argument("--no-behaviour", action="store_true",
+                     help="textual signals only (no sandbox run of each GT on the other's golden tests)")
+    dec.add_argument("--threshold", type=float, default=0.5,
+                     help="description bigram Jaccard index that makes a pair (default 0.5)")
+    dec.add_argument("--workers", type=int, default=None, help="sandbox workers (default: CPUs available)")
+    add_selection(dec)
+    dec.set_defaults(func=run_decontaminate)
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -140,4 +171,67 @@ def run_convert(args: argparse.Namespace) -> int:
     problems = load_problems(args.spec, check=args.check, **selection(args))
     write_problems_jsonl(problems, args.output)
     print(f"wrote {len(problems)} problems to {args.output}")
+    return 0
+
+
+def split_ids(ids: list[str], held_out: int, seed: int) -> tuple[list[str], list[str]]:
+    """(training ids, held-out ids), each sorted: `held_out` ids drawn with a seeded shuffle of the sorted
+    ids, so the split depends only on the ids and the seed."""
+    import random
+
+    order = sorted(ids)
+    random.Random(seed).shuffle(order)
+    return sorted(order[held_out:]), sorted(order[:held_out])
+
+
+def run_split(args: argparse.Namespace) -> int:
+    from codea1.data.loaders import load_problems
+    from codea1.data.problem import write_problems_jsonl
+    from codea1.errors import UserError
+
+    problems = load_problems(args.spec, **selection(args))
+    if not 0 < args.held_out < len(problems):
+        raise UserError(f"--held-out must be between 1 and {len(problems) - 1} for {len(problems)} problems, "
+                        f"got {args.held_out}")
+    train_ids, held_ids = split_ids([p.id for p in problems], args.held_out, args.seed)
+    by_id = {p.id: p for p in problems}
+    write_problems_jsonl([by_id[i] for i in train_ids], args.train_output)
+    write_problems_jsonl([by_id[i] for i in held_ids], args.held_out_output)
+    print(f"wrote {len(train_ids)} training problems to {args.train_output} and {len(held_ids)} held-out "
+          f"problems to {args.held_out_output} (seed {args.seed})")
+    return 0
+
+
+def print_pairs(pairs: list, write: Any = print) -> None:
+    """One line per contamination pair: the two ids, entry points and signals."""
+    for p in pairs:
+        write(f"  {p.train_id} ({p.train_entry_point}) ~ {p.held_out_id} ({p.held_out_entry_point}): "
+              f"{', '.join(p.signals)}" + (f" (description {p.description_similarity:.2f})"
+                                           if "description" in p.signals else ""))
+
+
+def run_decontaminate(args: argparse.Namespace) -> int:
+    from codea1.data import decontam
+    from codea1.data.loaders import load_problems
+    from codea1.data.problem import write_problems_jsonl
+    from codea1.sandbox import Executor
+
+    train = load_problems(args.spec, **selection(args))
+    held = [p for spec in args.against for p in load_problems(spec)]
+    settings = {"against": args.against, "behaviour": not args.no_behaviour, "ngram_threshold": args.threshold,
+                "tests_per_problem": decontam.TESTS_PER_PROBLEM}
+    if args.no_behaviour:
+        kept, pairs = decontam.decontaminate(train, held, None, ngram_threshold=args.threshold, behaviour=False)
+    else:
+        print(f"running each GT on the other side's golden tests ({len(train)} x {len(held)} problems) ...")
+        with Executor(workers=args.workers) as ex:
+            kept, pairs = decontam.decontaminate(train, held, ex, ngram_threshold=args.threshold)
+    print_pairs(pairs)
+    write_problems_jsonl(kept, args.output)
+    if args.report is not None:
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        args.report.write_text(json.dumps(decontam.report(train, held, kept, pairs, settings), indent=1),
+                               encoding="utf-8")
+    print(f"kept {len(kept)} of {len(train)} problems ({len(train) - len(kept)} dropped, {len(pairs)} pairs) "
+          f"in {args.output}")
     return 0
