@@ -253,6 +253,10 @@ class DataSection(Section):
     difficulty: str | None = knob(None, "keep only problems with this difficulty label (e.g. 'hard')")
     limit: int | None = knob(None, "use at most this many problems", low=1)
     check_gt: bool = knob(True, "run each GT against its golden tests first and drop broken rows")
+    require_golden_tests: bool = knob(True, "keep only problems with golden tests, whatever the method: golden "
+                                            "needs them, and one rule for every method gives a1, golden and "
+                                            "selfplay the same problems in the same order (false: a1 and "
+                                            "selfplay also play problems without golden tests)")
 
 
 @dataclass

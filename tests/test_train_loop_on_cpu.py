@@ -116,3 +116,33 @@ def test_baselines_run_two_steps(method: str, tmp_path: Path) -> None:
         assert "test_reward" in rows[-1]
     train(cfg, tmp_path / "run", resume=True, max_steps=3, policy_factory=scripted_factory(_problems(cfg)))
     assert [r["step"] for r in read_metrics(tmp_path / "run" / "metrics.jsonl")] == [1, 2, 3]
+
+
+def test_every_method_reads_the_same_questions_in_the_same_order(tmp_path) -> None:
+    """One problem list for every method, even where some problems have no golden tests (before, golden
+    dropped them and shuffled a shorter list than a1 and selfplay, so the orders differed from step 1)."""
+    import dataclasses
+
+    from codea1.data import load_problems, write_problems_jsonl
+    from codea1.errors import UserError
+
+    problems = load_problems("bundled:train")[:8]
+    for i in (1, 4, 6):
+        problems[i] = dataclasses.replace(problems[i], golden_tests=[])
+    data = tmp_path / "mixed.jsonl"
+    write_problems_jsonl(problems, data)
+    ids = {}
+    for method in ("golden", "a1", "selfplay"):
+        cfg = load_config(CONFIGS / "tiny-cpu.yaml", [*SMALL, f"method={method}", f"data.train={data}",
+                                                      "data.limit=null", "train.data_epochs=2"])
+        run_dir = tmp_path / method
+        train(cfg, run_dir, max_steps=4, policy_factory=scripted_factory(problems))
+        ids[method] = [[json.loads(line)["question_id"] for line in
+                        (run_dir / "rollouts" / f"step_{k}.jsonl").read_text().splitlines()] for k in range(1, 5)]
+    assert ids["golden"] == ids["a1"] == ids["selfplay"]
+    seen = [q for step in ids["a1"] for q in step]
+    assert len(set(seen)) == 5 and not {problems[i].id for i in (1, 4, 6)} & set(seen)  # one epoch of 5, then more
+    with pytest.raises(UserError, match="require_golden_tests"):
+        cfg = load_config(CONFIGS / "tiny-cpu.yaml", [*SMALL, "method=golden", f"data.train={data}",
+                                                      "data.require_golden_tests=false"])
+        train(cfg, tmp_path / "refused", max_steps=1, policy_factory=scripted_factory(problems))

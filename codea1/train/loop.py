@@ -74,8 +74,10 @@ def planned_steps(cfg: Config, n_problems: int, max_steps: int | None) -> int:
 
 
 def load_training_problems(cfg: Config, executor: Any = None, console: Any = None) -> list[Any]:
-    """The training problems: data.train filtered by difficulty and limit, then (data.check_gt) only
-    those whose GT passes its own golden tests; golden runs also need golden tests."""
+    """The training problems: data.train filtered by difficulty and limit, then (data.require_golden_tests)
+    only those with golden tests, then (data.check_gt) only those whose GT passes them. The filters are
+    the same for every method, so runs of two methods with one seed and data read the same questions in
+    the same order."""
     from codea1.data import check_problems, load_problems
 
     try:
@@ -84,7 +86,9 @@ def load_training_problems(cfg: Config, executor: Any = None, console: Any = Non
         raise
     except (OSError, ValueError) as exc:
         raise UserError(f"data.train: cannot read dataset {cfg.data.train!r} ({exc})") from None
-    if METHODS[cfg.method].needs_golden_tests:
+    if METHODS[cfg.method].needs_golden_tests and not cfg.data.require_golden_tests:
+        raise UserError(f"method {cfg.method} is rewarded by golden tests: set data.require_golden_tests=true")
+    if cfg.data.require_golden_tests:
         problems = [p for p in problems if p.golden_tests]
     if cfg.data.check_gt and problems:
         results = check_problems(problems, executor, timeout=cfg.game.test_timeout * 5)
@@ -97,8 +101,8 @@ def load_training_problems(cfg: Config, executor: Any = None, console: Any = Non
         problems = [p for p in problems if p.id in ok]
     if not problems:
         raise UserError(f"data.train: no usable problems in {cfg.data.train!r} (every GT failed its golden "
-                        f"tests, or none has golden tests for method {cfg.method}); fix the dataset or "
-                        f"choose another")
+                        f"tests, or none has golden tests and data.require_golden_tests is true); fix the "
+                        f"dataset or choose another")
     return problems
 
 
