@@ -146,3 +146,17 @@ def test_every_method_reads_the_same_questions_in_the_same_order(tmp_path) -> No
         cfg = load_config(CONFIGS / "tiny-cpu.yaml", [*SMALL, "method=golden", f"data.train={data}",
                                                       "data.require_golden_tests=false"])
         train(cfg, tmp_path / "refused", max_steps=1, policy_factory=scripted_factory(problems))
+
+
+def test_replay_is_counted_and_happens_when_questions_come_back(tmp_path) -> None:
+    """metrics show how many Mistake Book tests each step replayed: none in the first epoch (every question
+    is new), some once the questions come back with tests stored against them."""
+    cfg = load_config(CONFIGS / "tiny-cpu.yaml", [*SMALL, "train.data_epochs=2"])
+    run_dir = tmp_path / "run"
+    train(cfg, run_dir, max_steps=6, policy_factory=scripted_factory(_problems(cfg)))
+    rows = read_metrics(run_dir / "metrics.jsonl")
+    assert [r["mistake_book_replayed"] for r in rows[:3]] == [0.0, 0.0, 0.0]
+    assert sum(r["mistake_book_replayed"] for r in rows[3:]) > 0
+    assert all(0 <= r["mistake_book_replay_questions"] <= cfg.train.batch_size for r in rows)
+    assert all(r["mistake_book_replayed"] <= cfg.game.history_size * r["mistake_book_replay_questions"]
+               for r in rows)

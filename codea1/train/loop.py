@@ -309,7 +309,8 @@ def summary_line(m: dict[str, Any], total: int) -> str:
         parts += [f"R_T {m['test_reward']:.3f}", f"valid {m.get('valid_ratio', 0.0):.2f}",
                   f"adv {m.get('adv', 0.0):.2f}",
                   (f"book {m.get('mistake_book_size', 0)} (+{m.get('mistake_book_added', 0)}"
-                   f"/-{m.get('mistake_book_removed', 0)})")]
+                   f"/-{m.get('mistake_book_removed', 0)}, replayed {int(m.get('mistake_book_replayed', 0))}"
+                   f", hist_pass {m.get('hist_pass', 0.0):.2f})")]
     else:
         parts.append(f"golden pass {m.get('golden_pass_rate', 0.0):.3f}")
     parts.append(f"{m.get('time_step', 0.0):.1f}s (gen {m.get('time_gen_code', 0.0):.1f}+"

@@ -178,6 +178,7 @@ class A1:
                 [s for b, m in selected for s in tests[b][m]], advantages(test_rewards, cfg))
 
         metrics = game_metrics(step, results, book, code_metrics, test_metrics, _flat(test_rewards))
+        metrics.update(replay_metrics(histories))
         if golden is not None:
             metrics["golden_pass_rate"] = mean(_flat(golden))
         metrics.update(_length_metrics("code", codes, seconds["gen_code"]))
@@ -313,6 +314,13 @@ def game_metrics(step: int, results: list, book_stats: dict, code_metrics: dict,
         **_prefixed("code_", code_metrics),
         **_prefixed("test_", test_metrics),
     }
+
+
+def replay_metrics(histories: Sequence[Sequence[Any]]) -> dict[str, float]:
+    """How much the Mistake Book replayed this step: the stored tests retrieved for the batch's questions
+    (each run against every valid code of its question) and the questions that had any."""
+    return {"mistake_book_replayed": float(sum(len(h) for h in histories)),
+            "mistake_book_replay_questions": float(sum(1 for h in histories if h))}
 
 
 def rollout_line(problem: Any, code_samples: list, test_samples: list[list], result: Any,
