@@ -128,10 +128,68 @@ def _without_times(path: Path) -> list[dict]:
              and k != "outside_model_frac"} for r in rows]
 
 
+def _check_reanalysis_files(out: Path) -> None:
+    """What a comparison leaves for re-analysis: the training problems selected once (every method's
+    run reads them), the id lists, the decontamination report, the power statement, per-problem
+    evaluations with their gzipped samples, and the commit."""
+    import gzip
+
+    from codea1.data import read_problems_jsonl
+
+    train_ids = json.loads((out / "train_ids.json").read_text())
+    assert [p.id for p in read_problems_jsonl(out / "train_problems.jsonl")] == train_ids
+    held = json.loads((out / "heldout_ids.json").read_text())
+    assert len(held) == 3 and not set(held) & set(train_ids)
+    report = json.loads((out / "decontamination.json").read_text())
+    assert report["kept"] == len(train_ids) and report["held_out"] == 3
+    for method in ("golden", "a1"):
+        cfg = (out / "runs" / method / "config.yaml").read_text()
+        assert "train_problems.jsonl" in cfg and "check_gt: false" in cfg
+    power = json.loads((out / "power.json").read_text())
+    assert power["problems"] == 3 and power["samples_per_problem"] == 2
+    for method, step in (("base", 0), ("golden", 2), ("a1", 2)):
+        ev = json.loads((out / "evals" / method / f"step_{step}.json").read_text())
+        assert set(ev["code"]["per_problem"]) == set(held)
+        with gzip.open(out / "evals" / method / f"step_{step}.samples.jsonl.gz", "rt") as handle:
+            rows = [json.loads(line) for line in handle]
+        code = [r for r in rows if r["role"] == "code"]
+        assert len(code) == 3 * 2 and {r["task_id"] for r in code} == set(held)
+        for tid, frac in ev["code"]["per_problem"].items():
+            mine = [r["passed"] for r in code if r["task_id"] == tid]
+            assert sum(mine) / len(mine) == frac  # the samples give back the per-problem figure
+        assert any(r["role"] == "test" for r in rows) == (method != "golden")
+    results = json.loads((out / "results.json").read_text())
+    assert results["power"] == power and results["code_commits"]
+    assert [(v["new"], v["old"]) for v in results["versus"]] == [("a1", "golden")]
+
+
+def test_power_statement_matches_the_spread_of_simulated_null_comparisons() -> None:
+    """The paired standard error from the base evaluation alone is the spread of the pass@1 difference
+    between two policies with the same per-problem pass rates (simulated), and the detectable difference
+    is 2.80 times it."""
+    import numpy as np
+
+    from codea1.train.compare import power_statement
+
+    hand = power_statement({"a": 0.5, "b": 0.0, "c": 1.0, "d": 0.25}, 4)
+    assert hand["paired_se"] == pytest.approx((2 * 0.25 / 3 + 2 * 0.1875 / 3) ** 0.5 / 4)
+    assert hand["mde_80"] == pytest.approx(2.8016 * hand["paired_se"], rel=1e-4)
+    rng = np.random.default_rng(0)
+    p_true = rng.beta(0.6, 1.4, size=120)
+    n = 8
+    base = rng.binomial(n, p_true) / n
+    se = power_statement(dict(enumerate(base)), n)["paired_se"]
+    diffs = (rng.binomial(n, p_true, size=(4000, 120)) - rng.binomial(n, p_true, size=(4000, 120))).mean(1) / n
+    assert se == pytest.approx(float(diffs.std()), rel=0.15)
+    assert power_statement({"a": 0.5}, 1)["paired_se"] is None
+
+
 def test_compare_resumes_after_sigkill_to_the_uninterrupted_results(tmp_path: Path) -> None:
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     first = _compare(whole)
     assert first.returncode == 0, first.stderr[-2000:]
+    _check_reanalysis_files(whole)
+    assert "smallest difference detectable at 80% power" in first.stderr
     # killed inside a1's second step (golden has no test policy, so learn_test:2 is reached in golden
     # first: the kill lands in golden's step 2, after its step-1 evaluation was written)
     dead = _compare(killed, kill_at="learn_test:2")

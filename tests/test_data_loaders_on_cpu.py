@@ -289,3 +289,17 @@ def test_problem_record_round_trips_through_dict():
     p = Problem(id="a", prompt="p", description="d", entry_point="f", gt_solution="def f():\n    return 1\n",
                 golden_tests=["assert f() == 1"], meta={"k": 1})
     assert Problem.from_dict(p.to_dict()) == p
+
+
+def test_several_sources_joined_by_commas(tmp_path):
+    from codea1.data import load_problems, write_problems_jsonl
+    from codea1.errors import UserError
+
+    train, held = load_problems("bundled:train"), load_problems("bundled:eval")
+    path = tmp_path / "part.jsonl"
+    write_problems_jsonl(train[:3], path)
+    both = load_problems(f"{path},bundled:eval")
+    assert [p.id for p in both] == [p.id for p in train[:3] + held]
+    assert len(load_problems(f"{path},bundled:eval", limit=4)) == 4
+    with pytest.raises(UserError, match="more than one source"):
+        load_problems(f"{path},bundled:train")

@@ -2,7 +2,8 @@
 
 spec: "bundled" | "bundled:train" | "bundled:eval" | "humaneval" | "kodcode" (KodCode-V1 from the hub) |
 "kodcode:PATH" (a local copy: dataset dir, .parquet or .jsonl) | a path to a .jsonl of Problem rows | a path
-to a reference-schema .parquet (HumanEval+/MBPP+ as used by Code-A1).
+to a reference-schema .parquet (HumanEval+/MBPP+ as used by Code-A1) | several of these joined by commas
+("held_out.jsonl,bundled:eval"), read one after the other (an id may appear only once).
 """
 
 from __future__ import annotations
@@ -17,6 +18,13 @@ NAMED = ("bundled", "bundled:train", "bundled:eval", "humaneval", "kodcode", "ko
 
 
 def _load(spec: str, difficulty: str | None, limit: int | None) -> list[Problem]:
+    if "," in spec and not Path(spec).exists():  # several sources, one after the other
+        problems = [p for part in spec.split(",") if part.strip() for p in _load(part.strip(), difficulty, None)]
+        seen: set[str] = set()
+        twice = sorted({p.id for p in problems if p.id in seen or seen.add(p.id)})
+        if twice:
+            raise UserError(f"'{spec}': problem id(s) {', '.join(twice[:3])} come from more than one source")
+        return problems
     name, sep, arg = spec.partition(":")
     if name == "bundled":
         from codea1.data.bundled import load_bundled

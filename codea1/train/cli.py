@@ -60,12 +60,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="training-time budget per method (summed step times); the run stops at the first "
                         "step that reaches it")
     c.add_argument("--eval-every", type=int, default=0, help="also evaluate every K steps (learning curves)")
-    c.add_argument("--eval-problems", default="bundled:eval", help="held-out problem spec")
+    c.add_argument("--eval-problems", default="bundled:eval",
+                   help="held-out problem spec (several joined by commas: 'held_out.jsonl,bundled:eval')")
     c.add_argument("--eval-limit", type=int, default=None, help="first N held-out problems (default: all)")
     c.add_argument("--code-samples", type=int, default=4, help="code samples per problem for pass@1")
     c.add_argument("--test-samples", type=int, default=1, help="Test LLM suites per problem (scores averaged)")
     c.add_argument("--test-k", type=int, default=5, help="asserts per suite scored (pass@k, mut@k)")
     c.add_argument("--no-mutation", action="store_true", help="skip mutation scoring (no mut@k, Mul)")
+    c.add_argument("--no-decontaminate", action="store_true",
+                   help="keep training problems that near-duplicate a held-out one (default: dropped, with a "
+                        "report in decontamination.json)")
     c.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
     c.set_defaults(func=_compare)
 
@@ -133,7 +137,7 @@ def _compare(args: argparse.Namespace) -> int:
                        minutes=args.minutes, eval_every=args.eval_every, eval_problems=args.eval_problems,
                        eval_limit=args.eval_limit, code_samples=args.code_samples, test_k=args.test_k,
                        test_samples=args.test_samples,
-                       mutation=not args.no_mutation, seed=cfg.seed)
+                       mutation=not args.no_mutation, seed=cfg.seed, decontaminate=not args.no_decontaminate)
     results = compare(args.out, cfg, spec)
     print((args.out / "results.md").read_text(encoding="utf-8"))
     print(f"results: {args.out / 'results.json'}; plots: {args.out / 'plots'}")

@@ -10,17 +10,28 @@ minutes of training time per method). Every policy is then evaluated on the same
   GT) and black-box (the question only), scored by codea1.eval.test_eval: the share of the suite's
   asserts that are valid, pass@k, mut@k (the project's mutation engine) and Mul.
 
+The training problems are selected once, before any method trains: data.train with every method's
+requirement applied to all (golden tests, a GT that passes them), then decontaminated against the
+held-out problems (codea1.data.decontam), written to train_problems.jsonl; every method trains on that
+file, so all read the same questions in the same order. Before training, the base evaluation gives a
+power statement: the paired standard error of a pass@1 difference and the smallest difference the
+comparison can detect (power.json).
+
 Everything lands in one output directory, and the same command resumes it: each method's training run
 resumes exactly from its last checkpoint (codea1.train.loop), and an evaluation already written is not
-redone. Layout: compare.json (what was asked), runs/<method>/ (training runs), evals/<method>/step_K.json,
-results.json, results.md and plots/*.png.
+redone. Layout: compare.json (what was asked), train_problems.jsonl, train_ids.json, heldout_ids.json,
+decontamination.json, power.json, runs/<method>/ (training runs), evals/<method>/step_K.json (with the
+per-problem figures) and step_K.samples.jsonl.gz (every held-out sample and its verdict), results.json
+(with the code commit), results.md and plots/*.png.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
+import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -50,6 +61,7 @@ class CompareSpec:
     mutation: bool = True
     bootstrap: int = 10_000
     seed: int = 0
+    decontaminate: bool = True  # drop training problems that near-duplicate a held-out one
 
     def validate(self) -> None:
         unknown = [m for m in self.methods if m not in METHOD_ORDER]
@@ -117,6 +129,54 @@ def held_out_difference(new: dict[str, Any], old: dict[str, Any], *, samples: in
     return rows
 
 
+Z_95 = 1.959964  # two-sided 5% level
+Z_80 = 0.841621  # 80% power
+
+
+def power_statement(per_problem: dict[str, float], samples: int) -> dict[str, Any]:
+    """What a paired pass@1 comparison on these problems can detect, from the base evaluation alone.
+
+    Each problem's pass fraction from `samples` draws has sampling variance p(1-p)/n, estimated without
+    bias by p̂(1-p̂)/(n-1); the difference of two such fractions (base, trained), with an unchanged p,
+    has twice that. The paired standard error of the mean difference over P problems is the root of
+    the sum over P squared; the smallest detectable difference at 80% power and a two-sided 5% level is
+    (1.96 + 0.84) times it. Real per-problem effects vary, which adds variance: this is a lower bound
+    on the detectable difference, not a promise."""
+    n = int(samples)
+    values = list(per_problem.values())
+    if not values or n < 2:
+        return {"problems": len(values), "samples_per_problem": n, "paired_se": None, "mde_80": None}
+    var = sum(2.0 * p * (1.0 - p) / (n - 1) for p in values) / len(values) ** 2
+    se = math.sqrt(var)
+    return {"problems": len(values), "samples_per_problem": n, "base_pass@1": sum(values) / len(values),
+            "paired_se": se, "mde_80": (Z_95 + Z_80) * se, "level": 0.05, "power": 0.8,
+            "note": "sampling noise only (no problem-level variation of the effect): a lower bound"}
+
+
+def power_line(power: dict[str, Any]) -> str:
+    """The power statement in one sentence (percentage points)."""
+    if power.get("paired_se") is None:
+        return "power: not computable (fewer than 2 samples per problem)"
+    return (f"power: {power['problems']} held-out problems x {power['samples_per_problem']} samples, base "
+            f"pass@1 {100 * power['base_pass@1']:.1f}%: paired standard error of a pass@1 difference "
+            f">= {100 * power['paired_se']:.2f} points; the smallest difference detectable at 80% power "
+            f"(two-sided 5%) is >= {100 * power['mde_80']:.2f} points")
+
+
+def code_commit() -> dict[str, Any]:
+    """The git commit the running codea1 package comes from (and whether its tree had changes), or
+    {"commit": None} outside a git checkout."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None}
+    return {"commit": commit, "dirty": bool(dirty)}
+
+
 def distinct_valid(calls: Sequence[str], valid: Sequence[bool]) -> int:
     """How many of a suite's tests are valid and call something no earlier test of the suite called: the
     game counts a repeated CALL invalid (`codea1.game.play.validate_suite`), so a suite that repeats one
@@ -146,6 +206,21 @@ def _write_json(path: Path, data: Any) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
     os.replace(tmp, path)
+
+
+def _write_eval(path: Path, record: dict[str, Any]) -> None:
+    """An evaluation: its samples (every held-out response and verdict) gzipped beside it, written first,
+    then the JSON that marks the evaluation as done."""
+    samples = record.pop("samples", [])
+    record.setdefault("code_commit", code_commit().get("commit"))
+    gz = path.with_name(path.stem + ".samples.jsonl.gz")
+    gz.parent.mkdir(parents=True, exist_ok=True)
+    tmp = gz.with_name(gz.name + ".tmp")
+    with gzip.open(tmp, "wt", encoding="utf-8") as handle:
+        for row in samples:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    os.replace(tmp, gz)
+    _write_json(path, record)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -179,11 +254,14 @@ def evaluate_code(policy: Any, problems: list, executor: Any, cfg: Config, spec:
     gen = GenerationConfig.of(cfg.eval, n=spec.code_samples, seed=spec.seed + 1)
     rows = policy.generate(_code_prompts(problems, cfg), gen)
     solutions = [(p.id, extract_code(s.text)) for p, row in zip(problems, rows) for s in row]
-    summary, _results, _tasks = evaluate_samples(problems, solutions, executor)
+    summary, results, _tasks = evaluate_samples(problems, solutions, executor)
     per_problem = {tid: t["correct"] / t["n"] for tid, t in summary["tasks"].items() if t["n"]}
     mean, low, high = bootstrap_interval(list(per_problem.values()), samples=spec.bootstrap, seed=spec.seed)
+    texts = [(p.id, s.text) for p, row in zip(problems, rows) for s in row]
+    kept = [{"role": "code", "task_id": tid, "response": text, "passed": r.passed, "status": r.status}
+            for (tid, text), r in zip(texts, results)]
     return {"pass@1": mean, "ci95": [low, high], "problems": len(per_problem), "samples": spec.code_samples,
-            "per_problem": per_problem, "excluded": summary.get("excluded", [])}
+            "per_problem": per_problem, "excluded": summary.get("excluded", []), "sample_rows": kept}
 
 
 def evaluate_tests(policy: Any, problems: list, executor: Any, cfg: Config, spec: CompareSpec,
@@ -201,6 +279,7 @@ def evaluate_tests(policy: Any, problems: list, executor: Any, cfg: Config, spec
     k, n = spec.test_k, spec.test_samples
     keys = (f"pass@{k}", f"mut@{k}", "Mul", "functions_all_valid", "functions_mutation_scored")
     out: dict[str, Any] = {}
+    sample_rows: list[dict[str, Any]] = []
     for mode in modes:
         whitebox = mode == "whitebox"
         gen = GenerationConfig.of(cfg.generation.test, n=n, seed=spec.seed + (2 if whitebox else 3))
@@ -209,6 +288,8 @@ def evaluate_tests(policy: Any, problems: list, executor: Any, cfg: Config, spec
         distinct: dict[str, list[float]] = {p.id: [] for p in problems}
         totals = dict.fromkeys(keys, 0.0)
         parsed_counts = []
+        sample_rows += [{"role": "test", "mode": mode, "task_id": p.id, "suite": i, "response": row[i].text}
+                        for p, row in zip(problems, rows) for i in range(n)]
         for i in range(n):
             suites = {p.id: parse_test_suite(row[i].text, p.entry_point).tests for p, row in zip(problems, rows)}
             parsed = {tid: [t.statement for t in tests] for tid, tests in suites.items()}
@@ -229,16 +310,23 @@ def evaluate_tests(policy: Any, problems: list, executor: Any, cfg: Config, spec
             mean, low, high = bootstrap_interval(list(per_problem.values()), samples=spec.bootstrap, seed=spec.seed)
             out[mode].update({f"valid_ratio{suffix}": mean, f"valid_ratio{suffix}_ci95": [low, high],
                               f"per_problem{suffix}": per_problem})
+    out["sample_rows"] = sample_rows
     return out
 
 
 def evaluate_policies(code_policy: Any, test_policy: Any, problems: list, executor: Any, cfg: Config,
                       spec: CompareSpec) -> dict[str, Any]:
+    """Both policies on the held-out problems; "samples" holds every response with its verdict (written
+    beside the evaluation, not inside it)."""
     t0 = time.perf_counter()
-    result: dict[str, Any] = {"code": evaluate_code(code_policy, problems, executor, cfg, spec)}
+    code = evaluate_code(code_policy, problems, executor, cfg, spec)
+    samples = code.pop("sample_rows")
+    result: dict[str, Any] = {"code": code}
     if test_policy is not None:
         result["tests"] = evaluate_tests(test_policy, problems, executor, cfg, spec)
+        samples += result["tests"].pop("sample_rows")
     result["seconds"] = round(time.perf_counter() - t0, 1)
+    result["samples"] = samples
     return result
 
 
@@ -272,13 +360,20 @@ class Comparison:
                 raise UserError(f"{self.out} exists and is not a comparison directory; choose another --out")
             _write_json(path, record)
 
+    @property
+    def train_path(self) -> Path:
+        return self.out / "train_problems.jsonl"
+
     def method_config(self, method: str) -> Config:
+        """The method's run config: the comparison's, training on the problems selected once for all."""
         from codea1.config import config_from_dict
 
         data = self.cfg.to_dict()
         data["method"] = "a1" if method == "base" else method
         data["train"]["max_steps"] = self.spec.steps
         data["train"]["progress"] = False
+        data["data"].update(train=str(self.train_path.resolve()), limit=None, difficulty=None, check_gt=False,
+                            require_golden_tests=True)
         return config_from_dict(data)
 
     def eval_path(self, method: str, step: int) -> Path:
@@ -296,11 +391,59 @@ class Comparison:
             raise UserError(f"{spec.eval_problems}: no held-out problems")
         (self.out / "runs").mkdir(parents=True, exist_ok=True)
         with make_executor(self.cfg, hide_paths=[str(self.out.resolve())]) as executor:
+            self.select_training_problems(problems, executor)
             self._base(problems, executor)
+            if any(m != "base" for m in spec.methods):
+                self.console.print(power_line(self.power()), soft_wrap=True, highlight=False)
             for method in spec.methods:
                 if method != "base":
                     self._method(method, problems, executor)
         return self.write_results()
+
+    def select_training_problems(self, held_out: list, executor: Any) -> None:
+        """Once per comparison: data.train with every method's requirements (golden tests, a GT that
+        passes them), decontaminated against the held-out problems; written with the id lists and the
+        decontamination report. Every method trains on train_problems.jsonl."""
+        if self.train_path.is_file():
+            return
+        from codea1.config import config_from_dict
+        from codea1.data import decontam, write_problems_jsonl
+        from codea1.train.loop import load_training_problems
+
+        data = self.cfg.to_dict()
+        data["method"] = "golden"  # the strictest requirements, applied to every method
+        data["data"]["require_golden_tests"] = True
+        train = load_training_problems(config_from_dict(data), executor, self.console)
+        if self.spec.decontaminate:
+            self.console.print(f"decontaminating {len(train)} training problems against {len(held_out)} held-out "
+                               f"problems (names, descriptions, GTs on each other's golden tests)", soft_wrap=True)
+            kept, pairs = decontam.decontaminate(train, held_out, executor)
+        else:
+            kept, pairs = list(train), []
+        for line in [f"  {p.train_id} ~ {p.held_out_id}: {', '.join(p.signals)}" for p in pairs]:
+            self.console.print(line, highlight=False, soft_wrap=True)
+        if not kept:
+            raise UserError(f"data.train: every training problem is a near-duplicate of a held-out one "
+                            f"(decontamination.json); choose other training or held-out problems")
+        self.console.print(f"training problems: {len(kept)} of {len(train)} kept ({len(train) - len(kept)} "
+                           f"dropped as near-duplicates of held-out problems)", soft_wrap=True)
+        _write_json(self.out / "decontamination.json",
+                    decontam.report(train, held_out, kept, pairs, {"enabled": self.spec.decontaminate}))
+        _write_json(self.out / "train_ids.json", [p.id for p in kept])
+        _write_json(self.out / "heldout_ids.json", {p.id: p.source or "unknown" for p in held_out})
+        tmp = self.train_path.with_name(self.train_path.name + ".tmp")
+        write_problems_jsonl(kept, tmp)
+        os.replace(tmp, self.train_path)
+
+    def power(self) -> dict[str, Any]:
+        """The power statement from the base evaluation (power.json, written once)."""
+        path = self.out / "power.json"
+        if path.is_file():
+            return json.loads(path.read_text(encoding="utf-8"))
+        base = self.evals("base")[0]
+        power = power_statement(base["code"]["per_problem"], base["code"]["samples"])
+        _write_json(path, power)
+        return power
 
     def _base(self, problems: list, executor: Any) -> None:
         path = self.eval_path("base", 0)
@@ -311,7 +454,7 @@ class Comparison:
         cfg = self.method_config("base")
         self.console.print(f"[bold]base[/bold]: evaluating the start policies on {len(problems)} problems")
         code_policy, test_policy = build_policies(cfg)
-        _write_json(path, {"method": "base", "step": 0,
+        _write_eval(path, {"method": "base", "step": 0,
                            **evaluate_policies(code_policy, test_policy, problems, executor, cfg, self.spec)})
 
     def _method(self, method: str, problems: list, executor: Any) -> None:
@@ -351,7 +494,7 @@ class Comparison:
             code_policy, test_policy = held["pair"]
             test_policy = test_policy if method != "golden" else None  # golden trains no Test LLM
             self.console.print(f"[bold]{method}[/bold]: evaluating step {step} on {len(problems)} problems")
-            _write_json(self.eval_path(method, step), {
+            _write_eval(self.eval_path(method, step), {
                 "method": method, "step": step,
                 "train_seconds": train_seconds(read_metrics(run_dir / "metrics.jsonl")),
                 **evaluate_policies(code_policy, test_policy, problems, executor, cfg, self.spec)})
@@ -371,6 +514,10 @@ class Comparison:
         spec = self.spec
         base_rows = self.evals("base")
         base = base_rows[0] if base_rows else None
+        ids_path = self.out / "heldout_ids.json"
+        sources = json.loads(ids_path.read_text(encoding="utf-8")) if ids_path.is_file() else {}
+        if len(set(sources.values())) < 2:
+            sources = {}  # one part: the pooled figures say it all
         k = spec.test_k
         table: dict[str, Any] = {}
         for method in spec.methods:
@@ -396,12 +543,31 @@ class Comparison:
                         scores["valid_delta_vs_base"], scores["valid_delta_ci95"] = d, [lo, hi]
                 entry["tests"] = tests
                 entry["tests_from"] = method if final.get("tests") else "base (not trained)"
+            if base is not None and sources:
+                entry["code"]["by_source"] = by_source(final["code"]["per_problem"], base["code"]["per_problem"],
+                                                       sources, method != "base", spec)
             if method != "base":
                 metrics = read_metrics(self.out / "runs" / method / "metrics.jsonl")
                 entry["train_seconds"] = round(train_seconds(metrics), 1)
                 entry["first_step_code_reward"] = metrics[0].get("code_reward") if metrics else None
+                entry["epochs_seen"] = (max(int(r.get("epoch", 0)) for r in metrics) + 1) if metrics else 0
+                if any("mistake_book_replayed" in r for r in metrics):
+                    entry["mistake_book_replayed"] = sum(float(r.get("mistake_book_replayed", 0)) for r in metrics)
+                    entry["steps_with_replay"] = sum(1 for r in metrics if r.get("mistake_book_replayed"))
             table[method] = entry
+        versus = []
+        for new, old in (("a1", "golden"), ("a1", "selfplay"), ("golden", "selfplay")):
+            if new in table and old in table and new != "base":
+                a, b = self.evals(new)[-1]["code"]["per_problem"], self.evals(old)[-1]["code"]["per_problem"]
+                d, lo, hi = paired_difference(a, b, samples=spec.bootstrap, seed=spec.seed)
+                versus.append({"new": new, "old": old, "delta": d, "ci95": [lo, hi]})
+        commits = sorted({r.get("code_commit") for m in spec.methods
+                          for r in (base_rows if m == "base" else self.evals(m)) if r.get("code_commit")})
+        power_path = self.out / "power.json"
         results = {"spec": asdict(spec), "held_out": {"problems": spec.eval_problems, "limit": spec.eval_limit},
+                   "code_commits": commits,
+                   "power": json.loads(power_path.read_text(encoding="utf-8")) if power_path.is_file() else None,
+                   "versus": versus,
                    "methods": table,
                    "curves": {m: [{"step": r["step"], "pass@1": r["code"]["pass@1"]} for r in
                                   (base_rows if m == "base" else base_rows[:1] + self.evals(m))]
@@ -410,6 +576,20 @@ class Comparison:
         (self.out / "results.md").write_text(markdown_table(results, k), encoding="utf-8")
         write_curves(self.out, spec.methods)
         return results
+
+
+def by_source(per_problem: dict[str, float], base: dict[str, float], sources: dict[str, str], delta: bool,
+              spec: CompareSpec) -> dict[str, Any]:
+    """pass@1 (and the paired difference to base) for each part of a held-out set made of several sources."""
+    out: dict[str, Any] = {}
+    for source in sorted(set(sources.values())):
+        mine = {k: v for k, v in per_problem.items() if sources.get(k) == source}
+        mean, lo, hi = bootstrap_interval(list(mine.values()), samples=spec.bootstrap, seed=spec.seed)
+        out[source] = {"problems": len(mine), "pass@1": mean, "ci95": [lo, hi]}
+        if delta:
+            d, dlo, dhi = paired_difference(mine, base, samples=spec.bootstrap, seed=spec.seed)
+            out[source].update(delta_vs_base=d, delta_ci95=[dlo, dhi])
+    return out
 
 
 def _last_step(run_dir: Path) -> int:
@@ -464,6 +644,25 @@ def markdown_table(results: dict[str, Any], k: int) -> str:
         else:
             cells += ["-"] * 7
         lines.append("| " + " | ".join(cells) + " |")
+    parts = [(m, e["code"]["by_source"]) for m, e in results["methods"].items() if e["code"].get("by_source")]
+    if parts:
+        lines += ["", "Code pass@1 by part of the held-out set:", "",
+                  "| method | part | problems | pass@1 | vs base |", "|---|---|---|---|---|"]
+        for method, table in parts:
+            for source, c in table.items():
+                delta = "-"
+                if "delta_vs_base" in c:
+                    delta = (f"{100 * c['delta_vs_base']:+.1f} [{100 * c['delta_ci95'][0]:+.1f}, "
+                             f"{100 * c['delta_ci95'][1]:+.1f}]")
+                lines.append(f"| {method} | {source} | {c['problems']} | {_pct(c['pass@1'])} "
+                             f"[{_pct(c['ci95'][0])}, {_pct(c['ci95'][1])}] | {delta} |")
+    for v in results.get("versus") or []:
+        lines += ["", f"{v['new']} vs {v['old']} (code pass@1, paired): {100 * v['delta']:+.1f} "
+                      f"[{100 * v['ci95'][0]:+.1f}, {100 * v['ci95'][1]:+.1f}]"]
+    if results.get("power"):
+        lines += ["", power_line(results["power"])]
+    if results.get("code_commits"):
+        lines += ["", f"code commit(s): {', '.join(results['code_commits'])}"]
     return "\n".join(lines) + "\n"
 
 
