@@ -8,8 +8,8 @@ SFT model:
   config without the cold-start settings samples), scored by the game itself (codea1.game.play_step
   with the GT as the code): mean valid_ratio of the suites, asserts the parser reads per response,
   and oracle-validated tests per response;
-- the Code LLM's pass rate on the golden tests with the eval sampling (codea1.train.demo's
-  evaluate_code_policy).
+- the Code LLM's pass rate on the golden tests with the eval sampling (codea1.train.compare.evaluate_code,
+  as the demo measures it).
 
     PYTHONPATH=. python benchmarks/cold_start.py --config codea1/configs/smollm2-cpu.yaml \\
         --sft-dir runs/sft-smollm2 --limit 16 --n 4
@@ -94,7 +94,7 @@ def main() -> int:
 
     from codea1.config import load_config
     from codea1.data import load_problems
-    from codea1.train.demo import evaluate_code_policy
+    from codea1.train.compare import CompareSpec, evaluate_code
     from codea1.train.loop import make_executor
     from codea1.train.sft import SHARED, run_sft
 
@@ -141,7 +141,8 @@ def main() -> int:
                 loaded.clear()
                 loaded[name] = Sampler(name)
             print(f"{label} model: sampling code ...", file=sys.stderr)
-            code[label] = evaluate_code_policy(loaded[name], problems, executor, cfg, seed=cfg.seed + 1)["pass_rate"]
+            spec = CompareSpec(code_samples=cfg.eval.n_samples, seed=cfg.seed, bootstrap=10)
+            code[label] = evaluate_code(loaded[name], problems, executor, cfg, spec)["pass@1"]
             print(f"  pass rate {code[label]:.3f}", file=sys.stderr)
 
     n_problems = len(problems)

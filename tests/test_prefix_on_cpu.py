@@ -136,18 +136,18 @@ def test_game_samples_with_each_roles_prefix(blackbox: bool) -> None:
 
 def test_demo_eval_uses_the_eval_prefix(monkeypatch) -> None:
     from codea1.eval import code_eval
-    from codea1.train.demo import evaluate_code_policy
+    from codea1.train.compare import CompareSpec, evaluate_code
 
     seen = {}
 
     def fake_evaluate(problems, solutions, executor):
         seen["solutions"] = solutions
-        return {"pass@1": 0.5, "tasks": {}, "excluded": []}, [], []
+        return {"pass@1": 0.5, "tasks": {"p/add_one": {"n": 2, "correct": 1}}, "excluded": []}, [], []
 
     monkeypatch.setattr(code_eval, "evaluate_samples", fake_evaluate)
     cfg = config_from_dict({"eval": {"response_prefix": "```python\n", "n_samples": 1}})
     rec = Recorder()
-    assert evaluate_code_policy(rec, [problem()], None, cfg, seed=0)["pass_rate"] == 0.5
+    assert evaluate_code(rec, [problem()], None, cfg, CompareSpec(code_samples=1, bootstrap=10))["pass@1"] == 0.5
     assert rec.prompts[0][-1] == {"role": "assistant", "content": "```python\n"}
     assert seen["solutions"] == [("p/add_one", "def f():\n    pass")]
 

@@ -23,23 +23,6 @@ PRESETS = Path(__file__).resolve().parents[1] / "configs"
 EXPECTED_MINUTES = "12-16"
 
 
-def evaluate_code_policy(policy: Any, problems: list, executor: Any, cfg: Config, seed: int) -> dict[str, Any]:
-    """pass@1 of `policy` (in memory, as trained) on `problems`: eval.n_samples seeded samples each, scored
-    by codea1.eval's code evaluation in the sandbox (problems whose GT fails its own tests are excluded
-    and listed). Returns {"pass_rate", "tasks": {id: {"n", "correct"}}, "excluded", "n_samples", "problems"}."""
-    from codea1.eval.code_eval import evaluate_samples
-    from codea1.game.parsing import extract_code
-    from codea1.game.prompts import code_messages, with_prefix
-    from codea1.rl.rollout import GenerationConfig
-
-    gen = GenerationConfig.of(cfg.eval, n=cfg.eval.n_samples, seed=seed)
-    samples = policy.generate([with_prefix(code_messages(p), cfg.eval.response_prefix, p) for p in problems], gen)
-    solutions = [(p.id, extract_code(s.text)) for p, row in zip(problems, samples) for s in row]
-    summary, _results, _tasks = evaluate_samples(problems, solutions, executor)
-    return {"pass_rate": float(summary["pass@1"]), "tasks": summary["tasks"], "excluded": summary["excluded"],
-            "n_samples": cfg.eval.n_samples, "problems": len(problems)}
-
-
 def measure(code_policy: Any, test_policy: Any, problems: list, executor: Any, cfg: Config) -> dict[str, Any]:
     """The demo's two measurements on the held-out problems (see codea1.train.compare): the Code LLM's
     pass@1 and the Test LLM's white-box valid ratio, each per problem with a bootstrap interval."""
@@ -47,7 +30,9 @@ def measure(code_policy: Any, test_policy: Any, problems: list, executor: Any, c
 
     spec = CompareSpec(code_samples=cfg.eval.n_samples, test_samples=2, test_k=cfg.game.tests_per_suite,
                        mutation=False, seed=cfg.seed, bootstrap=4000)
-    return {"code": evaluate_code(code_policy, problems, executor, cfg, spec),
+    code = evaluate_code(code_policy, problems, executor, cfg, spec)
+    code.pop("sample_rows")
+    return {"code": code,
             "tests": evaluate_tests(test_policy, problems, executor, cfg, spec, modes=("whitebox",))["whitebox"]}
 
 
