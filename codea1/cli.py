@@ -15,7 +15,7 @@ import sys
 import traceback
 
 from codea1 import __version__
-from codea1.errors import UserError
+from codea1.errors import UserError, storage_failure
 
 # module path -> what it provides (shown if the module is missing)
 COMMAND_MODULES = [
@@ -73,6 +73,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("codea1: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a full disk reaches us from many libraries: one sentence, like a UserError
+        reason = storage_failure(exc)
+        if reason is None:
+            raise
+        if args.debug:
+            traceback.print_exc()
+        print(f"codea1: error: a write failed because {reason} ({type(exc).__name__}: {str(exc)[:200]}); free "
+              f"space and run the command again (a training run continues with `codea1 train --resume RUN_DIR`)",
+              file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -109,3 +109,75 @@ def test_optional_sinks(tmp_path: Path) -> None:
     if importlib.util.find_spec("wandb") is None:
         with pytest.raises(UserError, match="train.wandb"):
             MetricsLogger(path, wandb_project="codea1")
+
+
+def test_a_library_error_for_a_failed_write_is_a_user_error_too(tmp_path: Path, monkeypatch) -> None:
+    """safetensors and torch.save report a full disk with their own errors (SafetensorError; RuntimeError
+    "iostream error" with no errno): each is one sentence, and the partial folder is removed."""
+    from safetensors import SafetensorError
+
+    from codea1 import errors
+
+    def safetensors_full(path: Path) -> None:
+        (path / "model.safetensors").write_bytes(b"x" * 10)
+        raise SafetensorError('Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: '
+                              '"No space left on device" })')
+
+    with pytest.raises(UserError, match="the disk is full"):
+        save_checkpoint(tmp_path, TrainerState(step=1), {"p": safetensors_full})
+
+    def torch_full(path: Path) -> None:
+        raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 547456 vs 547344")
+
+    with pytest.raises(RuntimeError):  # with space left this is not a disk problem: not hidden
+        save_checkpoint(tmp_path, TrainerState(step=2), {"p": torch_full})
+    monkeypatch.setattr(errors, "LOW_SPACE_BYTES", 1 << 62)  # as if the file system had run full
+    with pytest.raises(UserError, match="the disk is full"):
+        save_checkpoint(tmp_path, TrainerState(step=3), {"p": torch_full})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_storage_failures_are_recognised_from_each_library() -> None:
+    import sqlite3
+
+    from codea1.errors import storage_failure
+
+    assert storage_failure(OSError(errno.ENOSPC, "No space left on device")) == "the disk is full"
+    assert storage_failure(OSError(errno.EROFS, "Read-only file system")) == "the file system is read-only"
+    assert storage_failure(sqlite3.OperationalError("database or disk is full")) == "the disk is full"
+    wrapped = RuntimeError("could not save")
+    wrapped.__cause__ = OSError(errno.ENOSPC, "No space left on device")
+    assert storage_failure(wrapped) == "the disk is full"
+    assert storage_failure(ValueError("no space left on device")) is None  # not a write error
+    assert storage_failure(OSError(errno.ENOENT, "No such file")) is None
+
+
+def _can_mount_tmpfs(path: Path) -> bool:
+    if os.geteuid() != 0:
+        return False
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(path)], capture_output=True,
+                          check=False).returncode == 0
+
+
+def test_training_on_a_full_disk_ends_in_one_sentence(tmp_path: Path) -> None:
+    """A real 3 MB file system: the tiny run's first checkpoint cannot fit; exit 2, one sentence naming
+    the resume command, no partial checkpoint folder."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if not _can_mount_tmpfs(disk):
+        pytest.skip("cannot mount a small tmpfs here (needs root and mount rights)")
+    try:
+        repo = Path(__file__).resolve().parents[1]
+        proc = subprocess.run([sys.executable, "-m", "codea1", "train", "--config",
+                               str(repo / "codea1" / "configs" / "tiny-cpu.yaml"), "--run-dir", str(disk / "run"),
+                               "--max-steps", "2", "train.checkpoint_every=1", "train.progress=false",
+                               "executor.uid_base=1700950000"],
+                              capture_output=True, text=True, timeout=300, check=False,
+                              env={**os.environ, "PYTHONPATH": str(repo)})
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        assert "Traceback" not in proc.stderr
+        last = proc.stderr.strip().splitlines()[-1]
+        assert last.startswith("codea1: error:") and "disk is full" in last and "--resume" in last
+        assert not any(p.name.startswith(".tmp-") for p in (disk / "run" / "checkpoints").iterdir())
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)

@@ -137,3 +137,57 @@ def test_demo_runs_end_to_end_on_a_tiny_preset(tmp_path: Path, capsys) -> None:
     changes = [line for line in summary["lines"] if "paired difference" in line]
     assert len(changes) == 4 and all("interval" in line for line in changes)
     assert "Held-out measurements" in (run_dir / "train" / "report.html").read_text()
+
+
+def test_a_start_that_fails_takes_back_what_it_wrote(tmp_path: Path, capsys, monkeypatch) -> None:
+    """train.tensorboard=true without the extra: one sentence, no run directory left behind, and the same
+    command gives the same sentence again (before, a half-made run blocked both a rerun and --resume)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)  # as if tensorboard were not installed
+    run_dir = tmp_path / "r"
+    for _ in range(2):
+        assert main(train_args(run_dir, "--max-steps=1", "train.tensorboard=true")) == 2
+        assert "tensorboard is not installed" in _error(capsys)
+        assert not run_dir.exists()
+    # a directory that existed before keeps what was in it, and loses only what the run wrote
+    run_dir.mkdir()
+    (run_dir / "notes.txt").write_text("mine")
+    assert main(train_args(run_dir, "--max-steps=1", "train.tensorboard=true")) == 2
+    assert sorted(p.name for p in run_dir.iterdir()) == ["notes.txt"]
+
+
+def test_an_edited_config_is_refused_on_resume_naming_the_keys(tmp_path: Path, capsys) -> None:
+    run_dir = tmp_path / "r"
+    assert main(train_args(run_dir, "--max-steps=1")) == 0
+    path = run_dir / "config.yaml"
+    original = path.read_text()
+    path.write_text(original.replace("M: 2", "M: 3").replace("lr: 0.0001", "lr: 0.001"))
+    assert main(["train", "--resume", str(run_dir), "--max-steps", "2", "--no-progress"]) == 2
+    message = _error(capsys)
+    assert "game.M: 2 -> 3" in message and "policy.lr: 0.0001 -> 0.001" in message and "--run-dir" in message
+    path.write_text(original)
+    assert main(["train", "--resume", str(run_dir), "--max-steps", "2", "--no-progress"]) == 0
+
+
+def test_interrupt_says_how_to_resume_and_the_resume_keeps_the_target(tmp_path: Path, capsys, monkeypatch) -> None:
+    from codea1.train import methods
+
+    real = methods.A1.step
+    calls = {"n": 0}
+
+    def interrupted(self, env, step, batch):
+        calls["n"] += 1
+        if step == 3 and calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(self, env, step, batch)
+
+    monkeypatch.setattr(methods.A1, "step", interrupted)
+    run_dir = tmp_path / "r"
+    assert main(train_args(run_dir, "--max-steps=5")) == 130
+    message = _error(capsys)
+    assert "interrupted (the last checkpoint is step 2)" in message
+    assert f"codea1 train --resume {run_dir}" in message
+    assert main(["train", "--resume", str(run_dir), "--no-progress"]) == 0
+    rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2, 3, 4, 5]  # the target given at the start, not the preset's 30

@@ -11,7 +11,6 @@ partial checkpoint that looks complete.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import random
@@ -21,7 +20,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from codea1.errors import UserError
+from codea1.errors import UserError, storage_failure
 
 MARKER = "COMPLETE"
 STATE_FILE = "trainer_state.json"
@@ -111,13 +110,17 @@ def save_checkpoint(checkpoints_dir: Path, state: TrainerState,
             shutil.rmtree(final)
         os.rename(tmp, final)
         _fsync_file(checkpoints_dir)
-    except OSError as exc:
+    except Exception as exc:  # OSError, or a library's own error for a failed write (safetensors, torch.save)
+        reason = storage_failure(exc, checkpoints_dir)  # before the partial folder frees its space
         shutil.rmtree(tmp, ignore_errors=True)
-        reason = "the disk is full" if exc.errno == errno.ENOSPC else (exc.strerror or str(exc))
+        if reason is None and not isinstance(exc, OSError):
+            raise
+        reason = reason or exc.strerror or str(exc)
         last = latest_checkpoint(checkpoints_dir)
         after = f"; the last complete checkpoint is {last.name}" if last else "; no complete checkpoint exists"
         raise UserError(f"checkpoint of step {state.step} could not be written to {checkpoints_dir} "
-                        f"({reason}){after}, free space and resume with `codea1 train --resume`") from None
+                        f"({reason}){after}; free space and resume with `codea1 train --resume {checkpoints_dir.parent}`"
+                        ) from None
     return final
 
 

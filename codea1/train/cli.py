@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from codea1.errors import UserError
@@ -96,16 +98,34 @@ def _train(args: argparse.Namespace) -> int:
                             "config.yaml is used unchanged")
         run = RunDir.open(args.resume)
         cfg = run.load_config()
-        train(cfg, run.root, resume=True, max_steps=args.max_steps,
-              progress=False if args.no_progress else None)
+        with _resume_hint(run.root):
+            train(cfg, run.root, resume=True, max_steps=args.max_steps,
+                  progress=False if args.no_progress else None)
         print(f"run directory: {run.root}")
         return 0
     cfg = load_config(args.config, args.overrides)
     run_dir = args.run_dir or Path("runs") / f"{args.config.stem if args.config else 'default'}-" \
                                               f"{time.strftime('%Y%m%d-%H%M%S')}"
-    train(cfg, run_dir, max_steps=args.max_steps, progress=False if args.no_progress else None)
+    with _resume_hint(Path(run_dir)):
+        train(cfg, run_dir, max_steps=args.max_steps, progress=False if args.no_progress else None)
     print(f"run directory: {run_dir}")
     return 0
+
+
+@contextlib.contextmanager
+def _resume_hint(run_dir: Path) -> Iterator[None]:
+    """On Ctrl-C, says where the run stands and the command that continues it (then exits 130)."""
+    from codea1.train.checkpoint import latest_checkpoint, read_state
+
+    try:
+        yield
+    except KeyboardInterrupt:
+        if not (run_dir / "config.yaml").is_file():
+            raise UserError("interrupted before the run's first step: nothing was kept", exit_code=130) from None
+        ckpt = latest_checkpoint(run_dir / "checkpoints")
+        where = f"the last checkpoint is step {read_state(ckpt).step}" if ckpt else "no checkpoint was written yet"
+        raise UserError(f"interrupted ({where}); continue with `codea1 train --resume {run_dir}` (same target "
+                        f"of steps)", exit_code=130) from None
 
 
 def _sft(args: argparse.Namespace) -> int:

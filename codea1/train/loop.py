@@ -188,6 +188,8 @@ class Trainer:
         code_policy, test_policy = self.method.roles(*self.policy_factory(cfg))
         if self.new_run:
             RunDir.create(self.run.root, cfg)
+            if self.max_steps is not None:
+                self.run.write_state(max_steps=self.max_steps)
         book = MistakeBook(self.run.mistake_book_path)
         state = self._restore(code_policy, test_policy, book, console)
         logger = MetricsLogger(
@@ -326,15 +328,22 @@ def train(cfg: Config, run_dir: str | Path, *, resume: bool = False, max_steps: 
     """Starts a new run in run_dir (or resumes it); returns {"steps", "run_dir"}. `stop`, called with the
     metrics rows after each step, ends the run early (with a checkpoint) when it returns True.
 
-    A new run writes its config.yaml only once the problems and models have loaded, so a run that
-    fails to start (missing model, bad dataset) leaves no run directory behind."""
+    A new run writes its config.yaml only once the problems and models have loaded, and a new run that
+    fails before its first step is done (a missing model, a bad dataset, a logger extra not installed)
+    takes back everything it wrote, so the same command can simply be run again."""
     root = Path(run_dir)
     if resume:
         run = RunDir.open(root)
+        run.check_config(cfg)
+        if max_steps is None:
+            max_steps = run.read_state().get("max_steps")  # the target the run was started (or resumed) with
+        elif run.state_path.is_file():
+            run.write_state(max_steps=max_steps)
         return Trainer(cfg, run, max_steps=max_steps, policy_factory=policy_factory, console=console,
                        progress=progress, executor=executor, stop=stop).train()
     RunDir.check_new(root)
     created = not root.exists()
+    before = set() if created else {p.name for p in root.iterdir()}
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -343,6 +352,33 @@ def train(cfg: Config, run_dir: str | Path, *, resume: bool = False, max_steps: 
         return Trainer(cfg, RunDir(root), max_steps=max_steps, policy_factory=policy_factory, console=console,
                        progress=progress, executor=executor, new_run=True, stop=stop).train()
     except BaseException:
-        if created and not (root / "config.yaml").exists():
-            shutil.rmtree(root, ignore_errors=True)
+        if not _has_progress(root):
+            _undo_start(root, created, before)
         raise
+
+
+RUN_FILES = ("config.yaml", "run.json", "metrics.jsonl", "mistake_book.sqlite", "mistake_book.sqlite-wal",
+             "mistake_book.sqlite-shm", "report.html")
+RUN_FOLDERS = ("rollouts", "checkpoints", "tensorboard", "plots")
+
+
+def _has_progress(root: Path) -> bool:
+    """Whether a run directory holds a completed step (a metrics row or a checkpoint)."""
+    from codea1.train.checkpoint import latest_checkpoint
+
+    metrics = root / "metrics.jsonl"
+    return (metrics.is_file() and metrics.stat().st_size > 0) or latest_checkpoint(root / "checkpoints") is not None
+
+
+def _undo_start(root: Path, created: bool, before: set[str]) -> None:
+    """Removes what a failed start wrote: the whole directory if this run made it, else only the run's
+    files and folders that were not there before."""
+    if created:
+        shutil.rmtree(root, ignore_errors=True)
+        return
+    for name in RUN_FILES:
+        if name not in before:
+            (root / name).unlink(missing_ok=True)
+    for name in RUN_FOLDERS:
+        if name not in before:
+            shutil.rmtree(root / name, ignore_errors=True)

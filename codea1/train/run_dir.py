@@ -2,6 +2,8 @@
 
     RUN_DIR/
       config.yaml            the resolved config (every key, after overrides)
+      run.json               the config as the run started (a resume refuses an edited config.yaml) and
+                             the stop target given with --max-steps (kept for a resume)
       metrics.jsonl          one JSON line per step (always has `step` and `mistake_book_size`)
       rollouts/step_K.jsonl  the step's rollouts in the `codea1 score` input format, plus their scores
       checkpoints/step_K/    complete checkpoints (see checkpoint.py); `.tmp-*` folders are never used
@@ -12,9 +14,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from codea1.config import Config, load_config, save_config
 from codea1.errors import UserError
@@ -27,6 +31,10 @@ class RunDir:
     @property
     def config_path(self) -> Path:
         return self.root / "config.yaml"
+
+    @property
+    def state_path(self) -> Path:
+        return self.root / "run.json"
 
     @property
     def metrics_path(self) -> Path:
@@ -67,6 +75,35 @@ class RunDir:
             raise UserError(f"{root} already holds a run; continue it with "
                             f"`codea1 train --resume {root}` or choose another --run-dir")
 
+    def read_state(self) -> dict[str, Any]:
+        """run.json ({} for runs made before it existed)."""
+        try:
+            return json.loads(self.state_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, json.JSONDecodeError) as exc:
+            raise UserError(f"{self.state_path} is unreadable ({exc}); restore it from a copy of the run") from None
+
+    def write_state(self, **changes: Any) -> None:
+        state = {**self.read_state(), **changes}
+        tmp = self.state_path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(state, indent=1), encoding="utf-8")
+        os.replace(tmp, self.state_path)
+
+    def check_config(self, cfg: Config) -> None:
+        """Refuses to resume with a config other than the one the run started with (an edited config.yaml
+        would be applied only in part: the optimiser and schedule come back from the checkpoint)."""
+        started = self.read_state().get("config")
+        if started is None:
+            return
+        changed = changed_keys(started, json.loads(json.dumps(cfg.to_dict())))
+        if changed:
+            shown = "; ".join(f"{k}: {a!r} -> {b!r}" for k, a, b in changed[:5])
+            raise UserError(f"{self.config_path} differs from the config this run started with ({shown}"
+                            f"{'; ...' if len(changed) > 5 else ''}); a run resumes only with its own config: "
+                            f"undo the edit, or start a new run with `codea1 train --config "
+                            f"{self.config_path} --run-dir NEW_DIR`")
+
     @classmethod
     def create(cls, root: str | Path, cfg: Config) -> RunDir:
         """Makes a new run directory and writes the resolved config; refuses to overwrite a run."""
@@ -78,6 +115,7 @@ class RunDir:
             run.checkpoints_dir.mkdir(exist_ok=True)
             tmp = run.config_path.with_suffix(".yaml.tmp")
             save_config(cfg, tmp)
+            run.write_state(config=json.loads(json.dumps(cfg.to_dict())))
             os.replace(tmp, run.config_path)
         except OSError as exc:
             raise UserError(f"cannot create run directory {run.root}: {exc.strerror or exc}") from None
@@ -93,3 +131,13 @@ class RunDir:
 
     def load_config(self) -> Config:
         return load_config(self.config_path)
+
+
+def changed_keys(old: Any, new: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
+    """(dotted key, old value, new value) for every leaf that differs between two nested dicts."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[tuple[str, Any, Any]] = []
+        for key in sorted(set(old) | set(new), key=str):
+            out += changed_keys(old.get(key), new.get(key), f"{prefix}{key}.")
+        return out
+    return [] if old == new else [(prefix.rstrip("."), old, new)]
