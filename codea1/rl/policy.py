@@ -319,7 +319,10 @@ class Policy:
             state = get_peft_model_state_dict(self.model, adapter_name=self.adapter, save_embedding_layers=False)
             save_file({k: v.detach().contiguous().cpu() for k, v in state.items()},
                       str(d / "adapter_model.safetensors"))
-            self.model.peft_config[self.adapter].save_pretrained(str(d))
+            config = self.model.peft_config[self.adapter]
+            if not config.base_model_name_or_path:  # an adapter added to a peft model (dual-lora) names none
+                config.base_model_name_or_path = getattr(self.model.get_base_model(), "name_or_path", None)
+            config.save_pretrained(str(d))
         else:
             self.model.save_pretrained(str(d))
             self.tokenizer.save_pretrained(str(d))

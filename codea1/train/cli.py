@@ -1,4 +1,4 @@
-"""`codea1 train`, `codea1 sft`, `codea1 demo`, `codea1 report`, `codea1 compare`."""
+"""`codea1 train`, `codea1 sft`, `codea1 demo`, `codea1 report`, `codea1 compare`, `codea1 export`."""
 
 from __future__ import annotations
 
@@ -74,6 +74,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "report in decontamination.json)")
     c.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
     c.set_defaults(func=_compare)
+
+    e = sub.add_parser("export", help="one trained policy of a run as a clean Hugging Face model directory",
+                       description="Writes the policy of a checkpoint as a model directory that transformers and "
+                                   "vLLM load (weights as safetensors, tokenizer, a model card with the run's "
+                                   "config and metrics; LoRA merged into its base; no optimiser state).")
+    e.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    e.add_argument("--role", choices=["code", "test"], required=True, help="the Code LLM or the Test LLM")
+    e.add_argument("--step", type=int, default=None, help="checkpoint step (default: the newest)")
+    e.add_argument("--out", type=Path, required=True, help="the model directory to write (new or empty)")
+    e.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
+                   help="weights' dtype in the export (default float32)")
+    e.add_argument("--push-to-hub", default=None, metavar="REPO_ID", help="also upload it as this model repo")
+    e.add_argument("--private", action="store_true", help="with --push-to-hub: a private repository")
+    e.set_defaults(func=_export)
 
     r = sub.add_parser("report", help="write report.html and PNG plots for a run directory")
     r.add_argument("run_dir", type=Path, metavar="RUN_DIR")
@@ -162,6 +176,18 @@ def _compare(args: argparse.Namespace) -> int:
     print((args.out / "results.md").read_text(encoding="utf-8"))
     print(f"results: {args.out / 'results.json'}; plots: {args.out / 'plots'}")
     return 0 if results["methods"] else 1
+
+
+def _export(args: argparse.Namespace) -> int:
+    from codea1.train.export import export_policy, push_to_hub
+
+    done = export_policy(args.run_dir, args.role, args.out, step=args.step, dtype=args.dtype)
+    merged = " (LoRA merged into its base)" if done["merged_lora"] else ""
+    print(f"exported the {args.role} policy of step {done['step']}{merged} to {done['out']}: "
+          f"{', '.join(done['files'])}")
+    if args.push_to_hub:
+        print(f"pushed to {push_to_hub(done['out'], args.push_to_hub, private=args.private)}")
+    return 0
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -1,0 +1,130 @@
+"""`codea1 export`: one trained policy of a run as a clean Hugging Face model directory.
+
+    codea1 export RUN_DIR --role code|test [--step K] --out DIR [--dtype float32|bfloat16|float16]
+                  [--push-to-hub REPO_ID] [--private]
+
+The directory holds what `transformers` (`AutoModelForCausalLM.from_pretrained(DIR)`) and vLLM
+(`LLM(model=DIR)`) load and nothing else: config.json, generation_config.json, the weights as
+safetensors, the tokenizer files, and a model card (README.md) with the run's config and the step's
+metrics. A LoRA policy (model.mode lora / dual-lora) is merged into its base first. Optimiser, scheduler
+and RNG states stay in the run. With --push-to-hub the directory is uploaded as a model repository
+(huggingface_hub's create_repo + upload_folder; the token comes from `huggingface-cli login` or
+HF_TOKEN).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from codea1.errors import UserError
+
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+def policy_folder(run_root: Path, role: str, step: int | None) -> tuple[Path, int]:
+    """The checkpoint folder of `role`'s policy at `step` (default: the newest complete checkpoint)."""
+    from codea1.train.checkpoint import latest_checkpoint, list_checkpoints, read_state, step_dir_name
+    from codea1.train.run_dir import RunDir
+
+    run = RunDir.open(run_root)
+    method = run.load_config().method
+    if step is None:
+        ckpt = latest_checkpoint(run.checkpoints_dir)
+        if ckpt is None:
+            raise UserError(f"{run.root} has no complete checkpoint to export; train it first")
+    else:
+        ckpt = run.checkpoints_dir / step_dir_name(step)
+        if ckpt not in list_checkpoints(run.checkpoints_dir):
+            have = ", ".join(str(read_state(p).step) for p in list_checkpoints(run.checkpoints_dir)) or "none"
+            raise UserError(f"{run.root} has no complete checkpoint of step {step} (steps kept: {have})")
+    if role == "test" and method == "golden":
+        raise UserError(f"{run.root} is a golden run: it trains no Test LLM; export --role code")
+    # selfplay plays both roles with one policy, saved as the code policy
+    folder = ckpt / ("test_policy" if role == "test" and method != "selfplay" else "code_policy")
+    if not folder.is_dir():
+        raise UserError(f"{ckpt} holds no {folder.name}/ folder to export")
+    return folder, read_state(ckpt).step
+
+
+def model_card(run_root: Path, role: str, step: int, config: dict[str, Any], metrics: dict[str, Any] | None,
+               source: str) -> str:
+    """README.md of the exported model: what it is, how it was trained, the step's metrics."""
+    model = config.get("model", {})
+    lines = ["---", "library_name: transformers", "tags:", "- code", "- codea1", "- reinforcement-learning",
+             "---", "", f"# {'Code' if role == 'code' else 'Test'} LLM of a codea1 run",
+             "",
+             f"Trained with codea1 (method `{config.get('method')}`, the Code-A1 game of a Code LLM and a Test LLM "
+             f"trained against each other with GRPO) from `{model.get('code_policy')}`; exported from step "
+             f"{step} of the run `{run_root.name}` ({source}).", "",
+             "Load it with `transformers.AutoModelForCausalLM.from_pretrained` or serve it with vLLM.", ""]
+    if metrics:
+        keys = ("code_reward", "test_reward", "valid_ratio", "golden_pass_rate", "hist_pass", "mistake_book_size")
+        shown = [(k, metrics[k]) for k in keys if isinstance(metrics.get(k), (int, float))]
+        if shown:
+            lines += [f"## Metrics at step {step} (training batch)", "", "| metric | value |", "|---|---|"]
+            lines += [f"| {k} | {v:.4g} |" for k, v in shown]
+            lines.append("")
+    lines += ["## Training config", "", "```json", json.dumps(config, indent=1, default=str), "```", ""]
+    return "\n".join(lines)
+
+
+def export_policy(run_root: str | Path, role: str, out: str | Path, *, step: int | None = None,
+                  dtype: str = "float32") -> dict[str, Any]:
+    """Writes the clean model directory; returns {"out", "step", "role", "merged_lora", "files"}."""
+    from codea1.models import load_model_and_tokenizer, torch_dtype
+    from codea1.train.metrics import read_metrics
+    from codea1.train.run_dir import RunDir
+
+    if role not in ("code", "test"):
+        raise UserError(f"--role must be code or test, not {role!r}")
+    if dtype not in DTYPES:
+        raise UserError(f"--dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
+    run_root, out = Path(run_root), Path(out)
+    if out.exists() and any(out.iterdir()):
+        raise UserError(f"{out} exists and is not empty; choose a new --out")
+    folder, step = policy_folder(run_root, role, step)
+    lora = (folder / "adapter_config.json").is_file()
+    model, tok = load_model_and_tokenizer(str(folder))  # merges a LoRA adapter into its base
+    model = model.to(torch_dtype(dtype))
+    config = RunDir(run_root).load_config().to_dict()
+    rows = [r for r in read_metrics(run_root / "metrics.jsonl") if r.get("step") == step] \
+        if (run_root / "metrics.jsonl").is_file() else []
+    tmp = out.with_name(out.name + ".tmp-export")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        tmp.mkdir(parents=True)
+        model.save_pretrained(str(tmp), safe_serialization=True)
+        tok.save_pretrained(str(tmp))
+        source = "LoRA adapter merged into its base" if lora else "full weights"
+        (tmp / "README.md").write_text(model_card(run_root, role, step, config, rows[-1] if rows else None, source),
+                                       encoding="utf-8")
+        if out.exists():
+            out.rmdir()
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return {"out": str(out), "step": step, "role": role, "merged_lora": lora,
+            "files": sorted(p.name for p in out.iterdir())}
+
+
+def push_to_hub(folder: str | Path, repo_id: str, *, private: bool = False) -> str:
+    """Uploads an exported directory as a model repository; returns the repository's URL."""
+    try:
+        from huggingface_hub import HfApi
+    except ImportError:
+        raise UserError("--push-to-hub needs huggingface_hub (installed with transformers)") from None
+    api = HfApi()
+    try:
+        url = api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
+        api.upload_folder(repo_id=repo_id, folder_path=str(folder), repo_type="model",
+                          commit_message="codea1 export")
+    except Exception as exc:  # network, auth, a bad id: the export itself is kept
+        raise UserError(f"could not push {folder} to the hub as {repo_id} ({type(exc).__name__}: "
+                        f"{str(exc).splitlines()[0] if str(exc) else 'no detail'}); the exported directory is "
+                        f"kept: push it later with `huggingface-cli upload {repo_id} {folder}`") from None
+    return str(url)
