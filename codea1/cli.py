@@ -13,6 +13,7 @@ import importlib
 import os
 import sys
 import traceback
+import warnings
 
 from codea1 import __version__
 from codea1.errors import UserError, storage_failure
@@ -46,11 +47,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    """codea1's own warnings as one console line (no source line); other libraries' as usual."""
+    text = str(message)
+    if text.startswith("codea1"):
+        print(f"codea1: note: {text.split(': ', 1)[-1]}", file=file or sys.stderr)
+        return
+    _DEFAULT_SHOW_WARNING(message, category, filename, lineno, file, line)
+
+
+_DEFAULT_SHOW_WARNING = warnings.showwarning
+
+
 def main(argv: list[str] | None = None) -> int:
     # OpenMP threads that spin while waiting run many times slower whenever another process (the
     # sandbox's children) holds a core; passive waiting costs nothing on an idle machine. Read once,
     # when torch loads (commands import it lazily, after this); an explicit setting wins.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # codea1 shows its own progress: the hub's and transformers' bars (weights loading, shards) would
+    # interleave with it; read when those libraries load
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    warnings.showwarning = _show_warning
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:

@@ -121,8 +121,9 @@ def test_isolation_level_is_reported(ex: Executor) -> None:
 
 def test_forced_fallback_still_works_and_warns_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(executor_module, "_warned", False)
-    with pytest.warns(RuntimeWarning, match="isolation level is 'rlimits'"):
+    with pytest.warns(RuntimeWarning, match="running without allowlist, netns") as caught:
         weak = Executor(1, isolate=False)
+    assert "allowlist needs root and bubblewrap" in str(caught[0].message)
     with weak, warnings.catch_warnings():
         warnings.simplefilter("error")  # a second weak executor must not warn again
         Executor(1, isolate=False).close()
@@ -366,3 +367,14 @@ def test_allowlist_root_of_an_installed_package_holds_only_its_sandbox(tmp_path:
     assert args.index("--tmpfs") < args.index(f"{pkg}/sandbox") < args.index("--remount-ro")
     assert os.getcwd() not in binds and str(Path.home()) not in binds
     assert not {"/etc", "/etc/passwd", "/run", "/var", "/tmp", "/home"} & set(binds)
+
+
+def test_the_cli_shows_codea1_warnings_as_one_line(capsys) -> None:
+    """codea1's own warnings reach the console as one line, without Python's source-line echo."""
+    import sys
+
+    from codea1 import cli
+
+    cli._show_warning(RuntimeWarning("codea1 sandbox: running without allowlist (needs root)"), RuntimeWarning,
+                      "x.py", 3, sys.stderr)
+    assert capsys.readouterr().err == "codea1: note: running without allowlist (needs root)\n"

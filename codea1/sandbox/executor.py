@@ -544,8 +544,7 @@ class Executor:
         self.isolation_level = "+".join(self._slots[0].zygotes["lean"].layers)
         self.uids = [lease.uid for lease in self._leases]  # the sandbox uids this Executor's children use
         if self.isolation_level != FULL_LEVEL:
-            _warn_once(f"codea1 sandbox: isolation level is '{self.isolation_level}' (full is '{FULL_LEVEL}'): "
-                       "run as root on Linux with namespaces for full isolation; running with what is available")
+            _warn_once(isolation_note(self.isolation_level))
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="codea1-sandbox")
         # an Executor dropped without close() still stops its zygotes and frees its uids
         self._finalizer = weakref.finalize(self, _release, self._slots, self._leases, os.getpid())
@@ -842,6 +841,17 @@ def isolation_report(level: str | None = None) -> str:
     missing = [n for n in LAYERS if n not in on and n != "userns"]
     lines.append("all layers on" if not missing else f"missing: {', '.join(missing)}")
     return "\n".join(lines)
+
+
+def isolation_note(level: str) -> str:
+    """One sentence on a level below full: the layers missing and what the first of them needs."""
+    on = set(level.split("+"))
+    missing = [n for n in LAYERS if n not in on and n != "userns"]
+    if not missing:
+        return f"codea1 sandbox: isolation level is '{level}'"
+    needs = LAYERS[missing[0]][1]
+    return (f"codea1 sandbox: running without {', '.join(missing)} ({missing[0]} needs {needs}); the other "
+            f"layers are on; `codea1 exec --isolation` lists each layer and what it needs")
 
 
 def isolation_level() -> str:
