@@ -160,3 +160,19 @@ def test_replay_is_counted_and_happens_when_questions_come_back(tmp_path) -> Non
     assert all(0 <= r["mistake_book_replay_questions"] <= cfg.train.batch_size for r in rows)
     assert all(r["mistake_book_replayed"] <= cfg.game.history_size * r["mistake_book_replay_questions"]
                for r in rows)
+
+
+def test_training_writes_the_report_and_it_flags_a_collapse(a1_run: Path, tmp_path: Path) -> None:
+    from codea1.train.report import collapses, make_plots
+
+    assert (a1_run / "report.html").is_file() and (a1_run / "plots" / "rewards.png").is_file()
+    fell = [{"step": k, "code_reward": r, "golden_pass_rate": g}
+            for k, (r, g) in enumerate([(0.59, 0.575), (0.5, 0.5), (0.3, 0.2), (0.1, 0.05), (0.04, 0.025)], 1)]
+    flags = collapses(fell)
+    assert len(flags) == 2 and flags[0].startswith("R_C (the Code LLM's reward) collapsed: 0.545")
+    assert collapses([{**r, "code_reward": 0.5, "golden_pass_rate": 0.5} for r in fell]) == []
+    assert collapses(fell[:1]) == []
+    # a series that never changes is named in the caption, not drawn as a flat line
+    rows = [{"step": k, "code_kl": 0.01 * k, "code_clipfrac": 0.0, "test_clipfrac": 0.0} for k in (1, 2, 3)]
+    captions = dict(make_plots(rows, tmp_path / "plots"))
+    assert "constant, not drawn: code clip fraction = 0; test clip fraction = 0" in captions["policy_stats.png"]

@@ -281,12 +281,24 @@ class Trainer:
                     self._checkpoint(state, env.code_policy, env.test_policy)
                     debug_kill("after_checkpoint", step)
                     prune(self.run.checkpoints_dir, cfg.train.keep_checkpoints)
+                    self._report(progress.console)
                 progress.update(task, completed=step)
                 progress.console.print(summary_line(out.metrics, total), soft_wrap=True, highlight=False)
                 if stop_now:
                     progress.console.print(f"stopping at step {step}: the run's budget is spent")
                     break
         return state.step
+
+    def _report(self, console: Any) -> None:
+        """report.html and plots/, rewritten at each checkpoint (a report that fails never stops training)."""
+        from codea1.errors import storage_failure
+        from codea1.train.report import write_report
+
+        try:
+            write_report(self.run.root)
+        except Exception as exc:  # noqa: BLE001 - the report is a view of the run, not part of it
+            why = storage_failure(exc, self.run.root) or f"{type(exc).__name__}: {exc}"
+            console.print(f"report not written ({why}); `codea1 report {self.run.root}` writes it later")
 
     def _checkpoint(self, state: TrainerState, code_policy: Any, test_policy: Any) -> Path:
         savers = {"code_policy": code_policy.save}

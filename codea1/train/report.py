@@ -1,8 +1,11 @@
 """`codea1 report RUN_DIR`: one HTML page with PNG plots and a few example rollouts of a run.
 
 Plots (matplotlib, Agg backend, written to RUN_DIR/plots/): rewards of both policies, pass rates
-(golden tests, generated tests, Mistake Book), Mistake Book size/added/removed, valid_ratio vs adv,
-and the time of each phase per step. Works on a run in progress (reads whatever steps exist).
+(golden tests, generated tests, Mistake Book), Mistake Book size/added/removed/replayed, valid_ratio
+vs adv, the time of each phase per step and, for a demo, the held-out measurements per stage. A series
+that never changes is named instead of drawn; a collapse of R_C or of the golden pass rate is flagged at
+the top. Works on a run in progress (reads whatever steps exist); `codea1 train` writes it at every
+checkpoint and at the end.
 """
 
 from __future__ import annotations
@@ -44,19 +47,26 @@ def _save(fig: object, path: Path) -> None:
     plt.close(fig)
 
 
-def _line_plot(path: Path, rows: list[dict], keys: list[tuple[str, str]], title: str, ylabel: str) -> bool:
+def _line_plot(path: Path, rows: list[dict], keys: list[tuple[str, str]], title: str, ylabel: str) -> bool | str:
+    """Draws the keys' series; a series that never changes over two or more steps carries nothing and is
+    named in the caption instead. Returns False (nothing drawn), or the caption's note ("" if none)."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 3.6))
     drawn = False
+    flat = []
     for key, label in keys:
         xs, ys = _series(rows, key)
+        if len(ys) >= 2 and len(set(ys)) == 1:
+            flat.append(f"{label} = {ys[0]:g}")
+            continue
         if xs:
             ax.plot(xs, ys, marker="o", markersize=3, label=label)
             drawn = True
     if not drawn:
         plt.close(fig)
         return False
+    note = f" (constant, not drawn: {'; '.join(flat)})" if flat else ""
     _integer_steps(ax)
     ax.set_title(title)
     ax.set_xlabel("step")
@@ -64,7 +74,7 @@ def _line_plot(path: Path, rows: list[dict], keys: list[tuple[str, str]], title:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     _save(fig, path)
-    return True
+    return note
 
 
 def _valid_adv_plot(path: Path, rows: list[dict]) -> bool:
@@ -131,8 +141,9 @@ def make_plots(rows: list[dict], plots_dir: Path) -> list[tuple[str, str]]:
           ("test_clipfrac", "test clip fraction")], "value"),
     ]
     for name, title, keys, ylabel in specs:
-        if _line_plot(plots_dir / name, rows, keys, title, ylabel):
-            out.append((name, title))
+        note = _line_plot(plots_dir / name, rows, keys, title, ylabel)
+        if note is not False:
+            out.append((name, title + note))
     if _valid_adv_plot(plots_dir / "valid_vs_adv.png", rows):
         out.append(("valid_vs_adv.png", "valid_ratio vs adv, one point per step"))
     if _phase_plot(plots_dir / "phase_times.png", rows):
@@ -198,6 +209,49 @@ def _example_html(line: dict, question: str) -> str:
     return "\n".join(parts)
 
 
+COLLAPSE_KEYS = (("code_reward", "R_C (the Code LLM's reward)"), ("golden_pass_rate", "the golden pass rate"))
+
+
+def collapses(rows: list[dict], window: int = 3, min_start: float = 0.1, ratio: float = 0.5) -> list[str]:
+    """One sentence per measure that collapsed: its mean over the last `window` steps fell below `ratio`
+    times its mean over the first `window` steps (and that start was at least `min_start`)."""
+    out = []
+    for key, label in COLLAPSE_KEYS:
+        _, ys = _series(rows, key)
+        if len(ys) < 2:
+            continue
+        w = min(window, max(1, len(ys) // 2))
+        start, end = sum(ys[:w]) / w, sum(ys[-w:]) / w
+        if start >= min_start and end < ratio * start:
+            out.append(f"{label} collapsed: {start:.3f} over the first {w} step(s), {end:.3f} over the last "
+                       f"{w}; a learning rate too large for the batch or a weak Test LLM's suites are the usual "
+                       f"causes")
+    return out
+
+
+def _heldout_plot(path: Path, stages: dict) -> bool:
+    """The demo's held-out measurements per stage, with their 95% intervals."""
+    import matplotlib.pyplot as plt
+
+    names = [n for n, m in stages.items() if isinstance(m, dict) and "code" in m and "tests" in m]
+    if not names:
+        return False
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    panels = (("tests", "valid_ratio", "valid_ratio_ci95", "Test LLM valid ratio"),
+              ("code", "pass@1", "ci95", "Code LLM pass@1"))
+    for ax, (part, key, ci, title) in zip(axes, panels):
+        values = [stages[n][part][key] for n in names]
+        lows = [max(values[i] - stages[n][part][ci][0], 0.0) for i, n in enumerate(names)]
+        highs = [max(stages[n][part][ci][1] - values[i], 0.0) for i, n in enumerate(names)]
+        ax.bar(range(len(names)), values, yerr=[lows, highs], capsize=4, color="#6b9bd1")
+        ax.set_xticks(range(len(names)), names, fontsize=8)
+        ax.set_title(title + " (held-out, 95% interval)", fontsize=9)
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3, axis="y")
+    _save(fig, path)
+    return True
+
+
 def _summary_table(rows: list[dict]) -> str:
     if not rows:
         return "<p>No steps logged yet.</p>"
@@ -224,8 +278,12 @@ def _eval_html(run: RunDir) -> str:
     except (OSError, ValueError):
         return ""
     if isinstance(data, dict) and isinstance(data.get("lines"), list):
-        return ("<h2>Held-out measurements</h2><pre>" + html.escape("\n".join(str(x) for x in data["lines"]))
-                + "</pre>")
+        figure = ""
+        if isinstance(data.get("stages"), dict) and _heldout_plot(run.plots_dir / "heldout.png", data["stages"]):
+            figure = ('<figure><img src="plots/heldout.png" alt="held-out measurements"><figcaption>held-out '
+                      "measurements per stage</figcaption></figure>")
+        items = "".join(f"<li>{html.escape(str(x))}</li>" for x in data["lines"])
+        return f"<h2>Held-out measurements</h2>{figure}<ul>{items}</ul>"
     try:
         before, after = data["before"], data["after"]
     except (KeyError, TypeError):
@@ -252,12 +310,16 @@ def write_report(run_dir: str | Path, examples: int = 3) -> Path:
                        f"</figcaption></figure>" for name, caption in plots)
     example_html = "\n".join(_example_html(line, texts.get(str(line.get("question_id")), ""))
                              for line in lines[:examples])
+    flags = "".join(f'<p class="flag">{esc(line)}</p>' for line in collapses(rows))
     page = f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>codea1 run {esc(run.root.name)}</title>
 <style>body{{font-family:sans-serif;max-width:1100px;margin:auto}} figure{{display:inline-block;margin:6px}}
-pre{{background:#f4f4f4;padding:6px;overflow-x:auto;max-height:320px}} td,th{{padding:2px 10px}}</style>
+pre{{background:#f4f4f4;padding:6px;white-space:pre-wrap;max-height:320px;overflow-y:auto}}
+td,th{{padding:2px 10px}} img{{max-width:100%}} .flag{{background:#fde2e1;border-left:4px solid #c0392b;padding:6px}}
+</style>
 </head><body>
 <h1>codea1 run {esc(run.root.name)}</h1>
+{flags}
 <p>{len(rows)} step(s) logged.</p>
 {_summary_table(rows)}
 {_eval_html(run)}
