@@ -135,7 +135,10 @@ def test_demo_runs_end_to_end_on_a_tiny_preset(tmp_path: Path, capsys) -> None:
     assert (run_dir / "sft" / "sft.json").is_file() and (run_dir / "train" / "metrics.jsonl").is_file()
     # every change line states what its interval supports
     changes = [line for line in summary["lines"] if "paired difference" in line]
-    assert len(changes) == 4 and all("interval" in line for line in changes)
+    assert len(changes) == 6 and all("interval" in line for line in changes)
+    assert any(line.startswith("pass@1, after cold start -> after 1 a1 steps") for line in changes)
+    assert "disk: " in out and "optimiser state deleted" in out
+    assert not list((run_dir / "train" / "checkpoints").glob("*/*/optimizer.pt"))
     assert "Held-out measurements" in (run_dir / "train" / "report.html").read_text()
 
 

@@ -176,3 +176,16 @@ def test_training_writes_the_report_and_it_flags_a_collapse(a1_run: Path, tmp_pa
     rows = [{"step": k, "code_kl": 0.01 * k, "code_clipfrac": 0.0, "test_clipfrac": 0.0} for k in (1, 2, 3)]
     captions = dict(make_plots(rows, tmp_path / "plots"))
     assert "constant, not drawn: code clip fraction = 0; test clip fraction = 0" in captions["policy_stats.png"]
+
+
+def test_a_gpu_sized_config_on_a_cpu_says_so() -> None:
+    from codea1.config import Config
+    from codea1.train.loop import sizing_note, step_tokens
+
+    paper = Config()  # the defaults: the paper's M=N=8, 4,096 new tokens
+    assert step_tokens(paper) == 8 * 8 * 4096 + 8 * 8 * 8 * 4096
+    note = sizing_note(paper, has_gpu=False)
+    assert note is not None and "sized for GPUs" in note and "2,359,296 tokens" in note
+    assert sizing_note(paper, has_gpu=True) is None
+    assert sizing_note(load_config(CONFIGS / "smollm2-cpu.yaml"), has_gpu=False) is None
+    assert sizing_note(load_config(CONFIGS / "tiny-cpu.yaml"), has_gpu=False) is None

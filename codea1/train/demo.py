@@ -36,6 +36,33 @@ def measure(code_policy: Any, test_policy: Any, problems: list, executor: Any, c
             "tests": evaluate_tests(test_policy, problems, executor, cfg, spec, modes=("whitebox",))["whitebox"]}
 
 
+def dir_bytes(path: Path) -> int:
+    """Bytes of the files under `path` (0 if it does not exist)."""
+    return sum(p.stat().st_size for p in Path(path).rglob("*") if p.is_file()) if Path(path).exists() else 0
+
+
+def drop_optimizer_state(checkpoints: Path) -> int:
+    """Deletes the optimiser and scheduler states of a finished demo's checkpoints (the demo is not resumed;
+    its policies stay loadable); returns the bytes freed."""
+    freed = 0
+    for name in ("optimizer.pt", "scheduler.pt"):
+        for path in checkpoints.glob(f"*/*/{name}") if checkpoints.is_dir() else []:
+            freed += path.stat().st_size
+            path.unlink()
+    return freed
+
+
+def disk_line(run_dir: Path, freed: int) -> str:
+    """What the demo keeps on disk, and where."""
+    from codea1.models import cache_dir
+
+    mb = 1 << 20
+    parts = ", ".join(f"{name}/ {dir_bytes(run_dir / name) / mb:.0f} MB" for name in ("sft", "train"))
+    return (f"disk: {dir_bytes(run_dir) / mb:.0f} MB kept in {run_dir} ({parts}; {freed / mb:.0f} MB of optimiser "
+            f"state deleted at the end); the converted model is cached in {cache_dir()} "
+            f"({dir_bytes(cache_dir()) / mb:.0f} MB, reused by later runs)")
+
+
 def change_line(label: str, before: dict[str, float], after: dict[str, float], seed: int) -> str:
     """"label: a -> b (paired difference d [lo, hi])" and whether the interval supports a change."""
     from codea1.train.compare import paired_difference
@@ -116,6 +143,7 @@ def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path
         console.print("[bold]4/4[/bold] measuring after training ...")
         stages[f"after {total_steps} a1 steps"] = measure(code_policy, test_policy, eval_problems, executor, warm)
 
+    freed = drop_optimizer_state(run_dir / "train" / "checkpoints")
     n = len(eval_problems)
     names = list(stages)
     intro = (f"held-out problems: {n} ({cfg.eval.problems}); Test LLM: 2 white-box suites per problem against "
@@ -123,10 +151,12 @@ def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path
              f"over problems")
     lines = [intro, f"{'stage':<22} {'Test LLM valid ratio':<22} Code LLM pass@1"]
     lines += [_row(name, stages[name]) for name in names]
-    for later in names[1:]:
-        lines.append(change_line(f"valid ratio, start -> {later}", stages["start"]["tests"]["per_problem"],
+    # each stage against the start, and the a1 steps against the cold start they began from
+    pairs = [("start", later) for later in names[1:]] + list(zip(names[1:-1], names[2:]))
+    for before, later in pairs:
+        lines.append(change_line(f"valid ratio, {before} -> {later}", stages[before]["tests"]["per_problem"],
                                  stages[later]["tests"]["per_problem"], cfg.seed))
-        lines.append(change_line(f"pass@1, start -> {later}", stages["start"]["code"]["per_problem"],
+        lines.append(change_line(f"pass@1, {before} -> {later}", stages[before]["code"]["per_problem"],
                                  stages[later]["code"]["per_problem"], cfg.seed))
     summary = {"stages": stages, "steps": total_steps, "problems": n, "eval_problems": cfg.eval.problems,
                "sft": {k: sft[k] for k in ("examples", "loss_before", "loss_after")},
@@ -134,6 +164,7 @@ def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path
     (run_dir / "eval.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     report = write_report(run_dir / "train")
     print(f"demo finished in {summary['seconds'] / 60:.1f} min")
+    print(disk_line(run_dir, freed))
     for line in lines:
         print(line)
     print(f"run directory: {run_dir}")

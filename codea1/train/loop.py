@@ -73,6 +73,30 @@ def planned_steps(cfg: Config, n_problems: int, max_steps: int | None) -> int:
 # set-up: problems, policies, sandbox
 
 
+CPU_TOKENS_PER_STEP = 200_000  # generated tokens per step above which a CPU run is GPU-sized
+
+
+def step_tokens(cfg: Config) -> int:
+    """The most tokens one training step may generate: B*M code responses and, for the game, B*M*N test
+    responses, each up to its max_new_tokens."""
+    codes = cfg.train.batch_size * cfg.game.M
+    tokens = codes * cfg.generation.code.max_new_tokens
+    if cfg.method != "golden":
+        tokens += codes * cfg.game.N * cfg.generation.test.max_new_tokens
+    return tokens
+
+
+def sizing_note(cfg: Config, has_gpu: bool) -> str | None:
+    """One sentence when a config's steps are sized for GPUs and the run has none, else None."""
+    tokens = step_tokens(cfg)
+    if has_gpu or tokens <= CPU_TOKENS_PER_STEP:
+        return None
+    return (f"this config is sized for GPUs: a step may generate up to {tokens:,} tokens (B={cfg.train.batch_size}, "
+            f"M={cfg.game.M}, N={cfg.game.N}, up to {cfg.generation.code.max_new_tokens}/"
+            f"{cfg.generation.test.max_new_tokens} new tokens per code/test response), and no GPU is visible: "
+            f"on a CPU a step can take hours; codea1/configs/smollm2-cpu.yaml is sized for a laptop")
+
+
 def load_training_problems(cfg: Config, executor: Any = None, console: Any = None) -> list[Any]:
     """The training problems: data.train filtered by difficulty and limit, then (data.require_golden_tests)
     only those with golden tests, then (data.check_gt) only those whose GT passes them. The filters are
@@ -167,6 +191,11 @@ class Trainer:
 
         cfg = self.cfg
         console = self.console or Console(stderr=True)
+        note = sizing_note(cfg, torch.cuda.is_available())
+        if note:
+            console.print(f"[yellow]note: {note}[/yellow]", soft_wrap=True)
+        console.print(f"loading the training problems ({cfg.data.train}) and the model(s) "
+                      f"({cfg.model.code_policy}) ...", soft_wrap=True, highlight=False)
         torch.set_num_threads(cfg.train.torch_threads)
         hf_logging.disable_progress_bar()  # checkpoints would print a progress bar per save
         random.seed(cfg.seed)
