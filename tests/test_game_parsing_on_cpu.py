@@ -173,3 +173,12 @@ def test_random_garbage_never_raises():
             assert test.call.startswith("f(")
         extract_code(text)
         parse_test_suite(text, "f", validity="strict")
+
+
+def test_asserts_python_would_not_run_are_invalid():
+    from codea1.game.parsing import parse_test_suite
+
+    text = "```python\nassert f(1) == (yield)\nassert f(2) == 4\nassert f(3) == (await g())\n```"
+    for validity in ("reference", "strict"):
+        suite = parse_test_suite(text, "f", validity=validity)
+        assert [t.statement for t in suite.tests] == ["assert f(2) == 4"] and suite.unparseable == 2

@@ -127,3 +127,13 @@ def test_run_assertions_uses_the_oracle_program_and_reports_undefined_code(ex):
     assert [r.status for r in out[0].results] == ["pass", "pass"]  # SCALE comes from GT's program
     assert not out[1].defined and out[1].results[0].status == "invalid" and out[1].id == "bad"
     assert out[2].results[0].status == "pass" and out[2].id == "good"
+
+
+def test_an_assert_python_would_not_run_is_invalid_not_always_true(ex):
+    """`yield` in an assert: the parser takes it, Python's compiler refuses it at module level, and inside
+    the checking lambda it made a generator function, whose result is truthy: a constant program passed."""
+    tests = ["assert f(1) == 5 and (yield)", "assert f(1) == 5 or (yield from [1])", "assert [(yield) for _ in f(1)]",
+             "assert f(1) == 5"]
+    [res] = run_assertions(ex, [AssertCase(code="def f(x):\n    return 0\n", tests=tests, entry_point="f")])
+    assert [r.status for r in res.results] == ["invalid", "invalid", "invalid", "fail"]
+    assert read_assertion("assert f(1) == (await g())", "f") is None

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from codea1.oracle import COMPARISONS
+from codea1.sandbox.asserts import python_would_run
 
 _PY_FENCE = re.compile(r"```[ \t]*(?:python3?|py)\b[^\n]*\n(.*?)```", re.IGNORECASE | re.DOTALL)
 _ANY_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
@@ -161,6 +162,9 @@ class _Reader:
         """`assert CALL <cmp> EXPECTED, ...` with a call on the left is a test; another assert is dropped,
         or counted invalid in strict mode and on the raw-text path (count_dropped)."""
         test = node.test
+        if not python_would_run(node):  # `yield`/`await`: not a test Python would run (and always true once lifted)
+            self.invalid()
+            return
         if not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Call)):
             if self.strict or count_dropped:
                 self.invalid()

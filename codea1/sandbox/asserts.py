@@ -11,14 +11,27 @@ import ast
 COMPARATORS = {ast.Eq: "==", ast.NotEq: "!=", ast.Is: "is", ast.IsNot: "is not"}
 
 
+NOT_AN_EXPRESSION = (ast.Yield, ast.YieldFrom, ast.Await)  # turn the code around them into a generator/coroutine
+
+
+def python_would_run(node: ast.AST) -> bool:
+    """Whether an assert's expression is one Python runs as an expression: no `yield`, `yield from` or
+    `await` anywhere in it. The parser accepts `assert (yield)`, Python's compiler rejects it at module
+    level, and once moved into a function (a test body, a checking lambda) it makes that function a
+    generator, whose result is always truthy."""
+    return not any(isinstance(n, NOT_AN_EXPRESSION) for n in ast.walk(node))
+
+
 def parse_assert(statement: str) -> ast.Assert | None:
-    """The `ast.Assert` of a text that is exactly one assert statement, else None (several statements, another
-    statement, or text that does not parse)."""
+    """The `ast.Assert` of a text that is exactly one assert statement Python would run, else None (several
+    statements, another statement, text that does not parse, or `yield`/`await` in it)."""
     try:
         tree = ast.parse(statement.strip())
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
+        return None
+    if not python_would_run(tree.body[0]):
         return None
     return tree.body[0]
 
