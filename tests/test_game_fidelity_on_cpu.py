@@ -73,7 +73,7 @@ def test_names_are_inlined_as_bare_arguments_across_blocks(executor):
                                                             "assert second_largest(sorted(x)) == 4")
     oracle, _ = one_suite(executor, suite)
     assert [k.call for k in oracle.kept] == ["second_largest([5, 5, 4])"]
-    assert oracle.gt_error == 1  # `sorted(x)`: x is not a bare argument, GT raises NameError
+    assert oracle.unresolved == 1  # `sorted(x)`: x is not a bare argument, the argument raises NameError
 
 
 def test_expected_is_evaluated_in_gts_program(executor):
@@ -152,3 +152,48 @@ def test_expected_that_raises_is_a_wrong_prediction_and_verdicts_stay_aligned(ex
     # WRONG keeps duplicates: for [i, i, 5] it answers i, wrong whenever i >= 5 (tests 5 to 11)
     assert result.codes[0].suites[0].gen_pass == pytest.approx(5 / 12)
     assert [t.call for t in result.updates.failed] == [f"second_largest([{i}, {i}, 5])" for i in range(5, 12)]
+
+
+# ---------------------------------------------------------------- values in (sandbox round 3)
+def test_introspective_and_random_arguments_are_invalid_not_paid(executor):
+    """Arguments that read the function under test ask GT and a candidate different questions: before,
+    `f(len(f.__code__.co_code))` failed every correct candidate whose text was not GT's, paying the Test
+    LLM the largest reward; a random argument failed correct code at random. Both are invalid now."""
+    suite = block("assert second_largest([len(second_largest.__code__.co_code), 0]) == 0",
+                  "assert second_largest([__import__('random').randrange(10 ** 9), -1]) == -1",
+                  "assert second_largest([7, 3]) == 3")
+    oracle, code = one_suite(executor, suite)
+    assert oracle.unresolved == 2 and [k.call for k in oracle.kept] == ["second_largest([7, 3])"]
+    assert code.code_reward == 1.0  # the correct candidate passes every valid test
+
+
+def test_arguments_become_values_sent_alike_to_gt_and_every_candidate(executor):
+    """Non-literal arguments are evaluated once (twice, to check they do not change), without GT or a
+    candidate; the test both run is the call on those values."""
+    suite = block("assert second_largest(list(range(5))) == 3",
+                  "assert second_largest(*[[1, 9, 9]]) == 1",
+                  "assert second_largest(nums=[2, 8]) == 2",
+                  "assert len([1, 2]) == 2")  # another function's call: its value, the same for every program
+    oracle, code = one_suite(executor, suite)
+    assert [k.call for k in oracle.kept] == ["second_largest([0, 1, 2, 3, 4])", "second_largest([1, 9, 9])",
+                                             "second_largest(nums=[2, 8])", "2"]
+    assert oracle.invalid_tests == 0 and code.code_reward == 1.0
+    # the same values written another way are one test: the repeat is counted invalid
+    again, _ = one_suite(executor, block("assert second_largest([0, 1, 2, 3, 4]) == 3",
+                                         "assert second_largest(list(range(5))) == 3"))
+    assert (again.valid_tests, again.duplicate) == (1, 1)
+
+
+def test_side_effects_of_one_test_reach_no_other_test(executor):
+    """A CALL's or an EXPECTED's side effects used to run in GT's shared job namespace and rewrite GT for
+    the rest of the batch (a sibling's correct code went from 1.0 to 0.0). Now arguments run without GT
+    and each EXPECTED starts from GT's clean module state."""
+    hostile = block("assert second_largest([(globals().__setitem__('second_largest', lambda *a: 0), 5)[1], 1])"
+                    " == (globals().__setitem__('second_largest', lambda *a: 0), 1)[1]")
+    honest = block("assert second_largest([4, 9, 1]) == second_largest([4, 4, 9])",
+                   "assert second_largest([6, 2]) == 2")
+    result = play_question(SECOND, [RIGHT, RIGHT], [[hostile], [honest]], executor, [], GameConfig())
+    sibling = result.oracles[1][0]
+    assert [k.predicted_ok for k in sibling.kept] == [True, True] and sibling.invalid_tests == 0
+    assert [k.expected for k in sibling.kept] == [4, 2]
+    assert result.codes[1].code_reward == 1.0

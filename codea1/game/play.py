@@ -1,8 +1,10 @@
 """One round of the game for a batch of questions, as a pipeline of stages with plain records between them.
 
     parse_round      responses -> ParsedRound (the code of each candidate, a ParsedSuite per test response)
-    ask_oracle       ParsedRound -> OracleAnswers per question (GT's value of every CALL, the value of
-                     every model EXPECTED, both computed in GT's program)
+    resolve_calls    ParsedRound -> ResolvedCalls per question: each CALL with its arguments turned into
+                     plain values once, in a child that holds neither GT nor a candidate ("values in")
+    ask_oracle       ResolvedCalls -> OracleAnswers per question (GT's value of every resolved CALL, the
+                     value of every model EXPECTED in GT's program, each from a clean start)
     validate_suite   ParsedSuite + OracleAnswers -> SuiteOracle (V kept tests carrying GT's value, I invalid)
     run_matrix       SuiteOracles + Mistake Book tests -> CandidateRun per candidate (one sandbox job each)
     score_question   CandidateRuns -> CodeScore per candidate (Code-A1's rewards, or CURE's test reward)
@@ -35,11 +37,12 @@ from codea1.game.rewards import (
     score_candidate,
 )
 from codea1.game.topvar import topvar_select
-from codea1.oracle import AssertCase, literal, prediction_right, run_assertions
+from codea1.oracle import AssertCase, literal, plain_source, prediction_right, run_assertions
 from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable, values_equal
 
 Progress = Callable[[int, int], None]
 GT_CALLS_PER_JOB = 64  # GT calls of one question are split into jobs of at most this many
+MAX_RESOLVED_CALL = 100_000  # characters of a CALL with its argument values written out
 Pair = tuple[str, str]  # (CALL, GT's value as JSON): one executable test
 
 
@@ -67,6 +70,7 @@ class SuiteOracle:
     gt_error: int = 0
     wrong_expected: int = 0
     nonprintable: float = 0.0
+    unresolved: int = 0  # CALLs whose arguments need the function under test, or are not plain values
 
     @property
     def valid_tests(self) -> int:
@@ -74,7 +78,7 @@ class SuiteOracle:
 
     @property
     def invalid_tests(self) -> int:
-        return self.unparseable + self.duplicate + self.gt_error + self.wrong_expected
+        return self.unparseable + self.duplicate + self.gt_error + self.wrong_expected + self.unresolved
 
 
 @dataclass
@@ -169,6 +173,151 @@ def parse_round(problems: Sequence[Problem], code_responses: Sequence[Sequence[s
     return ParsedRound(codes, suites)
 
 
+# ---------------------------------------------------------------------- stage 1b: values in
+@dataclass
+class ResolvedCalls:
+    """The CALLs of one question with their arguments as plain values.
+
+    calls: CALL source as the Test LLM wrote it -> the CALL that GT and every candidate run: the function
+    under test applied to argument literals (`f(3, [1, 2], key='a')`), or, for a CALL of another function
+    (`len([1, 2])`), the literal of its value; None when the CALL cannot be turned into values.
+    reasons: CALL -> why it could not.
+    """
+
+    calls: dict[str, str | None] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _CallShape:
+    """A parsed CALL: the function's name (None: not the function under test), its argument parts as
+    (kind, source) with kind "pos", "*", "**" or a keyword name, and the literal values known already."""
+
+    entry: bool
+    parts: list[tuple[str, str]]
+    values: dict[int, Any]
+
+
+def _shape(call: str, entry_point: str) -> _CallShape | str:
+    """How a CALL's arguments are turned into values, or why they cannot be."""
+    try:
+        node = ast.parse(call, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return "the call does not parse"
+    if not isinstance(node, ast.Call):
+        return "not a call"
+    mentions = any(isinstance(n, ast.Name) and n.id == entry_point for n in ast.walk(node))
+    is_entry = isinstance(node.func, ast.Name) and node.func.id == entry_point
+    if not is_entry:
+        if mentions:
+            return "the function under test is used inside another call's arguments"
+        return _CallShape(False, [("whole", call)], {})
+    parts: list[tuple[str, ast.expr]] = []
+    for arg in node.args:
+        parts.append(("*", arg.value) if isinstance(arg, ast.Starred) else ("pos", arg))
+    for kw in node.keywords:
+        parts.append(("**" if kw.arg is None else kw.arg, kw.value))
+    if any(isinstance(n, ast.Name) and n.id == entry_point for _, e in parts for n in ast.walk(e)):
+        return "an argument needs the function under test"
+    sources = [(kind, ast.unparse(e)) for kind, e in parts]
+    values = {}
+    for i, (_, source) in enumerate(sources):
+        ok, value = literal(source)
+        if ok:
+            values[i] = value
+    return _CallShape(True, sources, values)
+
+
+def _written_out(entry_point: str, shape: _CallShape, values: dict[int, Any]) -> str:
+    """The CALL with every argument written as the literal of its value (raises ValueError when a value
+    is not plain data, a `*` part is not a sequence or a `**` part not a dict of names)."""
+    if not shape.entry:
+        return plain_source(values[0])
+    args: list[str] = []
+    for i, (kind, _) in enumerate(shape.parts):
+        value = values[i]
+        if kind == "pos":
+            args.append(plain_source(value))
+        elif kind == "*":
+            if type(value) not in (list, tuple):
+                raise ValueError("a *argument is not a list or tuple")
+            args += [plain_source(v) for v in value]
+        elif kind == "**":
+            if type(value) is not dict or not all(type(k) is str and k.isidentifier() for k in value):
+                raise ValueError("a **argument is not a dict of names")
+            args += [f"{k}={plain_source(v)}" for k, v in value.items()]
+        else:
+            args.append(f"{kind}={plain_source(value)}")
+    return f"{entry_point}({', '.join(args)})"
+
+
+def values_program(problem: Problem) -> str:
+    """Where argument expressions are evaluated: the problem's and GT's imports, no GT, no candidate."""
+    return "\n".join(dict.fromkeys(line for line in (problem.imports.strip(), gt_imports(problem.gt_solution))
+                                   if line))
+
+
+def resolve_calls(problems: Sequence[Problem], suites: Sequence[Sequence[Sequence[ParsedSuite]]], executor: Any,
+                  config: GameConfig, progress: Progress | None = None) -> list[ResolvedCalls]:
+    """Values in: every CALL's arguments become plain values once, and the same values go to GT and to
+    every candidate. Literal arguments are read here; any other argument expression is evaluated twice,
+    each time in a fresh child holding only the imports (`values_program`), and must give the same plain
+    value both times. A CALL whose arguments mention the function under test, raise, are not plain data
+    or differ between the two evaluations is invalid, so no test can ask GT and a candidate different
+    questions (an introspective or random argument) or see another test's side effects."""
+    from codea1.sandbox import Job
+
+    out = [ResolvedCalls() for _ in problems]
+    jobs, plan = [], []  # plan: (question, CALL, shape, indices evaluated)
+    for q, problem in enumerate(problems):
+        tests = [t for per_code in suites[q] for suite in per_code for t in suite.tests]
+        for call in _unique([t.call for t in tests]):
+            shape = _shape(call, problem.entry_point)
+            if isinstance(shape, str):
+                out[q].calls[call], out[q].reasons[call] = None, shape
+                continue
+            pending = [i for i in range(len(shape.parts)) if i not in shape.values]
+            if not pending:
+                _finish(out[q], call, problem.entry_point, shape, shape.values)
+                continue
+            for attempt in (0, 1):  # two fresh children: a value that differs between them is not a value
+                jobs.append(Job(id=f"args:{problem.id}:{attempt}", code=values_program(problem),
+                                calls=[shape.parts[i][1] for i in pending], timeout=config.test_timeout))
+            plan.append((q, call, shape, pending))
+    results = _run(executor, jobs, progress)
+    for k, (q, call, shape, pending) in enumerate(plan):
+        first, second = results[2 * k], results[2 * k + 1]
+        values = dict(shape.values)
+        why = None
+        for i, a, b in zip(pending, first.results, second.results):
+            if not (first.defined and second.defined) or a.status != "ok" or b.status != "ok":
+                why = "an argument did not evaluate: " + str((a.error or b.error or a.status))[:120]
+            elif contains_unserializable(a.value) or contains_unserializable(b.value):
+                why = "an argument is not plain data"
+            elif encode_expected(a.value) != encode_expected(b.value):
+                why = "an argument changes from one evaluation to the next"
+            if why:
+                break
+            values[i] = a.value
+        if why or len(values) < len(shape.parts):
+            out[q].calls[call], out[q].reasons[call] = None, why or "an argument did not evaluate"
+            continue
+        _finish(out[q], call, problems[q].entry_point, shape, values)
+    return out
+
+
+def _finish(resolved: ResolvedCalls, call: str, entry_point: str, shape: _CallShape, values: dict[int, Any]) -> None:
+    try:
+        written = _written_out(entry_point, shape, values)
+    except (ValueError, RecursionError):
+        resolved.calls[call], resolved.reasons[call] = None, "an argument is not plain data"
+        return
+    if len(written) > MAX_RESOLVED_CALL:
+        resolved.calls[call], resolved.reasons[call] = None, "the arguments are too large"
+        return
+    resolved.calls[call] = written
+
+
 # ---------------------------------------------------------------------- stage 2: oracle
 @dataclass
 class OracleAnswers:
@@ -186,15 +335,20 @@ class OracleAnswers:
 
 
 def ask_oracle(problems: Sequence[Problem], suites: Sequence[Sequence[Sequence[ParsedSuite]]], executor: Any,
-               config: GameConfig, progress: Progress | None = None) -> list[OracleAnswers]:
-    """Runs every distinct CALL and every non-literal EXPECTED of each question in GT's program."""
+               config: GameConfig, progress: Progress | None = None,
+               resolved: Sequence[ResolvedCalls] | None = None) -> list[OracleAnswers]:
+    """Runs every distinct resolved CALL of each question in GT's program (answers are keyed by the
+    resolved CALL), and every non-literal EXPECTED in a job of its own, so each starts from GT's clean
+    module state and no EXPECTED can change what another test's GT answer is."""
     from codea1.sandbox import Job
 
+    if resolved is None:
+        resolved = resolve_calls(problems, suites, executor, config, progress)
     answers = [OracleAnswers() for _ in problems]
     jobs, plan = [], []  # plan: (question, "gt" | "expected", sources)
     for q, problem in enumerate(problems):
         tests = [t for per_code in suites[q] for suite in per_code for t in suite.tests]
-        calls = _unique([t.call for t in tests])
+        calls = _unique([c for c in (resolved[q].calls.get(t.call) for t in tests) if c])
         pending = []
         for source in _unique([t.expected for t in tests]):
             ok, value = literal(source)
@@ -207,10 +361,10 @@ def ask_oracle(problems: Sequence[Problem], suites: Sequence[Sequence[Sequence[P
             jobs.append(Job(id=f"gt:{problem.id}#{k // GT_CALLS_PER_JOB}", code=gt_program(problem),
                             calls=chunk, timeout=config.test_timeout))
             plan.append((q, "gt", chunk))
-        if pending:
-            jobs.append(Job(id=f"expected:{problem.id}", code=gt_program(problem), calls=pending,
+        for source in pending:  # one job each: an EXPECTED with side effects reaches no other test
+            jobs.append(Job(id=f"expected:{problem.id}", code=gt_program(problem), calls=[source],
                             timeout=config.test_timeout))
-            plan.append((q, "expected", pending))
+            plan.append((q, "expected", [source]))
     for (q, kind, sources), result in zip(plan, _run(executor, jobs, progress)):
         answer = answers[q]
         if kind == "gt" and not result.defined and answer.gt_error is None:
@@ -226,26 +380,33 @@ def ask_oracle(problems: Sequence[Problem], suites: Sequence[Sequence[Sequence[P
     return answers
 
 
-def validate_suite(parsed: ParsedSuite, answers: OracleAnswers, config: GameConfig) -> SuiteOracle:
-    """Oracle validation of one suite: a CALL GT could not answer is dropped (invalid), a repeated CALL is
-    dropped (invalid), and every other test is kept with GT's value; a wrong prediction of that value is
-    counted invalid but kept (config.test_validity says what a right prediction is)."""
+def validate_suite(parsed: ParsedSuite, answers: OracleAnswers, config: GameConfig,
+                   resolved: ResolvedCalls | None = None) -> SuiteOracle:
+    """Oracle validation of one suite: a CALL that cannot be turned into values is dropped (invalid), a
+    repeated CALL (the same resolved call) is dropped (invalid), a CALL GT could not answer is dropped
+    (invalid), and every other test is kept with its resolved CALL and GT's value; a wrong prediction of
+    that value is counted invalid but kept (config.test_validity says what a right prediction is).
+    Without `resolved` the CALLs are taken as written."""
     out = SuiteOracle(unparseable=parsed.unparseable, nonprintable=parsed.nonprintable)
     seen: set[str] = set()
     for test in parsed.tests:
-        if test.call in seen:
+        call = resolved.calls.get(test.call) if resolved is not None else test.call
+        if call is None:
+            out.unresolved += 1
+            continue
+        if call in seen:
             out.duplicate += 1
             continue
-        seen.add(test.call)
-        if test.call not in answers.gt:
+        seen.add(call)
+        if call not in answers.gt:
             out.gt_error += 1
             continue
-        value = answers.gt[test.call]
+        value = answers.gt[call]
         ok = test.expected in answers.predicted and prediction_right(
             test.op, answers.predicted[test.expected], value, config.test_validity, config.float_tol)
         if not ok:
             out.wrong_expected += 1
-        out.kept.append(KeptTest(test.call, value, encode_expected(value), ok))
+        out.kept.append(KeptTest(call, value, encode_expected(value), ok))
     return out
 
 
@@ -271,22 +432,25 @@ def _pairs(history: Sequence[StoredTest], suites: Sequence[SuiteOracle]) -> tupl
 
 
 def _cure_pairs(history: Sequence[StoredTest], oracle_out: Sequence[Sequence[SuiteOracle]],
-                parsed: Sequence[Sequence[ParsedSuite]]) -> tuple[list[Pair], list[Any]]:
-    """CURE: every candidate runs the book tests, every kept test of the question, and the calls GT could
-    not answer (a correct code may raise there too), so tests can be judged across codes."""
+                parsed: Sequence[Sequence[ParsedSuite]], resolved: ResolvedCalls | None = None
+                ) -> tuple[list[Pair], list[Any]]:
+    """CURE: every candidate runs the book tests, every kept test of the question, and the resolved calls
+    GT could not answer (a correct code may raise there too), so tests can be judged across codes."""
     pairs, values = _pairs(history, [s for per_code in oracle_out for s in per_code])
     seen = {call for call, _ in pairs}
     for test in (t for per_code in parsed for suite in per_code for t in suite.tests):
-        if test.call not in seen:
-            seen.add(test.call)
-            pairs.append((test.call, encode_expected(UNSERIALIZABLE)))
+        call = resolved.calls.get(test.call) if resolved is not None else test.call
+        if call is not None and call not in seen:
+            seen.add(call)
+            pairs.append((call, encode_expected(UNSERIALIZABLE)))
             values.append(UNSERIALIZABLE)
     return pairs, values
 
 
 def run_matrix(problems: Sequence[Problem], parsed: ParsedRound, histories: Sequence[Sequence[StoredTest]],
                oracle_out: Sequence[Sequence[Sequence[SuiteOracle]]], answers: Sequence[OracleAnswers],
-               executor: Any, config: GameConfig, progress: Progress | None = None) -> dict[tuple[int, int], CandidateRun]:
+               executor: Any, config: GameConfig, progress: Progress | None = None,
+               resolved: Sequence[ResolvedCalls] | None = None) -> dict[tuple[int, int], CandidateRun]:
     """One sandbox job per candidate: its Mistake Book tests plus the kept tests of its N suites (in CURE
     mode, every test of the question). Identical (CALL, value) pairs run once. Every candidate runs,
     an empty one too: as in the reference code, code that compiles and runs is valid."""
@@ -295,7 +459,8 @@ def run_matrix(problems: Sequence[Problem], parsed: ParsedRound, histories: Sequ
     cure = config.selfplay_reward == "cure"
     jobs, plan = [], []
     for q, problem in enumerate(problems):
-        shared = _cure_pairs(histories[q], oracle_out[q], parsed.suites[q]) if cure else None
+        shared = _cure_pairs(histories[q], oracle_out[q], parsed.suites[q],
+                             resolved[q] if resolved is not None else None) if cure else None
         for m, code in enumerate(parsed.codes[q]):
             pairs, values = shared if shared is not None else _pairs(histories[q], oracle_out[q][m])
             slowest = max((answers[q].gt_seconds.get(call, 0.0) for call, _ in pairs), default=0.0)
@@ -344,7 +509,7 @@ def score_question(history: Sequence[StoredTest], oracle_out: Sequence[Sequence[
 
 
 def cure_rewards(scores: list[CodeScore], parsed: Sequence[Sequence[ParsedSuite]], answers: OracleAnswers,
-                 runs: Sequence[CandidateRun], config: GameConfig) -> None:
+                 runs: Sequence[CandidateRun], config: GameConfig, resolved: ResolvedCalls | None = None) -> None:
     """Replaces each suite's test_reward by CURE's: the mean reward of its tests (unparseable statements
     count -1), judged on the question's valid codes with the test's OWN predicted value.
 
@@ -357,14 +522,19 @@ def cure_rewards(scores: list[CodeScore], parsed: Sequence[Sequence[ParsedSuite]
     for score, per_code in zip(scores, parsed):
         for n, suite in enumerate(per_code):
             firsts: dict[str, Any] = {}
+            unresolved = 0
             for t in suite.tests:
-                firsts.setdefault(t.call, t)  # the first test of each CALL
-            tests = list(firsts.values())
+                call = resolved.calls.get(t.call) if resolved is not None else t.call
+                if call is None:
+                    unresolved += 1
+                    continue
+                firsts.setdefault(call, t)  # the first test of each (resolved) CALL
+            calls, tests = list(firsts), list(firsts.values())
             matrix = [[prediction_right(t.op, answers.predicted.get(t.expected, UNSERIALIZABLE),
-                                        runs[c].values.get(t.call, UNSERIALIZABLE), config.test_validity,
-                                        config.float_tol) for t in tests] for c in codes]
+                                        runs[c].values.get(call, UNSERIALIZABLE), config.test_validity,
+                                        config.float_tol) for call, t in zip(calls, tests)] for c in codes]
             per_test = cure_test_rewards(matrix, correct) if codes else [0.0] * len(tests)
-            per_test += [-1.0] * suite.unparseable
+            per_test += [-1.0] * (suite.unparseable + unresolved)
             penalty = suite.nonprintable if config.nonprintable_penalty else 0.0
             score.suites[n].test_reward = cure_suite_reward(per_test, penalty)
 
@@ -395,16 +565,17 @@ def play_step(
             raise ValueError(f"play_step: question {q} has {len(per_code)} code responses but "
                              f"{len(per_tests)} lists of test responses (one list per code)")
     parsed = parse_round(problems, code_responses, test_responses, config)
-    answers = ask_oracle(problems, parsed.suites, executor, config, progress)
-    oracle_out = [[[validate_suite(s, answers[q], config) for s in per_code] for per_code in parsed.suites[q]]
-                  for q in range(len(problems))]
-    runs = run_matrix(problems, parsed, histories, oracle_out, answers, executor, config, progress)
+    resolved = resolve_calls(problems, parsed.suites, executor, config, progress)
+    answers = ask_oracle(problems, parsed.suites, executor, config, progress, resolved)
+    oracle_out = [[[validate_suite(s, answers[q], config, resolved[q]) for s in per_code]
+                   for per_code in parsed.suites[q]] for q in range(len(problems))]
+    runs = run_matrix(problems, parsed, histories, oracle_out, answers, executor, config, progress, resolved)
     results = []
     for q, problem in enumerate(problems):
         question_runs = [runs[q, m] for m in range(len(parsed.codes[q]))]
         scores, update = score_question(histories[q], oracle_out[q], question_runs, config)
         if config.selfplay_reward == "cure":
-            cure_rewards(scores, parsed.suites[q], answers[q], question_runs, config)
+            cure_rewards(scores, parsed.suites[q], answers[q], question_runs, config, resolved[q])
         selected = topvar_select([[s.test_reward for s in c.suites] for c in scores], config.topvar_ell)
         for score, chosen in zip(scores, selected):
             score.topvar_selected = chosen
