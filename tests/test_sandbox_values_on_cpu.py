@@ -143,3 +143,15 @@ def test_subclasses_that_redefine_equality_stay_unserializable() -> None:
 
     for value in (Forged(1), ForgedCounter(), WithMeta([1])):
         assert from_json(to_json(value)) is UNSERIALIZABLE
+
+
+def test_an_ordered_dict_travels_in_its_own_order() -> None:
+    """move_to_end changes an OrderedDict's order but not the dict's insertion order underneath: the
+    encoding follows the OrderedDict's own (a wrong order passed and the right one failed before)."""
+    from collections import OrderedDict
+
+    moved = OrderedDict(a=1, b=2)
+    moved.move_to_end("a")
+    for other in (OrderedDict(b=2, a=1), OrderedDict(a=1, b=2), {"a": 1, "b": 2}):
+        got = values_equal(from_json(json.loads(json.dumps(to_json(moved)))), from_json(json.loads(json.dumps(to_json(other)))))
+        assert got == (moved == other), other

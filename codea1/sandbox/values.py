@@ -135,7 +135,9 @@ def _enc(v: Any, depth: int, budget: list[int]) -> Any:
         if kind is deque:
             items = list(deque.__iter__(v))  # one C-level pass: a concurrent change cannot loop it
         else:
-            pairs = list(dict.items(v))
+            # an OrderedDict's own order (move_to_end changes it, not the dict's insertion order), read
+            # with the C method of the class itself, never one the value's class could redefine
+            pairs = list(OrderedDict.items(v)) if kind is OrderedDict else list(dict.items(v))
             budget[0] -= len(pairs)
             if budget[0] < 0:
                 raise _TooLarge("items")
