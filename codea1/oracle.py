@@ -201,6 +201,8 @@ class _Lifter(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> ast.AST:
         if isinstance(node.func, ast.Name) and node.func.id == self.entry_point:
             return self._lift(node)
+        if _uses_as_value(node, self.entry_point):  # `list(map(f, xs))`, `sorted(xs, key=f)`: the candidate's f
+            return self._lift(node)
         return self.generic_visit(node)
 
     def _scoped(self, node: ast.expr) -> ast.AST:
@@ -281,6 +283,12 @@ def _copy(expr: ast.expr) -> ast.expr:
 
 def _value_ref(index: int) -> ast.Subscript:
     return ast.Subscript(ast.Name(VALUES, ast.Load()), ast.Constant(index), ast.Load())
+
+
+def _uses_as_value(node: ast.AST, name: str) -> bool:
+    """Whether `name` appears in `node` other than as the function of a call (passed, stored, read)."""
+    called = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
+    return any(isinstance(n, ast.Name) and n.id == name and id(n) not in called for n in ast.walk(node))
 
 
 def _mentions(node: ast.AST, name: str) -> bool:

@@ -137,3 +137,14 @@ def test_an_assert_python_would_not_run_is_invalid_not_always_true(ex):
     [res] = run_assertions(ex, [AssertCase(code="def f(x):\n    return 0\n", tests=tests, entry_point="f")])
     assert [r.status for r in res.results] == ["invalid", "invalid", "invalid", "fail"]
     assert read_assertion("assert f(1) == (await g())", "f") is None
+
+
+def test_the_function_used_as_a_value_is_the_candidates(ex):
+    """`list(map(f, xs))`, `sorted(xs, key=f)`: f passed as a value, not called, used to stay in the
+    template and fail with NameError outside the candidate; the call that uses it runs in the candidate."""
+    assert read_assertion("assert list(map(f, [1, 2])) == [2, 4]", "f").calls == ["list(map(f, [1, 2]))"]
+    assert read_assertion("assert sorted([3, 1], key=f) == [3, 1]", "f").calls == ["sorted([3, 1], key=f)"]
+    tests = ["assert list(map(f, [1, 2])) == [-1, -2]", "assert sorted([3, 1, 2], key=f) == [3, 2, 1]",
+             "assert len(list(filter(f, [0, 1, 2]))) == 2", "assert list(map(f, [1])) == [1]"]
+    [res] = run_assertions(ex, [AssertCase(code="def f(x):\n    return -x\n", tests=tests, entry_point="f")])
+    assert [r.status for r in res.results] == ["pass", "pass", "pass", "fail"]
