@@ -67,6 +67,9 @@ def literal(source: str) -> tuple[bool, Any]:
     return True, value
 
 
+BIG_INT_BITS = 12_000  # ints longer than this are written in hex (Python's decimal limit is 4,300 digits)
+
+
 def plain_source(value: Any) -> str:
     """Python source that evaluates to the plain value `value` (floats nan/inf included)."""
     t = type(value)
@@ -94,6 +97,8 @@ def plain_source(value: Any) -> str:
     if t in (set, frozenset):
         inner = "{" + ", ".join(plain_source(v) for v in value) + "}" if value else "set()"
         return f"frozenset({inner})" if t is frozenset else inner
+    if t is int and abs(value).bit_length() > BIG_INT_BITS:  # repr() refuses past 4,300 decimal digits
+        return f"{'-' if value < 0 else ''}int('{abs(value):x}', 16)"
     if value is None or t in (bool, int, str, bytes):
         return repr(value)
     raise ValueError(f"not plain data: {t.__name__}")

@@ -148,3 +148,13 @@ def test_the_function_used_as_a_value_is_the_candidates(ex):
              "assert len(list(filter(f, [0, 1, 2]))) == 2", "assert list(map(f, [1])) == [1]"]
     [res] = run_assertions(ex, [AssertCase(code="def f(x):\n    return -x\n", tests=tests, entry_point="f")])
     assert [r.status for r in res.results] == ["pass", "pass", "pass", "fail"]
+
+
+def test_big_ints_reach_the_oracle(ex):
+    """An expected value beyond Python's 4,300-digit repr limit is written in hex for the oracle (it could
+    not be passed before: a correct candidate failed)."""
+    big = 7 ** 9000
+    assert eval(plain_source(big)) == big and eval(plain_source(-big)) == -big
+    tests = ["assert f(9000) == 7 ** 9000 and f(1) == 7", "assert f(9000) - 1 == 7 ** 9000"]
+    [res] = run_assertions(ex, [AssertCase(code="def f(n):\n    return 7 ** n\n", tests=tests, entry_point="f")])
+    assert [r.status for r in res.results] == ["pass", "fail"]
