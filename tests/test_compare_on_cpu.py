@@ -241,3 +241,36 @@ def test_a_training_budget_stops_the_run_with_a_checkpoint(tmp_path: Path) -> No
         ex.close()
     assert out["steps"] == 2
     assert read_state(latest_checkpoint(tmp_path / "run" / "checkpoints")).step == 2
+
+
+def test_an_evaluation_gives_the_same_numbers_on_a_busy_machine() -> None:
+    """The same held-out evaluation with a core kept busy by another process: the same samples and the
+    same per-problem figures (sampling is seeded and the verdicts do not depend on timing)."""
+    from conftest import quiet_executor
+
+    from codea1.config import load_config
+    from codea1.data import load_problems
+    from codea1.train.compare import evaluate_policies
+    from codea1.train.loop import build_policies
+
+    cfg = load_config(REPO / "codea1" / "configs" / "tiny-cpu.yaml", ["train.batch_size=2"])
+    problems = load_problems("bundled:eval")[:3]
+    spec = CompareSpec(code_samples=2, test_samples=1, test_k=3, mutation=False, bootstrap=100)
+    ex = quiet_executor(UID_BASE + 20, workers=1)
+    try:
+        def once() -> dict:
+            code, test = build_policies(cfg)
+            out = evaluate_policies(code, test, problems, ex, cfg, spec)
+            out.pop("seconds")
+            return out
+
+        idle = once()
+        spinner = subprocess.Popen([sys.executable, "-c", "import time\nt = time.time() + 120\nwhile time.time() < t: pass"])
+        try:
+            busy = once()
+        finally:
+            spinner.kill()
+            spinner.wait()
+    finally:
+        ex.close()
+    assert busy == idle
