@@ -133,6 +133,11 @@ def test_demo_runs_end_to_end_on_a_tiny_preset(tmp_path: Path, capsys) -> None:
         assert stage["code"]["problems"] == len(stage["tests"]["per_problem"]) == 2
         assert 0.0 <= stage["code"]["pass@1"] <= 1.0 and 0.0 <= stage["tests"]["valid_ratio"] <= 1.0
     assert (run_dir / "sft" / "sft.json").is_file() and (run_dir / "train" / "metrics.jsonl").is_file()
+    # the cold start and the a1 steps train on the train split less near-duplicates of the held-out problems
+    from codea1.data import read_problems_jsonl
+
+    kept = {p.id for p in read_problems_jsonl(run_dir / "train_problems.jsonl")}
+    assert kept and "train_problems.jsonl" in (run_dir / "train" / "config.yaml").read_text()
     # every change line states what its interval supports
     changes = [line for line in summary["lines"] if "paired difference" in line]
     assert len(changes) == 6 and all("interval" in line for line in changes)

@@ -2,7 +2,8 @@
 
 1. evaluates the bundled SmolLM2-135M on held-out problems: the Test LLM's valid ratio (suites written
    against each problem's GT, white-box, with the preset's response prefix) and the Code LLM's pass@1;
-2. cold start: a supervised warm-up (`codea1 sft`) on the bundled train split;
+2. cold start: a supervised warm-up (`codea1 sft`) on the bundled train split, less any problem that
+   near-duplicates a held-out one (codea1.data.decontam; the dropped pairs are printed);
 3. evaluates again, then trains a few a1 steps from the warmed-up model and evaluates a third time;
 4. prints each measurement with its 95% bootstrap interval over the problems and the paired difference
    to the start, writes eval.json and the HTML report.
@@ -34,6 +35,17 @@ def measure(code_policy: Any, test_policy: Any, problems: list, executor: Any, c
     code.pop("sample_rows")
     return {"code": code,
             "tests": evaluate_tests(test_policy, problems, executor, cfg, spec, modes=("whitebox",))["whitebox"]}
+
+
+def with_training_problems(cfg: Config, problems: list, path: Path) -> Config:
+    """The config training on exactly `problems` (written to `path`; already checked, so no GT check)."""
+    from codea1.config import config_from_dict
+    from codea1.data import write_problems_jsonl
+
+    write_problems_jsonl(problems, path)
+    data = cfg.to_dict()
+    data["data"].update(train=str(path.resolve()), limit=None, difficulty=None, check_gt=False)
+    return config_from_dict(data)
 
 
 def dir_bytes(path: Path) -> int:
@@ -92,6 +104,7 @@ def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path
 
     from codea1.config import apply_overrides, config_from_dict
     from codea1.data import load_problems
+    from codea1.data.decontam import decontaminate
     from codea1.train.loop import build_policies, load_training_problems, make_executor, train
     from codea1.train.report import write_report
     from codea1.train.run_dir import RunDir
@@ -124,6 +137,12 @@ def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path
 
         console.print("[bold]2/4[/bold] cold start: supervised warm-up on the train split (codea1 sft) ...")
         problems = load_training_problems(cfg, executor, console)
+        problems, pairs = decontaminate(problems, eval_problems, executor)
+        for pair in pairs:  # a training problem that near-duplicates a held-out one would inflate the gain
+            console.print(f"  dropped {pair.train_id} ({pair.train_entry_point}) from training: a near-duplicate "
+                          f"of held-out {pair.held_out_id} ({pair.held_out_entry_point}; {', '.join(pair.signals)})",
+                          highlight=False, soft_wrap=True)
+        cfg = with_training_problems(cfg, problems, run_dir / "train_problems.jsonl")
         sft = run_sft(cfg, run_dir / "sft", console=console, problems=problems)
         warm = config_from_dict(apply_overrides(cfg.to_dict(), sft["overrides"]))
         held: dict[str, Any] = {}
