@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """codea1's own warnings as one console line (no source line); other libraries' as usual."""
     text = str(message)
     if text.startswith("codea1"):

@@ -26,11 +26,13 @@ from typing import Any
 
 from codea1.data.problem import Problem
 
-STOP_WORDS = frozenset("""
-a an the of to in on for from with by and or is are be as at that this it its into given which whether
-if then than not no all any each every number numbers list lists string strings value values element
-elements write python function program find return returns check given count get
-""".split())
+STOP_WORDS = frozenset([
+    "a", "an", "the", "of", "to", "in", "on", "for", "from", "with", "by", "and", "or", "is", "are", "be",
+    "as", "at", "that", "this", "it", "its", "into", "given", "which", "whether", "if", "then", "than",
+    "not", "no", "all", "any", "each", "every", "number", "numbers", "list", "lists", "string", "strings",
+    "value", "values", "element", "elements", "write", "python", "function", "program", "find", "return",
+    "returns", "check", "count", "get",
+])
 DESCRIPTION_THRESHOLD = 0.5
 TESTS_PER_PROBLEM = 3
 

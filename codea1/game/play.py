@@ -291,7 +291,7 @@ def resolve_calls(problems: Sequence[Problem], suites: Sequence[Sequence[Sequenc
         why = None
         for i, a, b in zip(pending, first.results, second.results):
             if not (first.defined and second.defined) or a.status != "ok" or b.status != "ok":
-                why = "an argument did not evaluate: " + str((a.error or b.error or a.status))[:120]
+                why = "an argument did not evaluate: " + str(a.error or b.error or a.status)[:120]
             elif contains_unserializable(a.value) or contains_unserializable(b.value):
                 why = "an argument is not plain data"
             elif encode_expected(a.value) != encode_expected(b.value):

@@ -16,12 +16,12 @@ AdamW state stay float32, so small learning rates are not rounded away.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import math
 import random
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
-import dataclasses
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any

@@ -423,8 +423,8 @@ class Comparison:
         for line in [f"  {p.train_id} ~ {p.held_out_id}: {', '.join(p.signals)}" for p in pairs]:
             self.console.print(line, highlight=False, soft_wrap=True)
         if not kept:
-            raise UserError(f"data.train: every training problem is a near-duplicate of a held-out one "
-                            f"(decontamination.json); choose other training or held-out problems")
+            raise UserError("data.train: every training problem is a near-duplicate of a held-out one "
+                            "(decontamination.json); choose other training or held-out problems")
         self.console.print(f"training problems: {len(kept)} of {len(train)} kept ({len(train) - len(kept)} "
                            f"dropped as near-duplicates of held-out problems)", soft_wrap=True)
         _write_json(self.out / "decontamination.json",
@@ -657,8 +657,8 @@ def markdown_table(results: dict[str, Any], k: int) -> str:
                 lines.append(f"| {method} | {source} | {c['problems']} | {_pct(c['pass@1'])} "
                              f"[{_pct(c['ci95'][0])}, {_pct(c['ci95'][1])}] | {delta} |")
     for v in results.get("versus") or []:
-        lines += ["", f"{v['new']} vs {v['old']} (code pass@1, paired): {100 * v['delta']:+.1f} "
-                      f"[{100 * v['ci95'][0]:+.1f}, {100 * v['ci95'][1]:+.1f}]"]
+        lines += ["", (f"{v['new']} vs {v['old']} (code pass@1, paired): {100 * v['delta']:+.1f} "
+                       f"[{100 * v['ci95'][0]:+.1f}, {100 * v['ci95'][1]:+.1f}]")]
     if results.get("power"):
         lines += ["", power_line(results["power"])]
     if results.get("code_commits"):

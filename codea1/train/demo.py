@@ -13,6 +13,7 @@ handful of problems most differences in pass@1 are not, and the demo says so.
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from pathlib import Path
@@ -171,7 +172,7 @@ def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path
     lines = [intro, f"{'stage':<22} {'Test LLM valid ratio':<22} Code LLM pass@1"]
     lines += [_row(name, stages[name]) for name in names]
     # each stage against the start, and the a1 steps against the cold start they began from
-    pairs = [("start", later) for later in names[1:]] + list(zip(names[1:-1], names[2:]))
+    pairs = [("start", later) for later in names[1:]] + list(itertools.pairwise(names[1:]))
     for before, later in pairs:
         lines.append(change_line(f"valid ratio, {before} -> {later}", stages[before]["tests"]["per_problem"],
                                  stages[later]["tests"]["per_problem"], cfg.seed))

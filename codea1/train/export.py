@@ -57,9 +57,9 @@ def model_card(run_root: Path, role: str, step: int, config: dict[str, Any], met
     lines = ["---", "library_name: transformers", "tags:", "- code", "- codea1", "- reinforcement-learning",
              "---", "", f"# {'Code' if role == 'code' else 'Test'} LLM of a codea1 run",
              "",
-             f"Trained with codea1 (method `{config.get('method')}`, the Code-A1 game of a Code LLM and a Test LLM "
-             f"trained against each other with GRPO) from `{model.get('code_policy')}`; exported from step "
-             f"{step} of the run `{run_root.name}` ({source}).", "",
+             (f"Trained with codea1 (method `{config.get('method')}`, the Code-A1 game of a Code LLM and a Test "
+              f"LLM trained against each other with GRPO) from `{model.get('code_policy')}`; exported from step "
+              f"{step} of the run `{run_root.name}` ({source})."), "",
              "Load it with `transformers.AutoModelForCausalLM.from_pretrained` or serve it with vLLM.", ""]
     if metrics:
         keys = ("code_reward", "test_reward", "valid_ratio", "golden_pass_rate", "hist_pass", "mistake_book_size")
@@ -123,7 +123,7 @@ def push_to_hub(folder: str | Path, repo_id: str, *, private: bool = False) -> s
         url = api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
         api.upload_folder(repo_id=repo_id, folder_path=str(folder), repo_type="model",
                           commit_message="codea1 export")
-    except Exception as exc:  # network, auth, a bad id: the export itself is kept
+    except Exception as exc:  # noqa: BLE001 - network, auth, a bad id: the export itself is kept
         raise UserError(f"could not push {folder} to the hub as {repo_id} ({type(exc).__name__}: "
                         f"{str(exc).splitlines()[0] if str(exc) else 'no detail'}); the exported directory is "
                         f"kept: push it later with `huggingface-cli upload {repo_id} {folder}`") from None
