@@ -213,6 +213,11 @@ def _cases(env: dict) -> list[Case]:
         Case("io_uring_and_bpf", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)",
              ["libc.syscall(425, 8, ctypes.create_string_buffer(120)) >= 0", "libc.syscall(321, 0, 0, 0) >= 0",
               "libc.syscall(323, 0) >= 0"], [True, True, True], [{"fail"}, {"fail"}, {"fail"}], needs="seccomp"),
+        Case("exotic_socket_families", "import socket",
+             ["socket.socket(40, socket.SOCK_STREAM).fileno() >= 0",  # AF_VSOCK
+              "socket.socket(38, socket.SOCK_SEQPACKET).fileno() >= 0",  # AF_ALG
+              "socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).fileno() >= 0"],
+             [True, True, True], [{"error"}, {"error"}, {"pass"}], needs="seccomp"),
         Case("host_run_lock_file", "", [f"open({RUN_LOCK_MARKER!r}, 'w').write('x')"], [1], [{"error"}],
              needs="allowlist"),
         Case("host_unix_socket", "import socket", ["socket.socket(socket.AF_UNIX).connect('/run/dbus/system_bus_socket')"],
@@ -323,7 +328,7 @@ def test_no_forged_pass_anywhere(corpus: dict) -> None:
               ("cpu_spin", 1), ("sleep_signals_blocked", 1), ("stdout_flood", 0), ("thread_left_running", 0),
               ("ctypes_segfault", 1), ("write_host_tmp", 0), ("kill_parent", 0), ("sigstop_self", 0),
               ("proc_walk_ancestors", 1), ("tmp_plant_module", 0), ("tmp_read_planted", 0), ("tmp_read_planted", 1),
-              ("tmp_fill_inodes", 0), ("sysv_shm_left", 0), ("sysv_shm_left", 1)}
+              ("tmp_fill_inodes", 0), ("sysv_shm_left", 0), ("sysv_shm_left", 1), ("exotic_socket_families", 2)}
     layers = corpus["level"].split("+")
     for name, res in corpus["results"].items():
         needs = corpus["cases"][name].needs

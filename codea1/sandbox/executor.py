@@ -821,7 +821,7 @@ LAYERS = {
     "cgroup": ("per-job memory, process-count and CPU-share limits (cgroups)",
                "root and a writable cgroup hierarchy (v2, or v1 memory/pids/cpu controllers)"),
     "seccomp": (("a seccomp filter: no namespaces, mount, ptrace, keyrings, bpf, perf, userfaultfd, io_uring, "
-                "kexec, modules"), "pyseccomp and libseccomp2 (scripts/install-system.sh)"),
+                "kexec, modules, sockets of families other than unix, inet, inet6 and netlink (no AF_VSOCK)"), "pyseccomp and libseccomp2 (scripts/install-system.sh)"),
     "rlimits": ("per-process limits: CPU time, address space, processes, file size, open files; no_new_privs",
                 "(always on)"),
 }

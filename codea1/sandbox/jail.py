@@ -48,6 +48,11 @@ DENIED = (
     "setdomainname", "personality", "landlock_create_ruleset",
 )
 
+# socket families candidate code may open (the rest, AF_VSOCK, AF_PACKET, AF_BLUETOOTH, AF_ALG, ... reach
+# kernel code an empty network namespace does not fence off): socket() and socketpair() fail with EPERM
+SOCKET_FAMILIES = {1: "AF_UNIX", 2: "AF_INET", 10: "AF_INET6", 16: "AF_NETLINK"}
+AF_MAX = 64  # above Linux's AF_MAX (46 in 6.x); the kernel refuses larger families itself
+
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -89,6 +94,10 @@ def seccomp_program(denied: tuple[str, ...] = DENIED, clone: bool = True) -> tup
             except (OSError, ValueError):  # a call this kernel or architecture does not have
                 continue
         if clone:
+            for family in range(AF_MAX):
+                if family not in SOCKET_FAMILIES:
+                    for call in ("socket", "socketpair"):
+                        filt.add_rule(deny, call, sc.Arg(0, sc.EQ, family))
             for flag in NAMESPACE_FLAGS:  # clone with any namespace flag (fork/threads pass none)
                 filt.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
             filt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")  # flags behind a pointer: libc falls back to clone
