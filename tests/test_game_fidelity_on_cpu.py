@@ -173,10 +173,11 @@ def test_arguments_become_values_sent_alike_to_gt_and_every_candidate(executor):
     suite = block("assert second_largest(list(range(5))) == 3",
                   "assert second_largest(*[[1, 9, 9]]) == 1",
                   "assert second_largest(nums=[2, 8]) == 2",
+                  "assert second_largest(**{'nums': [3, 6]}) == 3",
                   "assert len([1, 2]) == 2")  # another function's call: its value, the same for every program
     oracle, code = one_suite(executor, suite)
     assert [k.call for k in oracle.kept] == ["second_largest([0, 1, 2, 3, 4])", "second_largest([1, 9, 9])",
-                                             "second_largest(nums=[2, 8])", "2"]
+                                             "second_largest(nums=[2, 8])", "second_largest(nums=[3, 6])", "2"]
     assert oracle.invalid_tests == 0 and code.code_reward == 1.0
     # the same values written another way are one test: the repeat is counted invalid
     again, _ = one_suite(executor, block("assert second_largest([0, 1, 2, 3, 4]) == 3",

@@ -234,6 +234,7 @@ def _written_out(entry_point: str, shape: _CallShape, values: dict[int, Any]) ->
     if not shape.entry:
         return plain_source(values[0])
     args: list[str] = []
+    keywords: list[str] = []  # after every positional argument, as Python passes `f(k=1, *xs)` too
     for i, (kind, _) in enumerate(shape.parts):
         value = values[i]
         if kind == "pos":
@@ -245,10 +246,10 @@ def _written_out(entry_point: str, shape: _CallShape, values: dict[int, Any]) ->
         elif kind == "**":
             if type(value) is not dict or not all(type(k) is str and k.isidentifier() for k in value):
                 raise ValueError("a **argument is not a dict of names")
-            args += [f"{k}={plain_source(v)}" for k, v in value.items()]
+            keywords += [f"{k}={plain_source(v)}" for k, v in value.items()]
         else:
-            args.append(f"{kind}={plain_source(value)}")
-    return f"{entry_point}({', '.join(args)})"
+            keywords.append(f"{kind}={plain_source(value)}")
+    return f"{entry_point}({', '.join(args + keywords)})"
 
 
 def values_program(problem: Problem) -> str:
