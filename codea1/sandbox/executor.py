@@ -667,10 +667,14 @@ class Executor:
             reader, res_r = run
             info: dict = {}
             try:
-                frame = reader.read(time.monotonic() + self.define_timeout + GRACE)
+                deadline = time.monotonic() + self.define_timeout + GRACE
+                frame = reader.read(deadline)
+                started = type(frame) is dict and frame.get("k") == "started"  # set-up done, the job's code next
+                if started:
+                    frame = reader.read(deadline)
                 if type(frame) is not dict or frame.get("k") not in ("defined", "undefined"):
                     info = slot.finish()
-                    if frame == "eof" and info.get("exit") in SETUP_FAILED:
+                    if frame == "eof" and info.get("exit") in SETUP_FAILED and not started:
                         raise _SetupFailed(f"a child {_signal_name(info)} before running the code")
                     why = {"timeout": f"timed out after {self.define_timeout:g}s while running the code"}.get(
                         frame if type(frame) is str else "", f"crashed while running the code ({_signal_name(info)})")

@@ -27,8 +27,8 @@ capabilities instead), parent-death signal, a CPU-time limit, the rest of the se
 zygote's part of the filter, no_new_privs and the other rlimits (AS, NPROC, FSIZE, NOFILE, CORE) it
 inherits from the zygote, which sets them on itself. A failure before any candidate code runs exits
 with status 70-72 (the parent then replaces the zygote). It then reads
-its job, runs the code and the calls, and writes one length-prefixed JSON frame per
-event. It never sees an expected value.
+its job, writes a "started" frame (after it, any exit is the job's own, whatever its status), runs the
+code and the calls, and writes one length-prefixed JSON frame per event. It never sees an expected value.
 """
 
 from __future__ import annotations
@@ -459,6 +459,9 @@ def _run(payload: dict, res_w: int) -> None:
     send, to_json, describe = _send, values.to_json, _describe  # keep our own references
     perf = time.perf_counter
     code_of = _code_of
+    # from this frame on the parent takes any exit for the job's own, never for a set-up failure (a
+    # candidate calling os._exit(70) made the parent replace the zygote and run the job again)
+    send(res_w, {"k": "started"})
     try:
         exec(code_of(payload["code"], "exec"), module.__dict__)  # noqa: S102
     except BaseException as exc:  # noqa: BLE001
