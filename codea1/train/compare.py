@@ -6,7 +6,7 @@ minutes of training time per method). Every policy is then evaluated on the same
 
 - the Code LLM: pass@1 from n samples per problem, with a 95% bootstrap interval over problems and the
   paired difference to base (same problems resampled for both);
-- the Test LLM: one suite per problem written against the problem's GT, white-box (the prompt shows the
+- the Test LLM: `test_samples` suites per problem written against the problem's GT, white-box (the prompt shows the
   GT) and black-box (the question only), scored by codea1.eval.test_eval: the share of the suite's
   asserts that are valid, pass@k, mut@k (the project's mutation engine) and Mul.
 
@@ -621,7 +621,8 @@ def markdown_table(results: dict[str, Any], k: int) -> str:
     spec = results["spec"]
     budget = f"{spec['steps']} steps" + (f" or {spec['minutes']:g} min of training" if spec.get("minutes") else "")
     intro = (f"Held-out: {results['held_out']['problems']}; budget per method: {budget}; code pass@1 from "
-             f"{spec['code_samples']} samples per problem; Test LLM: one suite per problem, first {k} asserts; "
+             f"{spec['code_samples']} samples per problem; Test LLM: {spec.get('test_samples', 1)} suite(s) per "
+             f"problem, first {k} asserts; "
              f"95% bootstrap intervals over problems.")
     header = (f"| method | steps | code pass@1 | vs base | test valid (white-box) | repeats invalid | pass@{k} | "
               f"mut@{k} | Mul | test valid (black-box) | mut@{k} (black-box) |")
