@@ -35,7 +35,7 @@ import math
 import operator
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable, from_json, to_json, values_equal
@@ -178,9 +178,11 @@ class Assertion:
     calls: list[str]
     template: str
     fast: tuple[str, Any] | None = None
+    pre: dict[int, str] = field(default_factory=dict)  # call index -> its loop's rows, evaluated by the oracle
 
 
 ROW, ROWS = "__codea1_row", "__codea1_rows"  # one iteration's values, and the iterator over them
+PRE = "__codea1_pre"  # in a per-iteration call: the loop's rows, as plain values the oracle computed
 
 
 class _Lifter(ast.NodeTransformer):
@@ -193,10 +195,12 @@ class _Lifter(ast.NodeTransformer):
     function is lifted whole (a generator expression as the list it would produce).
     """
 
-    def __init__(self, entry_point: str, name: str = VALUES):
+    def __init__(self, entry_point: str, name: str = VALUES, per_iteration: bool = True):
         self.entry_point = entry_point
         self.name = name
         self.calls: list[str] = []
+        self.pre: dict[int, str] = {}
+        self.per_iteration = per_iteration
 
     def _lift(self, node: ast.expr) -> ast.expr:
         self.calls.append(ast.unparse(node))
@@ -221,21 +225,31 @@ class _Lifter(ast.NodeTransformer):
         return self._lift(node)
 
     def _per_iteration(self, node: ast.expr) -> ast.expr | None:
-        """`E(f(..)) for T in IT if C` -> candidate: `[(f(..),) for T in IT if C]` (lifted as one value);
-        oracle: `E(row[0]) for rows in [iter(v[i])] for T in IT if C for row in [next(rows)]`."""
-        if isinstance(node, ast.Lambda) or len(node.generators) != 1:
+        """`E(f(..)) for T in IT if C` -> first the oracle: `[(names,) for T in IT if C]`, the values of
+        the loop names the calls use (plain values, pasted in as PRE); then the candidate:
+        `[(f(..),) for (names,) in PRE]` (lifted as one value), so no other name of T (an expected value
+        in `for x, y in CASES`) is ever bound in the candidate's frames; then the oracle again:
+        `E(row[0]) for rows in [iter(v[i])] for T in IT if C for row in [next(rows)]`."""
+        if not self.per_iteration or isinstance(node, ast.Lambda) or len(node.generators) != 1:
             return None
         gen = node.generators[0]
         if gen.is_async or _mentions(gen.iter, self.entry_point) or any(
                 _mentions(c, self.entry_point) for c in gen.ifs):
             return None
-        inner = _Lifter(self.entry_point, ROW)
+        inner = _Lifter(self.entry_point, ROW, per_iteration=False)
         if isinstance(node, ast.DictComp):
             parts = [inner.visit(_copy(node.key)), inner.visit(_copy(node.value))]
         else:
             parts = [inner.visit(_copy(node.elt))]
         calls = ast.Tuple([ast.parse(c, mode="eval").body for c in inner.calls], ast.Load())
-        rows = self._lift(ast.ListComp(elt=calls, generators=[gen]))
+        bound = {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+        used = {n.id for c in inner.calls for n in ast.walk(ast.parse(c, mode="eval")) if isinstance(n, ast.Name)}
+        needed = sorted(bound & used)
+        pre = ast.ListComp(elt=ast.Tuple([ast.Name(x, ast.Load()) for x in needed], ast.Load()), generators=[gen])
+        target = ast.Tuple([ast.Name(x, ast.Store()) for x in needed], ast.Store())
+        rows = self._lift(ast.ListComp(elt=calls, generators=[ast.comprehension(target, ast.Name(PRE, ast.Load()),
+                                                                                 [], 0)]))
+        self.pre[len(self.calls) - 1] = ast.unparse(ast.fix_missing_locations(pre))
         loops = [
             ast.comprehension(ast.Name(ROWS, ast.Store()), ast.List([ast.Call(ast.Name("iter", ast.Load()),
                                                                                [rows], [])], ast.Load()), [], 0),
@@ -266,10 +280,11 @@ def read_assertion(statement: str, entry_point: str | None = None) -> Assertion 
         return None
     expr = node.test
     try:
+        pre: dict[int, str] = {}
         if entry_point:
             lifter = _Lifter(entry_point)
             lifted: ast.expr = lifter.visit(_copy(expr))
-            calls = lifter.calls
+            calls, pre = lifter.calls, lifter.pre
         elif isinstance(expr, ast.Compare) and len(expr.ops) == 1:
             calls = [ast.unparse(expr.left)]
             lifted = ast.Compare(_value_ref(0), expr.ops, expr.comparators)
@@ -279,7 +294,44 @@ def read_assertion(statement: str, entry_point: str | None = None) -> Assertion 
         template = ast.unparse(ast.fix_missing_locations(lifted))
     except (ValueError, RecursionError, MemoryError):
         return None
-    return Assertion(statement=statement, calls=calls, template=template, fast=_fast_form(lifted))
+    return Assertion(statement=statement, calls=calls, template=template, fast=_fast_form(lifted), pre=pre)
+
+
+class _PasteRows(ast.NodeTransformer):
+    def __init__(self, rows: ast.expr) -> None:
+        self.rows = rows
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return self.rows if node.id == PRE else node
+
+
+def _paste_loop_rows(executor: Any, cases: Sequence[AssertCase], read: list[list[Assertion | None]],
+                     timeout: float) -> dict[tuple[int, int], str]:
+    """Phase 0 of a per-iteration lift: each loop's rows (the loop names its calls use) evaluated by the
+    oracle program, one job each (a loop with side effects reaches no other), and pasted into the
+    candidate's call as plain values. Returns (case, test) -> why, for a test whose rows could not be
+    computed or are not plain data (that test fails)."""
+    from codea1.sandbox import Job
+
+    todo = [(n, t, i, src) for n, row in enumerate(read) for t, a in enumerate(row) if a is not None
+            for i, src in a.pre.items()]
+    if not todo:
+        return {}
+    jobs = [Job(id=f"rows:{cases[n].id or n}", code=cases[n].oracle or CLEAN_PRELUDE, calls=[src], timeout=timeout)
+            for n, _, _, src in todo]
+    refused: dict[tuple[int, int], str] = {}
+    for (n, t, i, _), res in zip(todo, executor.run(jobs)):
+        got = res.results[0] if res.defined and res.results else None
+        if got is None or got.status != "ok" or contains_unserializable(got.value):
+            refused[n, t] = "the loop of the assert could not be evaluated as plain data"
+            continue
+        a = read[n][t]
+        try:
+            rows = ast.parse(plain_source(got.value), mode="eval").body
+            a.calls[i] = ast.unparse(_PasteRows(rows).visit(ast.parse(a.calls[i], mode="eval")))
+        except (ValueError, SyntaxError, RecursionError, MemoryError):
+            refused[n, t] = "the loop of the assert could not be evaluated as plain data"
+    return refused
 
 
 def _copy(expr: ast.expr) -> ast.expr:
@@ -360,13 +412,14 @@ def run_assertions(executor: Any, cases: Sequence[AssertCase], timeout: float = 
 
     read = [[read_assertion(t, case.entry_point) if type(t) is str else None for t in case.tests]
             for case in cases]
+    refused = _paste_loop_rows(executor, cases, read, timeout)
     jobs, spans = [], []
     for n, (case, row) in enumerate(zip(cases, read)):
         calls: list[str] = []
         span: list[tuple[int, int]] = []
-        for a in row:
+        for t, a in enumerate(row):
             start = len(calls)
-            if a is not None:
+            if a is not None and (n, t) not in refused:
                 calls.extend(a.calls)
             span.append((start, len(calls)))
         spans.append(span)
@@ -377,9 +430,12 @@ def run_assertions(executor: Any, cases: Sequence[AssertCase], timeout: float = 
     pending: list[tuple[int, int, str]] = []  # (case, test, `bool(template)` with values pasted in)
     for n, (case, row, span, res) in enumerate(zip(cases, read, spans, ran)):
         results: list[Any] = []
-        for a, (lo, hi) in zip(row, span):
+        for t, (a, (lo, hi)) in enumerate(zip(row, span)):
             if a is None:
                 results.append(CallResult("invalid", error="not one assert statement"))
+                continue
+            if (n, t) in refused:
+                results.append(CallResult("fail", error=refused[n, t]))
                 continue
             got = res.results[lo:hi] if res.defined else []
             bad = next((r for r in got if r.status != "ok"), None)

@@ -71,7 +71,7 @@ def test_read_assertion_lifts_only_calls_of_the_function_under_test():
     assert read_assertion("assert f(3) == f(2) + 1", "f").calls == ["f(3)", "f(2)"]
     # in a one-`for` comprehension only the element's calls run in the candidate, once per iteration
     gen = read_assertion("assert all(f(x) == x for x in range(3))", "f")
-    assert gen.calls == ["[(f(x),) for x in range(3)]"]
+    assert gen.calls == ["[(f(x),) for x, in __codea1_pre]"] and gen.pre == {0: "[(x,) for x in range(3)]"}
     assert gen.template == ("all((__codea1_row[0] == x for __codea1_rows in [iter(__codea1_v[0])] "
                             "for x in range(3) for __codea1_row in [next(__codea1_rows)]))")
     # two `for`s: lifted whole (see the module's limits)
@@ -158,3 +158,29 @@ def test_big_ints_reach_the_oracle(ex):
     tests = ["assert f(9000) == 7 ** 9000 and f(1) == 7", "assert f(9000) - 1 == 7 ** 9000"]
     [res] = run_assertions(ex, [AssertCase(code="def f(n):\n    return 7 ** n\n", tests=tests, entry_point="f")])
     assert [r.status for r in res.results] == ["pass", "fail"]
+
+
+
+def test_the_candidate_never_sees_the_expected_value_of_a_loop(ex):
+    """`all(f(x) == y for x, y in CASES)`: the loop ran in the candidate's frame, and sys._getframe(1)
+    read y there (a forged pass). The oracle now computes the rows of the names the calls use (x alone)
+    and the candidate loops over those plain values."""
+    thief = ("import sys\n"
+             "def f(x):\n"
+             "    for depth in range(1, 6):\n"
+             "        try:\n"
+             "            loc = sys._getframe(depth).f_locals\n"
+             "        except ValueError:\n"
+             "            break\n"
+             "        for name, value in loc.items():\n"
+             "            if name not in ('x', 'depth', 'loc') and isinstance(value, int) and value != x:\n"
+             "                return value\n"
+             "    return -1\n")
+    tests = ["assert all(f(x) == y for x, y in [(1, 10), (2, 20)])",
+             "assert {x: f(x) for x, y in [(1, 10)] if y > 5} == {1: 10}",
+             "assert all(f(x) == y for x, y in undefined_cases)"]
+    [res] = run_assertions(ex, [AssertCase(code=thief, tests=tests, entry_point="f")])
+    assert [r.status for r in res.results] == ["fail", "fail", "fail"]
+    honest = "def f(x):\n    return 10 * x\n"
+    [ok] = run_assertions(ex, [AssertCase(code=honest, tests=tests[:2], entry_point="f")])
+    assert [r.status for r in ok.results] == ["pass", "pass"]
