@@ -32,7 +32,8 @@ def test_nan_round_trips_and_equals_nan() -> None:
 
 
 @pytest.mark.parametrize("value", [
-    object(), type("X", (), {})(), type("I", (int,), {})(3), type("S", (str,), {})("a"), print,
+    object(), type("X", (), {})(), type("I", (int,), {"__eq__": lambda s, o: True, "__hash__": int.__hash__})(3),
+    type("S", (str,), {"__ne__": lambda s, o: False, "__hash__": str.__hash__})("a"), print,
     iter([1]), [1, object()], {"k": {1: object()}},
 ])
 def test_non_plain_values_are_unserializable(value: object) -> None:
@@ -155,3 +156,40 @@ def test_an_ordered_dict_travels_in_its_own_order() -> None:
     for other in (OrderedDict(b=2, a=1), OrderedDict(a=1, b=2), {"a": 1, "b": 2}):
         got = values_equal(from_json(json.loads(json.dumps(to_json(moved)))), from_json(json.loads(json.dumps(to_json(other)))))
         assert got == (moved == other), other
+
+
+def test_scalar_subclasses_and_key_views_compare_as_python_does() -> None:
+    """IntEnum, StrEnum, str/int/float/bytes subclasses that keep the base's ==, and dict key/item views
+    were "not plain data" though Python's == accepts them; a class that redefines == still never decides."""
+    import enum
+
+    class Color(enum.IntEnum):
+        RED = 1
+
+    class Mode(enum.StrEnum):
+        FAST = "fast"
+
+    class Name(str):
+        pass
+
+    class Ratio(float):
+        pass
+
+    class Blob(bytes):
+        pass
+
+    class Liar(int):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = int.__hash__
+
+    d = {1: "a", 2: "b"}
+    pairs = [(Color.RED, 1), (Color.RED, 2), (Mode.FAST, "fast"), (Name("x"), "x"), (Ratio(0.5), 0.5),
+             (Blob(b"z"), b"z"), (d.keys(), {1, 2}), (d.keys(), [1, 2]), (d.items(), {(1, "a"), (2, "b")}),
+             ([Color.RED], [1])]
+    for a, b in pairs:
+        got = values_equal(from_json(json.loads(json.dumps(to_json(a)))), from_json(json.loads(json.dumps(to_json(b)))))
+        assert got == (a == b), (a, b)
+    assert contains_unserializable(from_json(to_json(Liar(3))))
+    assert contains_unserializable(from_json(to_json(d.values())))  # values views equal only themselves

@@ -25,6 +25,7 @@ methods (`tuple.__iter__`, `dict.items`), never with methods the class could red
 
 from __future__ import annotations
 
+import enum
 import math
 import sys
 from collections import Counter, OrderedDict, deque
@@ -153,7 +154,11 @@ def _enc(v: Any, depth: int, budget: list[int]) -> Any:
             raise _TooLarge("depth")
         if base is dict:
             return _enc(dict(dict.items(v)), depth, budget)
+        if base in _SCALAR_BASES:  # IntEnum, a str or float subclass: its value, read by the base's own method
+            return _enc(_SCALAR_BASES[base](v), depth, budget)
         return _enc(base(base.__iter__(v)), depth, budget)
+    if t in _KEY_VIEWS:  # dict.keys() / dict.items() compare as sets (dict.values() only with itself)
+        return _enc(set(v), depth, budget)
     np = sys.modules.get("numpy")
     if np is not None and isinstance(v, (np.generic, np.ndarray)):
         # numpy scalar or array (EvalPlus-style reference code often returns them): its plain equivalent
@@ -162,7 +167,11 @@ def _enc(v: Any, depth: int, budget: list[int]) -> Any:
     return _unserializable(name if type(name) is str else "object")
 
 
-_PLAIN_BASES = (list, tuple, dict, set, frozenset)
+_PLAIN_BASES = (list, tuple, dict, set, frozenset, int, float, str, bytes)
+# how a scalar subclass's plain value is read: the base class's own C method, never one the subclass defines
+_SCALAR_BASES = {int: int.__index__, float: float.__float__, str: str.__str__,
+                 bytes: lambda v: bytes(memoryview(v))}
+_KEY_VIEWS = (type({}.keys()), type({}.items()))
 
 
 def _redefines_eq(t: type, base: type) -> bool:
@@ -190,8 +199,10 @@ def _container_kind(t: type) -> type | None:
 
 
 def _plain_base(t: type) -> type | None:
-    """The plain base type of a subclass of list/tuple/dict/set/frozenset that keeps the base's ==."""
-    if type(t) is not type:
+    """The plain base type of a subclass of list/tuple/dict/set/frozenset/int/float/str/bytes that keeps
+    the base's == (an IntEnum member compares as its int). Classes of any metaclass but `type` and the
+    standard library's enum metaclass are not looked into."""
+    if type(t) is not type and type(t) is not enum.EnumType:
         return None
     for base in _PLAIN_BASES:
         if issubclass(t, base):
