@@ -36,6 +36,8 @@ import operator
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable, from_json, to_json, values_equal
@@ -94,6 +96,10 @@ def plain_source(value: Any) -> str:
             f"__import__('collections').OrderedDict([{items}])"
     if t is deque:
         return f"__import__('collections').deque([{', '.join(plain_source(v) for v in value)}])"
+    if t is Fraction:
+        return f"__import__('fractions').Fraction({plain_source(value.numerator)}, {plain_source(value.denominator)})"
+    if t is Decimal:
+        return f"__import__('decimal').Decimal({str(value)!r})"
     if t in (set, frozenset):
         inner = "{" + ", ".join(plain_source(v) for v in value) + "}" if value else "set()"
         return f"frozenset({inner})" if t is frozenset else inner

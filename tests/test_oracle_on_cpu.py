@@ -184,3 +184,11 @@ def test_the_candidate_never_sees_the_expected_value_of_a_loop(ex):
     honest = "def f(x):\n    return 10 * x\n"
     [ok] = run_assertions(ex, [AssertCase(code=honest, tests=tests[:2], entry_point="f")])
     assert [r.status for r in ok.results] == ["pass", "pass"]
+
+
+def test_a_fraction_returned_by_the_candidate_is_judged_as_python_would(ex):
+    code = "from fractions import Fraction\ndef f(n):\n    return Fraction(1, n)\n"
+    tests = ["assert f(2) == Fraction(1, 2)", "assert f(4) == 0.25", "assert f(3) == Fraction(1, 4)"]
+    [res] = run_assertions(ex, [AssertCase(code=code, tests=tests, entry_point="f",
+                                           oracle="from fractions import Fraction")])
+    assert [r.status for r in res.results] == ["pass", "pass", "fail"]

@@ -193,3 +193,18 @@ def test_scalar_subclasses_and_key_views_compare_as_python_does() -> None:
         assert got == (a == b), (a, b)
     assert contains_unserializable(from_json(to_json(Liar(3))))
     assert contains_unserializable(from_json(to_json(d.values())))  # values views equal only themselves
+
+
+def test_fractions_and_decimals_compare_as_python_does() -> None:
+    from decimal import Decimal
+    from fractions import Fraction
+
+    pairs = [(Fraction(1, 2), 0.5), (Fraction(1, 3), 1 / 3), (Fraction(2, 4), Fraction(1, 2)), (Decimal("1.10"), Decimal("1.1")),
+             (Decimal("0.5"), Fraction(1, 2)), (Decimal(2), 2), (Fraction(1, 2), "1/2"), (Decimal("NaN"), Decimal("NaN")),
+             ([Fraction(1, 2)], [0.5]), ({Fraction(1, 2): Decimal(3)}, {0.5: 3})]
+    for a, b in pairs:
+        got = values_equal(from_json(json.loads(json.dumps(to_json(a)))), from_json(json.loads(json.dumps(to_json(b)))))
+        assert got == (a == b), (a, b)
+    for forged in ({"$t": "fraction", "v": [1, 0]}, {"$t": "fraction", "v": [1.5, 2]}, {"$t": "decimal", "v": "x"},
+                   {"$t": "decimal", "v": "9" * 20_000}):
+        assert from_json(forged) is UNSERIALIZABLE

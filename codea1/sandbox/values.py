@@ -19,8 +19,12 @@ OrderedDict ({"$t": "odict"}) have equality rules of their own (a Counter's miss
 against another Counter; two OrderedDicts compare in order) and travel tagged, as does deque ({"$t":
 "deque"}, equal only to a deque). A subclass of list, tuple, dict, set or frozenset that does not
 redefine `==` (namedtuple, defaultdict, a plain `class L(list): pass`) compares as its base type does,
-so it travels as that base type. What the encoder reads of them, it reads with the base type's own
-methods (`tuple.__iter__`, `dict.items`), never with methods the class could redefine.
+so it travels as that base type; so does a subclass of int, float, str or bytes that keeps `==` (IntEnum,
+StrEnum). `dict.keys()` and `dict.items()` views travel as sets (they compare as sets); fractions.Fraction
+({"$t": "fraction", "v": [num, den]}) and decimal.Decimal ({"$t": "decimal", "v": text}) as themselves,
+compared in the parent with the standard library's own `==`. What the encoder reads of them, it reads
+with the base type's own methods (`tuple.__iter__`, `dict.items`, `int.__index__`), never with methods
+the class could redefine.
 """
 
 from __future__ import annotations
@@ -29,11 +33,14 @@ import enum
 import math
 import sys
 from collections import Counter, OrderedDict, deque
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 from typing import Any
 
 MAX_DEPTH = 64  # nesting levels
 MAX_ITEMS = 100_000  # containers' elements, all levels together
 MAX_CHARS = 1_000_000  # characters of str plus bytes of bytes, all together
+MAX_DECIMAL_CHARS = 10_000  # characters of one Decimal's text
 
 
 class _Unserializable:
@@ -159,6 +166,14 @@ def _enc(v: Any, depth: int, budget: list[int]) -> Any:
         return _enc(base(base.__iter__(v)), depth, budget)
     if t in _KEY_VIEWS:  # dict.keys() / dict.items() compare as sets (dict.values() only with itself)
         return _enc(set(v), depth, budget)
+    if t is Fraction:  # exact types only: their == is the stdlib's
+        return {"$t": "fraction", "v": [_enc(v.numerator, depth, budget), _enc(v.denominator, depth, budget)]}
+    if t is Decimal:
+        text = Decimal.__str__(v)
+        budget[1] -= len(text)
+        if budget[1] < 0 or len(text) > MAX_DECIMAL_CHARS:
+            raise _TooLarge("decimal")
+        return {"$t": "decimal", "v": text}
     np = sys.modules.get("numpy")
     if np is not None and isinstance(v, (np.generic, np.ndarray)):
         # numpy scalar or array (EvalPlus-style reference code often returns them): its plain equivalent
@@ -280,6 +295,19 @@ def _dec(o: Any, depth: int, budget: list[int]) -> Any:
         if type(v) is not str or len(v) > 2 * MAX_CHARS:
             raise ValueError("bad bytes")
         return bytes.fromhex(v)
+    if tag == "fraction":
+        num, den = _as_list(v)
+        num, den = _dec(num, depth - 1, budget), _dec(den, depth - 1, budget)
+        if type(num) is not int or type(den) is not int or den <= 0:
+            raise ValueError("bad fraction")
+        return Fraction(num, den)
+    if tag == "decimal":
+        if type(v) is not str or len(v) > MAX_DECIMAL_CHARS:
+            raise ValueError("bad decimal")
+        try:
+            return Decimal(v)
+        except InvalidOperation:
+            raise ValueError("bad decimal") from None
     if tag == "complex":
         re, im = _as_list(v)
         re, im = _dec(re, depth - 1, budget), _dec(im, depth - 1, budget)
@@ -324,6 +352,7 @@ def values_equal(a: Any, b: Any, float_tol: float | None = None) -> bool:
 
 
 _NUMBER = (bool, int, float)
+_EXACT = (Fraction, Decimal)
 _DICTS = (dict, Counter, OrderedDict)
 
 
@@ -333,6 +362,12 @@ def _eq(a: Any, b: Any, tol: float | None, depth: int) -> bool:
     ta, tb = type(a), type(b)
     if ta in _NUMBER and tb in _NUMBER:
         return _num_eq(a, b, tol)
+    if ta in _EXACT or tb in _EXACT:  # Fraction, Decimal: the stdlib's own == against each other and numbers
+        if ta not in (*_NUMBER, *_EXACT) or tb not in (*_NUMBER, *_EXACT):
+            return False
+        if tol is not None and (ta is float or tb is float):
+            return _num_eq(float(a), float(b), tol)
+        return bool(a == b)
     if ta is complex or tb is complex:
         if ta not in (*_NUMBER, complex) or tb not in (*_NUMBER, complex):
             return False
