@@ -367,13 +367,13 @@ class Comparison:
     def method_config(self, method: str) -> Config:
         """The method's run config: the comparison's, training on the problems selected once for all."""
         from codea1.config import config_from_dict
+        from codea1.train.loop import on_problem_file
 
-        data = self.cfg.to_dict()
+        data = on_problem_file(self.cfg.to_dict(), self.train_path)
         data["method"] = "a1" if method == "base" else method
         data["train"]["max_steps"] = self.spec.steps
         data["train"]["progress"] = False
-        data["data"].update(train=str(self.train_path.resolve()), limit=None, difficulty=None, check_gt=False,
-                            require_golden_tests=True)
+        data["data"]["require_golden_tests"] = True
         return config_from_dict(data)
 
     def eval_path(self, method: str, step: int) -> Path:

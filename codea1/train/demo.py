@@ -42,11 +42,10 @@ def with_training_problems(cfg: Config, problems: list, path: Path) -> Config:
     """The config training on exactly `problems` (written to `path`; already checked, so no GT check)."""
     from codea1.config import config_from_dict
     from codea1.data import write_problems_jsonl
+    from codea1.train.loop import on_problem_file
 
     write_problems_jsonl(problems, path)
-    data = cfg.to_dict()
-    data["data"].update(train=str(path.resolve()), limit=None, difficulty=None, check_gt=False)
-    return config_from_dict(data)
+    return config_from_dict(on_problem_file(cfg.to_dict(), path))
 
 
 def dir_bytes(path: Path) -> int:

@@ -97,6 +97,13 @@ def sizing_note(cfg: Config, has_gpu: bool) -> str | None:
             f"on a CPU a step can take hours; codea1/configs/smollm2-cpu.yaml is sized for a laptop")
 
 
+def on_problem_file(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """A config dict changed to train on exactly the problems of `path` (already selected and checked:
+    no limit, difficulty filter or GT check again)."""
+    data["data"].update(train=str(Path(path).resolve()), limit=None, difficulty=None, check_gt=False)
+    return data
+
+
 def load_training_problems(cfg: Config, executor: Any = None, console: Any = None) -> list[Any]:
     """The training problems: data.train filtered by difficulty and limit, then (data.require_golden_tests)
     only those with golden tests, then (data.check_gt) only those whose GT passes them. The filters are
