@@ -20,7 +20,7 @@ test: install
 	bash scripts/test.sh
 
 lint: install
-	$(VENV)/bin/ruff check codea1 tests benchmarks
+	$(VENV)/bin/ruff check codea1 tests benchmarks scripts && $(VENV)/bin/ruff format --check codea1 tests benchmarks scripts
 
 clean:
 	rm -rf $(VENV) .pytest_cache

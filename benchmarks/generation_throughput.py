@@ -95,9 +95,14 @@ def main() -> None:
         return output
 
     model.get_output_embeddings().register_forward_hook(no_eos)
-    prompt = [{"role": "user", "content": "Write a Python function `is_palindrome(s: str) -> bool` that ignores "
-                                          "case and non-alphanumeric characters. Put the code in one ```python "
-                                          "block."}]
+    prompt = [
+        {
+            "role": "user",
+            "content": "Write a Python function `is_palindrome(s: str) -> bool` that ignores "
+            "case and non-alphanumeric characters. Put the code in one ```python "
+            "block.",
+        }
+    ]
 
     def run(backend, threads: int, b: int) -> tuple[int, float, float, float]:
         torch.set_num_threads(threads)
@@ -115,8 +120,9 @@ def main() -> None:
             backend.score = timed_score
             scored.clear()
             t0 = time.perf_counter()
-            rows = backend.generate([prompt], GenerationConfig(n=b, max_new_tokens=args.new_tokens, seed=r,
-                                                               batch_size=b))
+            rows = backend.generate(
+                [prompt], GenerationConfig(n=b, max_new_tokens=args.new_tokens, seed=r, batch_size=b)
+            )
             dt = time.perf_counter() - t0
             backend.score = original
             score_s = sum(scored)
@@ -131,23 +137,33 @@ def main() -> None:
 
     for backend in (old, forward, unpacked, new):  # warm-up
         backend.generate([prompt], GenerationConfig(n=2, max_new_tokens=8, batch_size=2))
-    print(f"model={args.model} dtype={args.dtype} new_tokens={args.new_tokens} usable cores={usable_cores()} "
-          f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}")
-    print(f"{'path':<14} {'threads':>7} {'batch':>5} {'tokens':>6} {'seconds':>8} {'tokens/s':>9} "
-          f"{'scoring s':>9} {'vs old':>7} {'max |dlogp|':>11}")
+    print(
+        f"model={args.model} dtype={args.dtype} new_tokens={args.new_tokens} usable cores={usable_cores()} "
+        f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}"
+    )
+    print(
+        f"{'path':<14} {'threads':>7} {'batch':>5} {'tokens':>6} {'seconds':>8} {'tokens/s':>9} "
+        f"{'scoring s':>9} {'vs old':>7} {'max |dlogp|':>11}"
+    )
     plan = [("hf-generate", old, args.baseline_threads)]
     if args.threads != args.baseline_threads:  # both paths at both thread counts
         plan += [("hf-generate", old, args.threads), ("loop", new, args.baseline_threads)]
-    plan += [("loop-forward", forward, args.threads), ("loop-unpacked", unpacked, args.threads),
-             ("loop", new, args.threads)]
+    plan += [
+        ("loop-forward", forward, args.threads),
+        ("loop-unpacked", unpacked, args.threads),
+        ("loop", new, args.threads),
+    ]
     for b in [int(x) for x in args.batches.split(",")]:
         base = None
         for name, backend, threads in plan:
             tokens, dt, score_s, diff = run(backend, threads, b)
             rate = tokens / dt
             base = base or rate
-            print(f"{name:<14} {threads:>7} {b:>5} {tokens:>6} {dt:>8.2f} {rate:>9.1f} {score_s:>9.2f} "
-                  f"{rate / base:>6.2f}x {diff:>11.2e}", flush=True)
+            print(
+                f"{name:<14} {threads:>7} {b:>5} {tokens:>6} {dt:>8.2f} {rate:>9.1f} {score_s:>9.2f} "
+                f"{rate / base:>6.2f}x {diff:>11.2e}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

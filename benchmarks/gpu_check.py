@@ -43,8 +43,11 @@ def main() -> None:
         tok.pad_token = tok.eos_token
     name = torch.cuda.get_device_name() if args.device.startswith("cuda") else args.device
     params = sum(p.numel() for p in model.parameters())
-    print(f"device={name} torch={torch.__version__} params={params / 1e6:.1f}M dtype={args.dtype} "
-          f"new_tokens={args.new_tokens} (random weights from {config.model_type} config)", flush=True)
+    print(
+        f"device={name} torch={torch.__version__} params={params / 1e6:.1f}M dtype={args.dtype} "
+        f"new_tokens={args.new_tokens} (random weights from {config.model_type} config)",
+        flush=True,
+    )
     policy = Policy(model, tok, PolicyConfig(kl_coef=0.0, dtype=args.dtype, lr=1e-6, warmup_steps=0))
     new = policy.rollout
     old = TransformersRollout(model, tok, policy.logprobs, engine="hf-generate")
@@ -55,9 +58,14 @@ def main() -> None:
         return output
 
     hook = model.get_output_embeddings().register_forward_hook(no_eos)
-    prompt = [{"role": "user", "content": "Write a Python function `is_palindrome(s: str) -> bool` that ignores "
-                                          "case and non-alphanumeric characters. Put the code in one ```python "
-                                          "block."}]
+    prompt = [
+        {
+            "role": "user",
+            "content": "Write a Python function `is_palindrome(s: str) -> bool` that ignores "
+            "case and non-alphanumeric characters. Put the code in one ```python "
+            "block.",
+        }
+    ]
 
     def sync() -> None:
         if args.device.startswith("cuda"):
@@ -69,8 +77,9 @@ def main() -> None:
             sync()
             t0 = time.perf_counter()
             with policy._autocast():
-                rows = backend.generate([prompt], GenerationConfig(n=b, max_new_tokens=args.new_tokens, seed=r,
-                                                                   batch_size=b))
+                rows = backend.generate(
+                    [prompt], GenerationConfig(n=b, max_new_tokens=args.new_tokens, seed=r, batch_size=b)
+                )
             sync()
             dt = time.perf_counter() - t0
             tokens = sum(len(s.response_ids) for s in rows[0])
@@ -84,12 +93,16 @@ def main() -> None:
     for b in [int(x) for x in args.batches.split(",")]:
         t_old, d_old, _ = timed(old, b)
         t_new, d_new, _ = timed(new, b)
-        print(f"{b:>5} {t_old / d_old:>18.1f} {t_new / d_new:>11.1f} {(t_new / d_new) / (t_old / d_old):>7.2f}x",
-              flush=True)
+        print(
+            f"{b:>5} {t_old / d_old:>18.1f} {t_new / d_new:>11.1f} {(t_new / d_new) / (t_old / d_old):>7.2f}x",
+            flush=True,
+        )
 
     hook.remove()
-    rows = new.generate([prompt], GenerationConfig(n=args.train_rows, max_new_tokens=args.new_tokens, seed=7,
-                                                   batch_size=args.train_rows))[0]
+    rows = new.generate(
+        [prompt],
+        GenerationConfig(n=args.train_rows, max_new_tokens=args.new_tokens, seed=7, batch_size=args.train_rows),
+    )[0]
     rng = random.Random(0)
     advantages = [rng.choice((-1.0, 1.0)) * rng.random() for _ in rows]
     if args.device.startswith("cuda"):
@@ -102,8 +115,10 @@ def main() -> None:
         dt = time.perf_counter() - t0
         tokens = sum(len(s.prompt_ids) + len(s.response_ids) for s in rows)
         shown = {k: round(float(v), 5) for k, v in metrics.items() if k in ("loss", "pg_loss", "grad_norm", "entropy")}
-        print(f"train step {step}: {len(rows)} rows, {tokens} tokens, {dt:.2f}s ({tokens / dt:.0f} tokens/s) {shown}",
-              flush=True)
+        print(
+            f"train step {step}: {len(rows)} rows, {tokens} tokens, {dt:.2f}s ({tokens / dt:.0f} tokens/s) {shown}",
+            flush=True,
+        )
     if args.device.startswith("cuda"):
         print(f"peak GPU memory: {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB")
 

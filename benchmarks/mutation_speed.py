@@ -123,8 +123,14 @@ def legacy_run_programs(programs, calls, executor, *, timeout, batch=48, stop_on
     for b in range(0, len(programs), batch):
         chunk = programs[b : b + batch]
         code = f"__CODEA1_PROGRAMS = {chunk!r}\n__CODEA1_CALLS = {calls!r}\n{LEGACY_HARNESS}"
-        jobs.append(Job(id=f"batch-{b}", code=code, timeout=timeout,
-                        calls=[f"__codea1_mutant({k}, {stop_on_error})" for k in range(len(chunk))]))
+        jobs.append(
+            Job(
+                id=f"batch-{b}",
+                code=code,
+                timeout=timeout,
+                calls=[f"__codea1_mutant({k}, {stop_on_error})" for k in range(len(chunk))],
+            )
+        )
     out = []
     for job, res in zip(jobs, executor.run(jobs) if jobs else []):
         if not res.defined:
@@ -139,8 +145,7 @@ def legacy_run_programs(programs, calls, executor, *, timeout, batch=48, stop_on
     return out
 
 
-def legacy_score_mutants(source, calls, executor, *, prelude="", mutants=None, timeout_factor=4.0,
-                         min_timeout=1.0):
+def legacy_score_mutants(source, calls, executor, *, prelude="", mutants=None, timeout_factor=4.0, min_timeout=1.0):
     """The earlier score_mutants: GT's values from one run, then the mutants batched into shared children."""
     from codea1.data.check import time_limit
     from codea1.eval.mutation import MutantOutcome, generate_mutants, skipped_points, summarise
@@ -158,8 +163,7 @@ def legacy_score_mutants(source, calls, executor, *, prelude="", mutants=None, t
     outcomes = [MutantOutcome(id=m.id, operator=m.operator, family=m.family, killed=False) for m in mutants]
     if calls and mutants:
         programs = [f"{prelude}\n{m.code}" if prelude else m.code for m in mutants]
-        runs = legacy_run_programs(programs, calls, executor, timeout=time_limit(seconds, timeout_factor,
-                                                                                  min_timeout))
+        runs = legacy_run_programs(programs, calls, executor, timeout=time_limit(seconds, timeout_factor, min_timeout))
         for outcome, (kind, payload) in zip(outcomes, runs):
             if kind == "undefined":
                 outcome.killed, outcome.how = True, "undefined"
@@ -179,22 +183,14 @@ def legacy_score_mutants(source, calls, executor, *, prelude="", mutants=None, t
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument(
-        "--ult", default=os.environ.get("CODEA1_ULT_DATA", "../shared/data/ult-lite/ULT_Lite.json")
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ult", default=os.environ.get("CODEA1_ULT_DATA", "../shared/data/ult-lite/ULT_Lite.json"))
     parser.add_argument("--functions", type=int, default=4, help="functions to sample")
-    parser.add_argument(
-        "--max-mutants", type=int, default=80, help="only functions with at most this many mutants"
-    )
+    parser.add_argument("--max-mutants", type=int, default=80, help="only functions with at most this many mutants")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1, help="sandbox worker slots")
     parser.add_argument("--rounds", type=int, default=1, help="times each engine scores each function")
-    parser.add_argument(
-        "--cr-timeout", type=float, default=10.0, help="cosmic-ray's per-mutant test-run timeout"
-    )
+    parser.add_argument("--cr-timeout", type=float, default=10.0, help="cosmic-ray's per-mutant test-run timeout")
     parser.add_argument("--no-cosmic-ray", action="store_true", help="compare the codea1 engines only")
     parser.add_argument("--json", default=None, help="also write the results here")
     args = parser.parse_args(argv)
@@ -252,8 +248,12 @@ def main(argv: list[str] | None = None) -> int:
             }
             if with_cr:
                 cr = run_cosmic_ray(ULT_PRELUDE, fn.code, tests, args.cr_timeout)
-                row.update(mutants_cosmic_ray=cr["total"], killed_cosmic_ray=cr["killed"],
-                           incompetent_cosmic_ray=cr["incompetent"], seconds_cosmic_ray=round(cr["seconds"], 2))
+                row.update(
+                    mutants_cosmic_ray=cr["total"],
+                    killed_cosmic_ray=cr["killed"],
+                    incompetent_cosmic_ray=cr["incompetent"],
+                    seconds_cosmic_ray=round(cr["seconds"], 2),
+                )
             rows.append(row)
             print(json.dumps(row), flush=True)
     finally:
@@ -273,9 +273,11 @@ def main(argv: list[str] | None = None) -> int:
         "seconds_legacy": round(legacy_total, 3),
         "codea1_over_legacy_time": round(ours_total / legacy_total, 2) if legacy_total else None,
         "mutants_per_second_codea1": round(sum(r["mutants_codea1"] for r in rows) / ours_total, 1)
-        if ours_total else None,
+        if ours_total
+        else None,
         "mutants_per_second_legacy": round(sum(r["mutants_codea1"] for r in rows) / legacy_total, 1)
-        if legacy_total else None,
+        if legacy_total
+        else None,
         "executor_startup_seconds": round(startup, 3),
         "workers": args.workers,
     }
@@ -287,16 +289,20 @@ def main(argv: list[str] | None = None) -> int:
         cr_total = sum(r["seconds_cosmic_ray"] for r in rows)
         summary.update(
             killed_cosmic_ray=sum(r["killed_cosmic_ray"] for r in rows),
-            functions_identical_counts=sum(r["killed_codea1"] == r["killed_cosmic_ray"]
-                                           and r["mutants_codea1"] == r["mutants_cosmic_ray"] for r in rows),
+            functions_identical_counts=sum(
+                r["killed_codea1"] == r["killed_cosmic_ray"] and r["mutants_codea1"] == r["mutants_cosmic_ray"]
+                for r in rows
+            ),
             seconds_cosmic_ray=round(cr_total, 2),
             speedup=round(cr_total / ours_total, 1) if ours_total else None,
         )
     print(header)
     print(rule)
     for r in rows:
-        line = (f"| {r['task_id']} | {r['tests']} | {r['mutants_codea1']} | {r['killed_codea1']} / "
-                f"{r['killed_legacy']} | {r['seconds_codea1']} / {r['seconds_legacy']} |")
+        line = (
+            f"| {r['task_id']} | {r['tests']} | {r['mutants_codea1']} | {r['killed_codea1']} / "
+            f"{r['killed_legacy']} | {r['seconds_codea1']} / {r['seconds_legacy']} |"
+        )
         if with_cr:
             line += f" {r['killed_cosmic_ray']} / {r['mutants_cosmic_ray']} | {r['seconds_cosmic_ray']} |"
         print(line)

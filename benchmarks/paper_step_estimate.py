@@ -46,14 +46,17 @@ def measure_verdict_cost(workers: int, jobs: int, calls: int, uid_base: int) -> 
     """Sandbox core-seconds per verdict on this machine (local Executor, `workers` slots)."""
     from codea1.sandbox import Executor, Job
 
-    code = ("def solve(xs, k):\n    seen = {}\n    for i, x in enumerate(xs):\n        if k - x in seen:\n"
-            "            return [seen[k - x], i]\n        seen[x] = i\n    return []\n")
+    code = (
+        "def solve(xs, k):\n    seen = {}\n    for i, x in enumerate(xs):\n        if k - x in seen:\n"
+        "            return [seen[k - x], i]\n        seen[x] = i\n    return []\n"
+    )
     batch = []
     for j in range(jobs):
         xs = list(range(j % 13, j % 13 + 20))
         expected = [[0, 1] if c % 7 else [9, 9] for c in range(calls)]  # a share of failing calls
-        batch.append(Job(f"code-{j}", code, [f"solve({xs!r}, {xs[0] + xs[1]})" for _ in range(calls)],
-                         expected=expected))
+        batch.append(
+            Job(f"code-{j}", code, [f"solve({xs!r}, {xs[0] + xs[1]})" for _ in range(calls)], expected=expected)
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         with Executor(workers, uid_base=uid_base) as ex:
@@ -71,21 +74,35 @@ def main() -> None:
     ap.add_argument("--nodes", default="1,2,4", help="node counts to estimate for")
     ap.add_argument("--gpus-per-node", type=int, default=8)
     ap.add_argument("--sandbox-cores", type=int, default=96, help="sandbox slots per node (cores left to it)")
-    ap.add_argument("--verdict-cost", type=float, default=None,
-                    help="core-seconds per verdict (default: measured here)")
+    ap.add_argument(
+        "--verdict-cost", type=float, default=None, help="core-seconds per verdict (default: measured here)"
+    )
     ap.add_argument("--measure-workers", type=int, default=2)
     ap.add_argument("--measure-jobs", type=int, default=200)
-    ap.add_argument("--timeout-share", type=float, default=0.002,
-                    help="share of verdicts that run into the per-call time limit")
-    ap.add_argument("--pool-rate", type=float, default=None,
-                    help="most verdicts/s one sandbox pool (one Executor process) reaches, whatever its "
-                         "slots: its parent decides every verdict in one interpreter (a 16-slot pool "
-                         "measured ~56,000/s on 72-call jobs, ~18,000/s on 8-call jobs); null: no cap")
+    ap.add_argument(
+        "--timeout-share", type=float, default=0.002, help="share of verdicts that run into the per-call time limit"
+    )
+    ap.add_argument(
+        "--pool-rate",
+        type=float,
+        default=None,
+        help="most verdicts/s one sandbox pool (one Executor process) reaches, whatever its "
+        "slots: its parent decides every verdict in one interpreter (a 16-slot pool "
+        "measured ~56,000/s on 72-call jobs, ~18,000/s on 8-call jobs); null: no cap",
+    )
     ap.add_argument("--pools-per-node", type=int, default=1, help="executor.ray_actors_per_node")
-    ap.add_argument("--ray-overhead", type=float, default=1.02,
-                    help="local/Ray verdict-rate ratio (benchmarks/ray_executor_overhead.py)")
-    ap.add_argument("--gen-token-cost", type=float, default=1e-4,
-                    help="GPU-seconds per sampled token at large batch (default: 10k tokens/s per GPU)")
+    ap.add_argument(
+        "--ray-overhead",
+        type=float,
+        default=1.02,
+        help="local/Ray verdict-rate ratio (benchmarks/ray_executor_overhead.py)",
+    )
+    ap.add_argument(
+        "--gen-token-cost",
+        type=float,
+        default=1e-4,
+        help="GPU-seconds per sampled token at large batch (default: 10k tokens/s per GPU)",
+    )
     ap.add_argument("--params", type=float, default=1.54e9, help="model parameters")
     ap.add_argument("--peak-tflops", type=float, default=989.0, help="GPU bf16 dense peak (H100 SXM: 989)")
     ap.add_argument("--mfu", type=float, default=0.35, help="model FLOPs utilisation of learner passes")
@@ -127,17 +144,27 @@ def main() -> None:
     train_factor = 4 if cfg.policy.gradient_checkpointing else 3
 
     print(f"config: {args.config}")
-    print(f"per step: B={B} M={M} N={N} tests={T} H={H} ell={ell}: {code_resp} code + {test_resp} test responses, "
-          f"{verdicts:,} verdicts ({verdicts_gt:,} GT validity + {verdicts_code:,} code runs)")
-    print(f"sampled tokens {gen_tokens / 1e6:.1f}M, scored {score_tokens / 1e6:.1f}M, trained {train_tokens / 1e6:.1f}M "
-          f"(+ reference {ref_tokens / 1e6:.1f}M)")
-    print(f"per-verdict cost: {cost * 1e3:.3f} core-ms ({source}); with {args.timeout_share:.2%} time-outs of "
-          f"{g.test_timeout:g} s: {cost_with_timeouts * 1e3:.3f} core-ms")
-    print(f"per-token costs: sample {args.gen_token_cost * 1e6:.0f} GPU-us (assumed), forward {fwd * 1e6:.2f} GPU-us "
-          f"({args.params / 1e9:.2f}B params, {args.mfu:.0%} of {args.peak_tflops:g} TFLOP/s)")
+    print(
+        f"per step: B={B} M={M} N={N} tests={T} H={H} ell={ell}: {code_resp} code + {test_resp} test responses, "
+        f"{verdicts:,} verdicts ({verdicts_gt:,} GT validity + {verdicts_code:,} code runs)"
+    )
+    print(
+        f"sampled tokens {gen_tokens / 1e6:.1f}M, scored {score_tokens / 1e6:.1f}M, trained {train_tokens / 1e6:.1f}M "
+        f"(+ reference {ref_tokens / 1e6:.1f}M)"
+    )
+    print(
+        f"per-verdict cost: {cost * 1e3:.3f} core-ms ({source}); with {args.timeout_share:.2%} time-outs of "
+        f"{g.test_timeout:g} s: {cost_with_timeouts * 1e3:.3f} core-ms"
+    )
+    print(
+        f"per-token costs: sample {args.gen_token_cost * 1e6:.0f} GPU-us (assumed), forward {fwd * 1e6:.2f} GPU-us "
+        f"({args.params / 1e9:.2f}B params, {args.mfu:.0%} of {args.peak_tflops:g} TFLOP/s)"
+    )
     print()
-    header = (f"{'nodes':>5} {'GPUs':>5} {'cores':>6} {'gen code s':>10} {'gen test s':>10} {'sandbox s':>9} "
-              f"{'score s':>8} {'train s':>8} {'step s':>8} {'step min':>8} {'run h':>7}")
+    header = (
+        f"{'nodes':>5} {'GPUs':>5} {'cores':>6} {'gen code s':>10} {'gen test s':>10} {'sandbox s':>9} "
+        f"{'score s':>8} {'train s':>8} {'step s':>8} {'step min':>8} {'run h':>7}"
+    )
     print(header)
     for n_nodes in [int(x) for x in args.nodes.split(",") if x.strip()]:
         gpus = n_nodes * args.gpus_per_node
@@ -152,11 +179,15 @@ def main() -> None:
         train = (train_tokens * fwd * train_factor + ref_tokens * fwd) / gpus
         step = gen_code + gen_test + sandbox + score + train
         run_h = step * cfg.train.max_steps / 3600
-        print(f"{n_nodes:>5} {gpus:>5} {cores:>6} {gen_code:>10.1f} {gen_test:>10.1f} {sandbox:>9.1f} "
-              f"{score:>8.1f} {train:>8.1f} {step:>8.1f} {step / 60:>8.1f} {run_h:>7.1f}")
+        print(
+            f"{n_nodes:>5} {gpus:>5} {cores:>6} {gen_code:>10.1f} {gen_test:>10.1f} {sandbox:>9.1f} "
+            f"{score:>8.1f} {train:>8.1f} {step:>8.1f} {step / 60:>8.1f} {run_h:>7.1f}"
+        )
     print()
-    print(f"run: {cfg.train.max_steps} steps. Lower bounds: weight sync and all-reduce are left out, and the "
-          f"sampled-token cost is an assumption (--gen-token-cost).")
+    print(
+        f"run: {cfg.train.max_steps} steps. Lower bounds: weight sync and all-reduce are left out, and the "
+        f"sampled-token cost is an assumption (--gen-token-cost)."
+    )
 
 
 if __name__ == "__main__":

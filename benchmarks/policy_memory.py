@@ -49,8 +49,14 @@ def child(args: argparse.Namespace) -> dict:
     from codea1.rl.policy import Policy, PolicyConfig, Sample
 
     torch.manual_seed(0)
-    common = {"lr": 1e-5, "kl_coef": 0.001, "dtype": args.dtype, "micro_batch_tokens": args.micro_batch_tokens,
-              "warmup_steps": 0, "gradient_checkpointing": args.gradient_checkpointing}
+    common = {
+        "lr": 1e-5,
+        "kl_coef": 0.001,
+        "dtype": args.dtype,
+        "micro_batch_tokens": args.micro_batch_tokens,
+        "warmup_steps": 0,
+        "gradient_checkpointing": args.gradient_checkpointing,
+    }
     t0 = time.perf_counter()
     if args.mode == "dual-lora":
         model, tok = load_model_and_tokenizer(args.model, dtype=args.dtype)
@@ -82,9 +88,16 @@ def child(args: argparse.Namespace) -> dict:
         test_policy.train_step(test_batch, adv)
         times.append(time.perf_counter() - t)
     trainable = code_policy.num_trainable() + test_policy.num_trainable()
-    return {"mode": args.mode, "peak_rss_mib": peak_mib(), "import_rss_mib": base_rss,
-            "after_load_rss_mib": after_load, "setup_s": setup_s, "step_s": times[-1], "first_step_s": times[0],
-            "trainable_params": trainable}
+    return {
+        "mode": args.mode,
+        "peak_rss_mib": peak_mib(),
+        "import_rss_mib": base_rss,
+        "after_load_rss_mib": after_load,
+        "setup_s": setup_s,
+        "step_s": times[-1],
+        "first_step_s": times[0],
+        "trainable_params": trainable,
+    }
 
 
 def main() -> None:
@@ -94,8 +107,12 @@ def main() -> None:
     ap.add_argument("--prompt", type=int, default=128, help="prompt tokens per sample")
     ap.add_argument("--response", type=int, default=128, help="response tokens per sample")
     ap.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"))
-    ap.add_argument("--micro-batch-tokens", type=int, default=1024,
-                    help="padded tokens per forward/backward micro-batch (same for every mode)")
+    ap.add_argument(
+        "--micro-batch-tokens",
+        type=int,
+        default=1024,
+        help="padded tokens per forward/backward micro-batch (same for every mode)",
+    )
     ap.add_argument("--gradient-checkpointing", action="store_true")
     ap.add_argument("--steps", type=int, default=1, help="steps per mode (the last one is timed)")
     ap.add_argument("--threads", type=int, default=1)
@@ -111,8 +128,13 @@ def main() -> None:
     passthrough = [a for a in sys.argv[1:] if not a.startswith("--modes")]
     for mode in args.modes.split(","):
         env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
-        out = subprocess.run([sys.executable, __file__, *passthrough, "--child", mode], env=env,
-                             capture_output=True, text=True, check=False)
+        out = subprocess.run(
+            [sys.executable, __file__, *passthrough, "--child", mode],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         line = next((x for x in out.stdout.splitlines() if x.startswith("RESULT ")), None)
         if line is None:
             sys.exit(f"mode {mode} failed:\n{out.stderr[-3000:]}")
@@ -121,16 +143,22 @@ def main() -> None:
         print(f"  {mode}: peak {r['peak_rss_mib']:.0f} MiB, step {r['step_s']:.2f} s", flush=True)
 
     base = results[0]
-    print(f"\nmodel={args.model} dtype={args.dtype} batch={args.batch}x({args.prompt}+{args.response}) "
-          f"per policy, micro_batch_tokens={args.micro_batch_tokens}, "
-          f"gradient_checkpointing={args.gradient_checkpointing}, threads={args.threads}")
-    print(f"{'mode':<10} {'peak RSS MiB':>12} {'ratio':>6} {'peak-import':>11} {'ratio':>6} {'step s':>7} "
-          f"{'ratio':>6} {'trainable':>11}")
+    print(
+        f"\nmodel={args.model} dtype={args.dtype} batch={args.batch}x({args.prompt}+{args.response}) "
+        f"per policy, micro_batch_tokens={args.micro_batch_tokens}, "
+        f"gradient_checkpointing={args.gradient_checkpointing}, threads={args.threads}"
+    )
+    print(
+        f"{'mode':<10} {'peak RSS MiB':>12} {'ratio':>6} {'peak-import':>11} {'ratio':>6} {'step s':>7} "
+        f"{'ratio':>6} {'trainable':>11}"
+    )
     for r in results:
         added, base_added = r["peak_rss_mib"] - r["import_rss_mib"], base["peak_rss_mib"] - base["import_rss_mib"]
-        print(f"{r['mode']:<10} {r['peak_rss_mib']:>12.0f} {r['peak_rss_mib'] / base['peak_rss_mib']:>6.2f} "
-              f"{added:>11.0f} {added / base_added:>6.2f} {r['step_s']:>7.2f} {r['step_s'] / base['step_s']:>6.2f} "
-              f"{r['trainable_params']:>11,}")
+        print(
+            f"{r['mode']:<10} {r['peak_rss_mib']:>12.0f} {r['peak_rss_mib'] / base['peak_rss_mib']:>6.2f} "
+            f"{added:>11.0f} {added / base_added:>6.2f} {r['step_s']:>7.2f} {r['step_s'] / base['step_s']:>6.2f} "
+            f"{r['trainable_params']:>11,}"
+        )
 
 
 if __name__ == "__main__":

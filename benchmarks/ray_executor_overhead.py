@@ -86,8 +86,10 @@ def main() -> None:
             agree &= verdicts(a) == verdicts(b)
             rates["local"].append(n_verdicts / (t1 - t0))
             rates["ray"].append(n_verdicts / (t2 - t1))
-            print(f"{r + 1:>5}  {rates['local'][-1]:>10.0f}  {rates['ray'][-1]:>10.0f}  "
-                  f"{rates['local'][-1] / rates['ray'][-1]:>9.3f}")
+            print(
+                f"{r + 1:>5}  {rates['local'][-1]:>10.0f}  {rates['ray'][-1]:>10.0f}  "
+                f"{rates['local'][-1] / rates['ray'][-1]:>9.3f}"
+            )
         ml, mr = statistics.median(rates["local"]), statistics.median(rates["ray"])
         print(f"{'median':>5}  {ml:>10.0f}  {mr:>10.0f}  {ml / mr:>9.3f}")
         print(f"overhead ratio (local v/s / ray v/s, median): {ml / mr:.3f}; verdicts agree: {agree}")

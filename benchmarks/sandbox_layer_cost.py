@@ -80,8 +80,10 @@ def main() -> None:
     names = [n for n in CONFIGS if not args.only or n in args.only or n == "full"]
     executors = {n: make_executor(*CONFIGS[n], args.workers) for n in names}
     try:
-        print(f"workload: {len(programs)} programs, {verdicts} verdicts, {args.workers} workers, "
-              f"{args.rounds} rounds after a warm-up pass")
+        print(
+            f"workload: {len(programs)} programs, {verdicts} verdicts, {args.workers} workers, "
+            f"{args.rounds} rounds after a warm-up pass"
+        )
         for n, ex in executors.items():
             print(f"  {n:11s} {ex.isolation_level}")
             st.run_executor(ex, programs[:20], args.timeout)

@@ -96,7 +96,7 @@ def _check_arrays(test: str) -> tuple[list, list] | None:
     return found["inputs"], found["results"]
 
 
-WRONG = '''
+WRONG = """
 _codea1_gt = {fn}
 def _codea1_wrong(r):
     if isinstance(r, bool): return not r
@@ -108,7 +108,7 @@ def _codea1_wrong(r):
 def {fn}(*a, **k):
     r = _codea1_gt(*a, **k)
     return r if len(repr(a)) % 4 == 0 else _codea1_wrong(r)
-'''
+"""
 
 
 def load_workload(path: Path, limit: int | None, tests_per_program: int) -> list[Program]:
@@ -151,8 +151,12 @@ def load_workload(path: Path, limit: int | None, tests_per_program: int) -> list
 def same(a: object, b: object, tol: float | None) -> bool:
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True
-    if tol is not None and isinstance(a, (int, float)) and isinstance(b, (int, float)) and (
-            isinstance(a, float) or isinstance(b, float)):
+    if (
+        tol is not None
+        and isinstance(a, (int, float))
+        and isinstance(b, (int, float))
+        and (isinstance(a, float) or isinstance(b, float))
+    ):
         return math.isclose(a, b, rel_tol=tol, abs_tol=tol)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return type(a) is type(b) and len(a) == len(b) and all(same(x, y, tol) for x, y in zip(a, b))
@@ -171,8 +175,7 @@ def run_executor(ex, programs: list[Program], timeout: float) -> list[bool]:
 
     clear_caches()  # every round compiles its programs afresh, as a new batch of candidates would
 
-    jobs = [Job(p.name, p.code, p.calls, expected=p.expected, timeout=timeout, float_tol=p.float_tol)
-            for p in programs]
+    jobs = [Job(p.name, p.code, p.calls, expected=p.expected, timeout=timeout, float_tol=p.float_tol) for p in programs]
     return [r.status == "pass" for res in ex.run(jobs) for r in res.results]
 
 
@@ -225,8 +228,12 @@ def run_process_per_pair_lean(programs: list[Program], workers: int, timeout: fl
     """
     import pickle
 
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--pairs-worker"], check=True,
-                          input=pickle.dumps((programs, workers, timeout)), capture_output=True)
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--pairs-worker"],
+        check=True,
+        input=pickle.dumps((programs, workers, timeout)),
+        capture_output=True,
+    )
     return pickle.loads(proc.stdout)
 
 
@@ -248,14 +255,17 @@ class _Baseline:
 
         repo = Path(__file__).resolve().parents[1]
         self.dir = Path(tempfile.mkdtemp(prefix="codea1-baseline-"))
-        tar = subprocess.run(["git", "-C", str(repo), "archive", ref, "codea1"], check=True,
-                             capture_output=True).stdout
+        tar = subprocess.run(["git", "-C", str(repo), "archive", ref, "codea1"], check=True, capture_output=True).stdout
         with tarfile.open(fileobj=io.BytesIO(tar)) as t:
             t.extractall(self.dir)
         env = {**os.environ, "PYTHONPATH": str(self.dir)}
-        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--baseline-worker",
-                                      str(workers)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-                                     cwd=str(self.dir))
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--baseline-worker", str(workers)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            cwd=str(self.dir),
+        )
         self.level = self._call(None)
 
     def _call(self, msg: object) -> object:
@@ -316,8 +326,12 @@ def _anon_mb() -> int:
 def _script(p: Program) -> str:
     lines = [p.code, "", inspect.getsource(same), "import math", ""]
     for i, (call, exp) in enumerate(zip(p.calls, p.expected)):
-        lines += ["try:", f"    print('T{i}', 'PASS' if same({call}, {exp!r}, {p.float_tol!r}) else 'FAIL')",
-                  "except BaseException:", f"    print('T{i}', 'FAIL')"]
+        lines += [
+            "try:",
+            f"    print('T{i}', 'PASS' if same({call}, {exp!r}, {p.float_tol!r}) else 'FAIL')",
+            "except BaseException:",
+            f"    print('T{i}', 'FAIL')",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -329,8 +343,14 @@ def run_script_per_program(programs: list[Program], workers: int, timeout: float
         path = tmp / f"p{k}.py"
         path.write_text(_script(p))
         try:
-            out = subprocess.run([sys.executable, str(path)], check=False, capture_output=True, text=True,
-                                 timeout=timeout * len(p.calls), cwd=tmp).stdout
+            out = subprocess.run(
+                [sys.executable, str(path)],
+                check=False,
+                capture_output=True,
+                text=True,
+                timeout=timeout * len(p.calls),
+                cwd=tmp,
+            ).stdout
         except subprocess.TimeoutExpired as exc:
             out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         passed = {line.split()[0] for line in out.splitlines() if line.endswith(" PASS")}
@@ -356,23 +376,35 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tests", type=int, default=8, help="single-call tests per program")
     ap.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
     ap.add_argument("--timeout", type=float, default=5.0, help="seconds per test")
-    ap.add_argument("--rounds", type=int, default=3,
-                    help="timed rounds; each runs (a), (b), (c) once, and the ratios are the rounds' median")
-    ap.add_argument("--baseline", metavar="REF", default=None,
-                    help="also run (a0), the Executor of git revision REF, in paired rounds (cost of a change)")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="timed rounds; each runs (a), (b), (c) once, and the ratios are the rounds' median",
+    )
+    ap.add_argument(
+        "--baseline",
+        metavar="REF",
+        default=None,
+        help="also run (a0), the Executor of git revision REF, in paired rounds (cost of a change)",
+    )
     args = ap.parse_args(argv)
     if not args.parquet.is_file():
         print(f"skipped: {args.parquet} not found (pass --parquet)")
         return 0
     programs = load_workload(args.parquet, args.limit, args.tests)
     n = sum(len(p.calls) for p in programs)
-    print(f"workload: {len(programs)} programs ({len(programs) // 2} GT + wrong variants), {n} verdicts, "
-          f"{args.workers} workers, {args.rounds} rounds after an untimed warm-up pass")
+    print(
+        f"workload: {len(programs)} programs ({len(programs) // 2} GT + wrong variants), {n} verdicts, "
+        f"{args.workers} workers, {args.rounds} rounds after an untimed warm-up pass"
+    )
     from codea1.sandbox import Executor
 
     try:  # (b) forks this process, and a fork costs more the more memory it copies
-        print(f"(b) forks this process, {_anon_mb()} MB of anonymous memory (it read the parquet with pyarrow); "
-              "(b0) is (b) from a fresh interpreter holding only the workload")
+        print(
+            f"(b) forks this process, {_anon_mb()} MB of anonymous memory (it read the parquet with pyarrow); "
+            "(b0) is (b) from a fresh interpreter holding only the workload"
+        )
     except (OSError, IndexError, ValueError):
         pass
 
@@ -384,13 +416,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(a0) is the Executor of {args.baseline}, isolation level {baseline.level}")
     methods = {
         "a": ("codea1 Executor", lambda progs: run_executor(ex, progs, args.timeout)),
-        **({"a0": (f"codea1 Executor at {args.baseline}", lambda progs: baseline.run(progs, args.timeout))}
-           if baseline is not None else {}),
+        **(
+            {"a0": (f"codea1 Executor at {args.baseline}", lambda progs: baseline.run(progs, args.timeout))}
+            if baseline is not None
+            else {}
+        ),
         "b": ("Process per pair (CURE)", lambda progs: run_process_per_pair(progs, args.workers, args.timeout)),
-        "b0": ("Process per pair, lean parent",
-               lambda progs: run_process_per_pair_lean(progs, args.workers, args.timeout)),
-        "c": ("python per script (reference)",
-              lambda progs: run_script_per_program(progs, args.workers, args.timeout)),
+        "b0": (
+            "Process per pair, lean parent",
+            lambda progs: run_process_per_pair_lean(progs, args.workers, args.timeout),
+        ),
+        "c": ("python per script (reference)", lambda progs: run_script_per_program(progs, args.workers, args.timeout)),
     }
     verdicts: dict[str, list[bool]] = {}
     seconds: dict[str, list[float]] = {k: [] for k in methods}
@@ -421,19 +457,22 @@ def main(argv: list[str] | None = None) -> int:
                 line.append(f"({key}) {n / seconds[key][-1]:7.1f}/s")
             if baseline is not None:
                 line.append(f"a/a0 {seconds['a0'][-1] / seconds['a'][-1]:.2f}x")
-            print(f"round {r + 1}: " + "  ".join(line) + f"  a/b {seconds['b'][-1] / seconds['a'][-1]:.1f}x"
-                  f"  a/b0 {seconds['b0'][-1] / seconds['a'][-1]:.1f}x  a/c {seconds['c'][-1] / seconds['a'][-1]:.1f}x")
+            print(
+                f"round {r + 1}: " + "  ".join(line) + f"  a/b {seconds['b'][-1] / seconds['a'][-1]:.1f}x"
+                f"  a/b0 {seconds['b0'][-1] / seconds['a'][-1]:.1f}x  a/c {seconds['c'][-1] / seconds['a'][-1]:.1f}x"
+            )
     finally:
         ex.close()
         if baseline is not None:
             baseline.close()
     for key, (name, _) in methods.items():
-        print(f"({key}) {name + ':':32s} {n / _median(seconds[key]):8.1f} verdicts/s (median {_median(seconds[key]):.2f}s)")
+        print(
+            f"({key}) {name + ':':32s} {n / _median(seconds[key]):8.1f} verdicts/s (median {_median(seconds[key]):.2f}s)"
+        )
     vs_b = _median([b / a for a, b in zip(seconds["a"], seconds["b"])])
     vs_b0 = _median([b / a for a, b in zip(seconds["a"], seconds["b0"])])
     vs_c = _median([c / a for a, c in zip(seconds["a"], seconds["c"])])
-    print(f"speed-up (median of the rounds' ratios) vs (b): {vs_b:.1f}x   vs (b0): {vs_b0:.1f}x   "
-          f"vs (c): {vs_c:.1f}x")
+    print(f"speed-up (median of the rounds' ratios) vs (b): {vs_b:.1f}x   vs (b0): {vs_b0:.1f}x   vs (c): {vs_c:.1f}x")
     if baseline is not None:
         vs_a0 = _median([a0 / a for a, a0 in zip(seconds["a"], seconds["a0"])])
         print(f"throughput vs (a0), the Executor at {args.baseline}: {vs_a0:.2f}x (median of the rounds' ratios)")

@@ -36,9 +36,10 @@ def main() -> int:
     from codea1.train.loop import train
     from codea1.train.metrics import read_metrics
 
-    cfg = load_config(REPO / "codea1" / "configs" / "tiny-cpu.yaml",
-                      ["game.M=4", "game.N=4", "train.batch_size=8", "train.progress=false",
-                       f"train.checkpoint_every={args.steps}"])
+    cfg = load_config(
+        REPO / "codea1" / "configs" / "tiny-cpu.yaml",
+        ["game.M=4", "game.N=4", "train.batch_size=8", "train.progress=false", f"train.checkpoint_every={args.steps}"],
+    )
     factory = None
     if args.scripted:
         sys.path.insert(0, str(REPO / "tests"))
@@ -53,8 +54,10 @@ def main() -> int:
         rows = read_metrics(run_dir / "metrics.jsonl")
 
     cols = ["time_step", "time_gen_code", "time_gen_tests", "time_execute", "time_learn", "time_outside_model"]
-    print(f"tiny-cpu a1, M={cfg.game.M} N={cfg.game.N} B={cfg.train.batch_size}"
-          f"{' (scripted texts)' if args.scripted else ''}, torch threads {cfg.train.torch_threads}")
+    print(
+        f"tiny-cpu a1, M={cfg.game.M} N={cfg.game.N} B={cfg.train.batch_size}"
+        f"{' (scripted texts)' if args.scripted else ''}, torch threads {cfg.train.torch_threads}"
+    )
     print("step " + " ".join(f"{c[5:]:>13s}" for c in cols) + "   outside%")
     for r in rows:
         print(f"{r['step']:4d} " + " ".join(f"{r[c]:13.3f}" for c in cols) + f"   {100 * r['outside_model_frac']:7.1f}")
@@ -62,8 +65,10 @@ def main() -> int:
     step_time = sum(r["time_step"] for r in steady)
     outside = sum(r["time_outside_model"] for r in steady)
     share = outside / step_time if step_time else 0.0
-    print(f"mean over steps {steady[0]['step']}-{steady[-1]['step']}: step {step_time / len(steady):.3f} s, "
-          f"outside model compute {outside / len(steady):.3f} s = {100 * share:.1f}% (target <= 15%)")
+    print(
+        f"mean over steps {steady[0]['step']}-{steady[-1]['step']}: step {step_time / len(steady):.3f} s, "
+        f"outside model compute {outside / len(steady):.3f} s = {100 * share:.1f}% (target <= 15%)"
+    )
     return 0
 
 

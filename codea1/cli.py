@@ -96,9 +96,11 @@ def main(argv: list[str] | None = None) -> int:
             raise
         if args.debug:
             traceback.print_exc()
-        print(f"codea1: error: a write failed because {reason} ({type(exc).__name__}: {str(exc)[:200]}); free "
-              f"space and run the command again (a training run continues with `codea1 train --resume RUN_DIR`)",
-              file=sys.stderr)
+        print(
+            f"codea1: error: a write failed because {reason} ({type(exc).__name__}: {str(exc)[:200]}); free "
+            f"space and run the command again (a training run continues with `codea1 train --resume RUN_DIR`)",
+            file=sys.stderr,
+        )
         return 2
 
 

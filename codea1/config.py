@@ -38,18 +38,36 @@ TEST_VALIDITY = ("reference", "strict")
 METHODS = ("a1", "golden", "selfplay")
 
 
-def meta(help: str, *, choices: tuple | None = None, low: float | None = None, high: float | None = None,
-         low_open: bool = False, high_open: bool = False, length: int | None = None,
-         derived: str | None = None, follows: str | None = None,
-         placeholders: tuple[str, ...] | None = None) -> dict[str, Any]:
+def meta(
+    help: str,
+    *,
+    choices: tuple | None = None,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    length: int | None = None,
+    derived: str | None = None,
+    follows: str | None = None,
+    placeholders: tuple[str, ...] | None = None,
+) -> dict[str, Any]:
     """The metadata of a config field: help string, optional choices and numeric range (low/high
     inclusive unless *_open; for lists, each item), a fixed list length; `derived`: the key it is always
     set from in a training config (it is neither read from YAML nor written back); `follows`: the key
     whose value a null (or left out) value takes; `placeholders`: the value is a str.format template
     that may use only these {names} (literal braces doubled)."""
-    return {"help": help, "choices": choices, "low": low, "high": high, "low_open": low_open,
-            "high_open": high_open, "length": length, "derived": derived, "follows": follows,
-            "placeholders": placeholders}
+    return {
+        "help": help,
+        "choices": choices,
+        "low": low,
+        "high": high,
+        "low_open": low_open,
+        "high_open": high_open,
+        "length": length,
+        "derived": derived,
+        "follows": follows,
+        "placeholders": placeholders,
+    }
 
 
 def usable_cores() -> int:
@@ -94,20 +112,28 @@ class Section:
 class TrainSection(Section):
     """How long to train, on what batch, and how the run is checkpointed and logged."""
 
-    max_steps: int = knob(30, "stop after this many training steps (overridden by --max-steps; the "
-                              "learning-rate schedule always spans this many)", low=1)
+    max_steps: int = knob(
+        30,
+        "stop after this many training steps (overridden by --max-steps; the "
+        "learning-rate schedule always spans this many)",
+        low=1,
+    )
     batch_size: int = knob(8, "B: questions per training step", low=1)
-    data_epochs: int = knob(3, "passes over the training problems (each pass in a fresh seeded order)",
-                            low=1)
-    checkpoint_every: int = knob(5, "write a checkpoint every K steps (and always at the last step)",
-                                 low=1)
+    data_epochs: int = knob(3, "passes over the training problems (each pass in a fresh seeded order)", low=1)
+    checkpoint_every: int = knob(5, "write a checkpoint every K steps (and always at the last step)", low=1)
     keep_checkpoints: int = knob(2, "keep the newest N complete checkpoints, delete older ones", low=1)
-    torch_threads: int = knob(usable_cores(), "torch intra-op threads (default: the CPU cores this process "
-                                              "may use; on a shared machine use 1 or set OMP_WAIT_POLICY=PASSIVE: "
-                                              "spinning OpenMP threads stall while another process holds a "
-                                              "core)", low=1)
-    golden_pass_rate: bool = knob(True, "a1/selfplay: also run each code on the dataset's golden tests "
-                                        "(metric golden_pass_rate only, not a reward)")
+    torch_threads: int = knob(
+        usable_cores(),
+        "torch intra-op threads (default: the CPU cores this process "
+        "may use; on a shared machine use 1 or set OMP_WAIT_POLICY=PASSIVE: "
+        "spinning OpenMP threads stall while another process holds a "
+        "core)",
+        low=1,
+    )
+    golden_pass_rate: bool = knob(
+        True,
+        "a1/selfplay: also run each code on the dataset's golden tests (metric golden_pass_rate only, not a reward)",
+    )
     log_rollouts: bool = knob(True, "write rollouts/step_K.jsonl (score input format plus scores)")
     tensorboard: bool = knob(False, "also log metrics to TensorBoard (needs the 'tensorboard' extra)")
     wandb: bool = knob(False, "also log metrics to Weights & Biases (needs the 'wandb' extra)")
@@ -120,10 +146,12 @@ class ModelSection(Section):
     """Which models play, and how their weights are shared (full models, LoRA, two LoRAs on one base)."""
 
     code_policy: str = knob("tiny-random", "Code LLM: 'tiny-random', 'smollm2-135m', a local dir or hub id")
-    test_policy: str | None = knob(None, "Test LLM (default: same as code_policy); ignored for selfplay "
-                                         "and golden")
-    mode: str = knob("full", "full: two full models; lora: one LoRA adapter per model; dual-lora: two "
-                             "adapters on one shared frozen base", choices=("full", "lora", "dual-lora"))
+    test_policy: str | None = knob(None, "Test LLM (default: same as code_policy); ignored for selfplay and golden")
+    mode: str = knob(
+        "full",
+        "full: two full models; lora: one LoRA adapter per model; dual-lora: two adapters on one shared frozen base",
+        choices=("full", "lora", "dual-lora"),
+    )
     device: str = knob("cpu", "torch device ('cpu', 'cuda', 'cuda:1', ...)")
 
 
@@ -134,42 +162,47 @@ class PolicyConfig(Section):
 
     lr: float = knob(1e-6, "AdamW learning rate (LoRA usually wants 1e-5..1e-4)", low=0.0, low_open=True)
     weight_decay: float = knob(0.1, "AdamW weight decay", low=0.0)
-    betas: list[float] = field(default_factory=lambda: [0.9, 0.999],
-                               metadata=meta("AdamW betas", low=0.0, high=1.0, high_open=True, length=2))
+    betas: list[float] = field(
+        default_factory=lambda: [0.9, 0.999], metadata=meta("AdamW betas", low=0.0, high=1.0, high_open=True, length=2)
+    )
     warmup_steps: int = knob(10, "linear learning-rate warm-up, in training steps", low=0)
-    total_steps: int = knob(100, "training steps the schedule decays over", low=1,
-                            derived="train.max_steps")
-    schedule: str = knob("cosine", "learning-rate schedule after warm-up",
-                         choices=("cosine", "constant", "linear"))
-    min_lr_ratio: float = knob(0.0, "floor of the decayed learning rate, as a fraction of lr", low=0.0,
-                               high=1.0)
+    total_steps: int = knob(100, "training steps the schedule decays over", low=1, derived="train.max_steps")
+    schedule: str = knob("cosine", "learning-rate schedule after warm-up", choices=("cosine", "constant", "linear"))
+    min_lr_ratio: float = knob(0.0, "floor of the decayed learning rate, as a fraction of lr", low=0.0, high=1.0)
     grad_clip: float = knob(1.0, "max global gradient norm", low=0.0, low_open=True)
     clip_low: float = knob(0.2, "PPO ratio clip below 1", low=0.0, high=1.0)
     clip_high: float = knob(0.28, "PPO ratio clip above 1 (clip-higher)", low=0.0)
-    dual_clip: float | None = knob(10.0, "dual-clip constant c for negative advantages (> 1); null "
-                                         "disables", low=1.0, low_open=True)
+    dual_clip: float | None = knob(
+        10.0, "dual-clip constant c for negative advantages (> 1); null disables", low=1.0, low_open=True
+    )
     loss_agg: str = knob("token-mean", "loss aggregation", choices=LOSS_AGG_MODES)
-    norm_constant: float | None = knob(None, "Dr.GRPO constant of seq-mean-token-sum-norm (null: the "
-                                             "longest response of the mini-batch)", low=0.0, low_open=True)
+    norm_constant: float | None = knob(
+        None,
+        "Dr.GRPO constant of seq-mean-token-sum-norm (null: the longest response of the mini-batch)",
+        low=0.0,
+        low_open=True,
+    )
     adv_std_norm: bool = knob(True, "divide group advantages by the group std (false: Dr.GRPO)")
-    kl_coef: float = knob(0.001, "KL loss coefficient to the frozen initial model (0: no reference is "
-                                 "kept)", low=0.0)
+    kl_coef: float = knob(0.001, "KL loss coefficient to the frozen initial model (0: no reference is kept)", low=0.0)
     kl_type: str = knob("low_var_kl", "KL estimator (low_var_kl is k3)", choices=KL_TYPES)
-    entropy_coef: float = knob(0.0, "entropy bonus coefficient (0 in the paper; entropy is logged anyway)",
-                               low=0.0)
+    entropy_coef: float = knob(0.0, "entropy bonus coefficient (0 in the paper; entropy is logged anyway)", low=0.0)
     mini_batches: int = knob(1, "optimiser steps per training step (the samples are split in order)", low=1)
     ppo_epochs: int = knob(1, "passes over each step's samples", low=1)
     micro_batch_tokens: int = knob(16384, "padded-token budget of one forward/backward micro-batch", low=1)
-    dtype: str = knob("float32", "compute dtype (bfloat16/float16 autocast; trainable weights and AdamW "
-                                 "state stay float32; a frozen LoRA base is loaded in it)",
-                      choices=("float32", "bfloat16", "float16"))
+    dtype: str = knob(
+        "float32",
+        "compute dtype (bfloat16/float16 autocast; trainable weights and AdamW "
+        "state stay float32; a frozen LoRA base is loaded in it)",
+        choices=("float32", "bfloat16", "float16"),
+    )
     gradient_checkpointing: bool = knob(False, "recompute activations in the backward pass (less memory)")
     lora: bool = knob(False, "train a LoRA adapter instead of all weights", derived="model.mode")
     lora_r: int = knob(16, "LoRA rank", low=1)
     lora_alpha: int = knob(32, "LoRA scaling alpha", low=1)
     lora_dropout: float = knob(0.0, "LoRA dropout", low=0.0, high=1.0)
-    lora_targets: list[str] = field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"],
-                                    metadata=meta("module names LoRA attaches to"))
+    lora_targets: list[str] = field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"], metadata=meta("module names LoRA attaches to")
+    )
 
 
 @dataclass
@@ -184,10 +217,14 @@ class Sampling(Section):
     max_prompt_tokens: int | None = knob(None, "longer prompts keep their last tokens (null: no cut)", low=1)
     stop: list[str] = field(default_factory=list, metadata=meta("stop strings (kept in the text)"))
     batch_size: int = knob(64, "rows (prompts x samples) per generate call", low=1)
-    response_prefix: str = knob("", "text the response is made to start with (prefilled as the start of "
-                                    "the assistant turn, part of the prompt, not generated or trained on; "
-                                    "kept in the response text); {entry_point} is the problem's function; "
-                                    "empty: none (docs/cold-start.md)", placeholders=("entry_point",))
+    response_prefix: str = knob(
+        "",
+        "text the response is made to start with (prefilled as the start of "
+        "the assistant turn, part of the prompt, not generated or trained on; "
+        "kept in the response text); {entry_point} is the problem's function; "
+        "empty: none (docs/cold-start.md)",
+        placeholders=("entry_point",),
+    )
 
 
 @dataclass
@@ -205,38 +242,61 @@ class GameConfig(Section):
 
     M: int = knob(8, "codes sampled per question", low=1)
     N: int = knob(8, "test suites sampled per code", low=1)
-    tests_per_suite: int = knob(8, "the '8' of valid_ratio = min(V/8, 1 - I/8) and of gen_fail's "
-                                   "first-8 window", low=1)
-    tests_requested: int | None = knob(None, "tests the test prompt asks for (null: tests_per_suite)",
-                                       low=1, follows="game.tests_per_suite")
-    blackbox_tests: bool | None = knob(None, "the test prompt shows only the question, not the candidate "
-                                             "(null: black-box for method selfplay, white-box otherwise)",
-                                       follows="method")
-    history_size: int = knob(8, "H: Mistake Book tests (most frequent first) each question is replayed "
-                                "with", low=0)
-    topvar_ell: int = knob(1, "TopVar ell: candidates per question whose suites train the Test LLM "
-                              "(ell = M trains on all)", low=1)
-    alpha: float = knob(0.5, "weight of valid_ratio in the test reward, R_T = alpha*valid_ratio + "
-                             "(1-alpha)*Adv", low=0.0, high=1.0)
-    fail_denominator: str = knob("fixed", "gen_fail divided by tests_per_suite ('fixed', reference code) "
-                                          "or by min(V, tests_per_suite) ('actual', the paper's figure)",
-                                 choices=FAIL_DENOMINATORS)
-    nonprintable_penalty: bool = knob(True, "subtract the share of non-printable characters of a test "
-                                            "response from R_T")
-    max_tests_per_suite: int = knob(0, "asserts after this many in one response are ignored (bounds a "
-                                       "runaway response); 0 keeps them all, as the reference code", low=0)
-    test_timeout: float = knob(2.0, "seconds per test call, for GT and for candidates", low=0.0,
-                               low_open=True)
-    timeout_factor: float = knob(2.0, "a candidate's per-call limit is raised to this many times the "
-                                      "slowest GT call of its tests when that is above test_timeout", low=1.0)
-    float_tol: float | None = knob(None, "null compares values exactly; a number compares floats with "
-                                         "that absolute/relative tolerance", low=0.0)
-    selfplay_reward: str = knob("a1", "test reward in selfplay: 'a1' (Code-A1's R_T) or 'cure' (CURE's "
-                                      "per-test reward averaged over a suite)", choices=SELFPLAY_REWARDS)
-    test_validity: str = knob("reference", "'reference' reads and validates tests as the authors' reward "
-                                           "code does; 'strict' also requires every test to call the "
-                                           "function under test and counts only '==' claims that agree "
-                                           "with GT as right predictions", choices=TEST_VALIDITY)
+    tests_per_suite: int = knob(8, "the '8' of valid_ratio = min(V/8, 1 - I/8) and of gen_fail's first-8 window", low=1)
+    tests_requested: int | None = knob(
+        None, "tests the test prompt asks for (null: tests_per_suite)", low=1, follows="game.tests_per_suite"
+    )
+    blackbox_tests: bool | None = knob(
+        None,
+        "the test prompt shows only the question, not the candidate "
+        "(null: black-box for method selfplay, white-box otherwise)",
+        follows="method",
+    )
+    history_size: int = knob(8, "H: Mistake Book tests (most frequent first) each question is replayed with", low=0)
+    topvar_ell: int = knob(
+        1, "TopVar ell: candidates per question whose suites train the Test LLM (ell = M trains on all)", low=1
+    )
+    alpha: float = knob(
+        0.5, "weight of valid_ratio in the test reward, R_T = alpha*valid_ratio + (1-alpha)*Adv", low=0.0, high=1.0
+    )
+    fail_denominator: str = knob(
+        "fixed",
+        "gen_fail divided by tests_per_suite ('fixed', reference code) "
+        "or by min(V, tests_per_suite) ('actual', the paper's figure)",
+        choices=FAIL_DENOMINATORS,
+    )
+    nonprintable_penalty: bool = knob(
+        True, "subtract the share of non-printable characters of a test response from R_T"
+    )
+    max_tests_per_suite: int = knob(
+        0,
+        "asserts after this many in one response are ignored (bounds a "
+        "runaway response); 0 keeps them all, as the reference code",
+        low=0,
+    )
+    test_timeout: float = knob(2.0, "seconds per test call, for GT and for candidates", low=0.0, low_open=True)
+    timeout_factor: float = knob(
+        2.0,
+        "a candidate's per-call limit is raised to this many times the "
+        "slowest GT call of its tests when that is above test_timeout",
+        low=1.0,
+    )
+    float_tol: float | None = knob(
+        None, "null compares values exactly; a number compares floats with that absolute/relative tolerance", low=0.0
+    )
+    selfplay_reward: str = knob(
+        "a1",
+        "test reward in selfplay: 'a1' (Code-A1's R_T) or 'cure' (CURE's per-test reward averaged over a suite)",
+        choices=SELFPLAY_REWARDS,
+    )
+    test_validity: str = knob(
+        "reference",
+        "'reference' reads and validates tests as the authors' reward "
+        "code does; 'strict' also requires every test to call the "
+        "function under test and counts only '==' claims that agree "
+        "with GT as right predictions",
+        choices=TEST_VALIDITY,
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -248,15 +308,21 @@ class GameConfig(Section):
 class DataSection(Section):
     """Training problems."""
 
-    train: str = knob("bundled:train", "problem spec: bundled[:train|:eval], humaneval, kodcode[:PATH], "
-                                       "a .jsonl of Problem rows or a reference-schema .parquet")
+    train: str = knob(
+        "bundled:train",
+        "problem spec: bundled[:train|:eval], humaneval, kodcode[:PATH], "
+        "a .jsonl of Problem rows or a reference-schema .parquet",
+    )
     difficulty: str | None = knob(None, "keep only problems with this difficulty label (e.g. 'hard')")
     limit: int | None = knob(None, "use at most this many problems", low=1)
     check_gt: bool = knob(True, "run each GT against its golden tests first and drop broken rows")
-    require_golden_tests: bool = knob(True, "keep only problems with golden tests, whatever the method: golden "
-                                            "needs them, and one rule for every method gives a1, golden and "
-                                            "selfplay the same problems in the same order (false: a1 and "
-                                            "selfplay also play problems without golden tests)")
+    require_golden_tests: bool = knob(
+        True,
+        "keep only problems with golden tests, whatever the method: golden "
+        "needs them, and one rule for every method gives a1, golden and "
+        "selfplay the same problems in the same order (false: a1 and "
+        "selfplay also play problems without golden tests)",
+    )
 
 
 @dataclass
@@ -264,32 +330,46 @@ class ExecutorSection(Section):
     """The sandbox that runs generated code and tests (the per-call time limit is game.test_timeout)."""
 
     workers: int | None = knob(None, "parallel sandbox workers (default: number of CPU cores)", low=1)
-    define_timeout: float = knob(5.0, "seconds to define (import) a candidate program", low=0.0,
-                                 low_open=True)
+    define_timeout: float = knob(5.0, "seconds to define (import) a candidate program", low=0.0, low_open=True)
     memory_mb: int = knob(1024, "address-space limit per sandboxed child, MiB", low=64)
-    uid_base: int | None = knob(None, "where the sandbox starts looking for free uids to lease (one per "
-                                      "slot, machine-wide); null: the sandbox's default", low=1000)
-    backend: str = knob("local", "local: one Executor in this process; ray: one Executor per Ray node "
-                                 "(codea1.sandbox.ray_backend; needs the 'ray' extra), workers per node",
-                        choices=("local", "ray"))
-    ray_address: str | None = knob(None, "backend ray: the cluster to join ('auto': the one `ray start` "
-                                          "made on this node; null: a running one, else a local one)")
+    uid_base: int | None = knob(
+        None,
+        "where the sandbox starts looking for free uids to lease (one per "
+        "slot, machine-wide); null: the sandbox's default",
+        low=1000,
+    )
+    backend: str = knob(
+        "local",
+        "local: one Executor in this process; ray: one Executor per Ray node "
+        "(codea1.sandbox.ray_backend; needs the 'ray' extra), workers per node",
+        choices=("local", "ray"),
+    )
+    ray_address: str | None = knob(
+        None,
+        "backend ray: the cluster to join ('auto': the one `ray start` "
+        "made on this node; null: a running one, else a local one)",
+    )
     ray_actors_per_node: int = knob(1, "backend ray: sandbox pools per node", low=1)
-    ray_max_in_flight: int = knob(2, "backend ray: job chunks (8 jobs per slot each) handed to a pool "
-                                     "at a time", low=1)
+    ray_max_in_flight: int = knob(2, "backend ray: job chunks (8 jobs per slot each) handed to a pool at a time", low=1)
 
 
 @dataclass
 class PlacementSection(Section):
     """Where the two policies live while training (the controller loop always runs in this process)."""
 
-    backend: str = knob("local", "local: the policies in this process; ray: each policy (its learner and its "
-                                 "rollout engine) in a Ray actor of its own, placed by Ray on any node "
-                                 "(codea1.rl.ray_policy; needs the 'ray' extra)", choices=("local", "ray"))
-    ray_address: str | None = knob(None, "backend ray: the cluster to join ('auto': the one `ray start` "
-                                          "made on this node; null: a running one, else a local one)")
-    gpus_per_policy: float = knob(0.0, "backend ray: GPUs each policy actor reserves (0: it runs on CPU)",
-                                  low=0.0)
+    backend: str = knob(
+        "local",
+        "local: the policies in this process; ray: each policy (its learner and its "
+        "rollout engine) in a Ray actor of its own, placed by Ray on any node "
+        "(codea1.rl.ray_policy; needs the 'ray' extra)",
+        choices=("local", "ray"),
+    )
+    ray_address: str | None = knob(
+        None,
+        "backend ray: the cluster to join ('auto': the one `ray start` "
+        "made on this node; null: a running one, else a local one)",
+    )
+    gpus_per_policy: float = knob(0.0, "backend ray: GPUs each policy actor reserves (0: it runs on CPU)", low=0.0)
     cpus_per_policy: float = knob(1.0, "backend ray: CPUs each policy actor reserves", low=0.0)
 
 
@@ -297,22 +377,35 @@ class PlacementSection(Section):
 class RolloutSection(Section):
     """The engine that samples rollouts for training (the learner always scores and trains itself)."""
 
-    backend: str = knob("transformers", "transformers: the policy's own model.generate; vllm: a vLLM "
-                                        "engine per base model, synced after every update "
-                                        "(codea1.rl.vllm_backend; needs the 'vllm' extra and a GPU)",
-                        choices=("transformers", "vllm"))
-    vllm_gpu_memory_utilization: float = knob(0.3, "backend vllm: share of each GPU's memory the engine "
-                                                   "takes (the learner shares the GPU)", low=0.0, high=1.0,
-                                              low_open=True)
-    vllm_sleep_level: int = knob(1, "backend vllm: sleep between rollouts to free GPU memory for the "
-                                    "learner (0: never; 1: weights to CPU, KV cache dropped; 2: weights "
-                                    "dropped too, re-sent from the learner; full models only)", low=0,
-                                 high=2)
+    backend: str = knob(
+        "transformers",
+        "transformers: the policy's own model.generate; vllm: a vLLM "
+        "engine per base model, synced after every update "
+        "(codea1.rl.vllm_backend; needs the 'vllm' extra and a GPU)",
+        choices=("transformers", "vllm"),
+    )
+    vllm_gpu_memory_utilization: float = knob(
+        0.3,
+        "backend vllm: share of each GPU's memory the engine takes (the learner shares the GPU)",
+        low=0.0,
+        high=1.0,
+        low_open=True,
+    )
+    vllm_sleep_level: int = knob(
+        1,
+        "backend vllm: sleep between rollouts to free GPU memory for the "
+        "learner (0: never; 1: weights to CPU, KV cache dropped; 2: weights "
+        "dropped too, re-sent from the learner; full models only)",
+        low=0,
+        high=2,
+    )
     vllm_tensor_parallel_size: int = knob(1, "backend vllm: GPUs one engine spans", low=1)
-    vllm_dtype: str = knob("bfloat16", "backend vllm: the engine's weight dtype",
-                           choices=("auto", "bfloat16", "float16", "float32"))
-    vllm_max_model_len: int | None = knob(None, "backend vllm: prompt + response tokens (null: the "
-                                                "model's own limit)", low=1)
+    vllm_dtype: str = knob(
+        "bfloat16", "backend vllm: the engine's weight dtype", choices=("auto", "bfloat16", "float16", "float32")
+    )
+    vllm_max_model_len: int | None = knob(
+        None, "backend vllm: prompt + response tokens (null: the model's own limit)", low=1
+    )
     vllm_enforce_eager: bool = knob(False, "backend vllm: no CUDA graphs (less memory, slower)")
 
 
@@ -340,18 +433,21 @@ class SFTSection(Section):
     with the golden asserts, loss on the response tokens only. Model, mode (full/LoRA), LoRA shape,
     weight decay, betas, grad clip and dtype are those of the `model` and `policy` sections."""
 
-    roles: list[str] = field(default_factory=lambda: list(SFT_ROLES),
-                             metadata=meta("which roles get examples (code, test)", choices=SFT_ROLES))
+    roles: list[str] = field(
+        default_factory=lambda: list(SFT_ROLES),
+        metadata=meta("which roles get examples (code, test)", choices=SFT_ROLES),
+    )
     epochs: int = knob(2, "passes over the examples (each in a fresh seeded order)", low=1)
-    lr: float = knob(2e-5, "AdamW peak learning rate (LoRA usually wants 1e-4..1e-3)", low=0.0,
-                     low_open=True)
-    warmup_steps: int = knob(2, "linear learning-rate warm-up in optimiser steps, then linear decay to 0",
-                             low=0)
+    lr: float = knob(2e-5, "AdamW peak learning rate (LoRA usually wants 1e-4..1e-3)", low=0.0, low_open=True)
+    warmup_steps: int = knob(2, "linear learning-rate warm-up in optimiser steps, then linear decay to 0", low=0)
     batch_size: int = knob(4, "examples per optimiser step", low=1)
-    max_examples: int | None = knob(None, "at most this many examples per role (null: one per training "
-                                           "problem)", low=1)
-    test_order: str = knob("given", "order of the golden asserts in the test role's answer: given (the "
-                                    "problem's order) or shortest (shortest first)", choices=SFT_TEST_ORDERS)
+    max_examples: int | None = knob(None, "at most this many examples per role (null: one per training problem)", low=1)
+    test_order: str = knob(
+        "given",
+        "order of the golden asserts in the test role's answer: given (the "
+        "problem's order) or shortest (shortest first)",
+        choices=SFT_TEST_ORDERS,
+    )
 
 
 @dataclass
@@ -359,8 +455,12 @@ class Config(Section):
     """A whole training run. Derived fields are filled from the keys they follow: policy.lora from
     model.mode, policy.total_steps from train.max_steps, a null game.blackbox_tests from method."""
 
-    method: str = knob("a1", "a1: Code LLM vs Test LLM; golden: Code LLM on golden tests; selfplay: one "
-                             "model writes code and black-box tests", choices=METHODS)
+    method: str = knob(
+        "a1",
+        "a1: Code LLM vs Test LLM; golden: Code LLM on golden tests; selfplay: one "
+        "model writes code and black-box tests",
+        choices=METHODS,
+    )
     seed: int = knob(0, "seed of data order, sampling and initialisation", low=0)
     train: TrainSection = field(default_factory=TrainSection)
     model: ModelSection = field(default_factory=ModelSection)
@@ -376,8 +476,7 @@ class Config(Section):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.policy = dataclasses.replace(self.policy, lora=self.model.mode != "full",
-                                          total_steps=self.train.max_steps)
+        self.policy = dataclasses.replace(self.policy, lora=self.model.mode != "full", total_steps=self.train.max_steps)
         if self.game.blackbox_tests is None:
             self.game = dataclasses.replace(self.game, blackbox_tests=self.method == "selfplay")
 
@@ -442,8 +541,7 @@ def _coerce(key: str, value: Any, tp: Any) -> Any:
     if tp is bool:
         if isinstance(value, bool):
             return value
-        if isinstance(value, str) and value.strip().lower() in ("true", "yes", "on", "1", "false", "no",
-                                                                 "off", "0"):
+        if isinstance(value, str) and value.strip().lower() in ("true", "yes", "on", "1", "false", "no", "off", "0"):
             return value.strip().lower() in ("true", "yes", "on", "1")
         if isinstance(value, int) and value in (0, 1):
             return bool(value)
@@ -515,14 +613,16 @@ def _check_template(name: str, value: str, placeholders: tuple[str, ...]) -> Non
     try:
         parts = list(string.Formatter().parse(value))
     except ValueError as exc:
-        raise UserError(f"{name} is not a valid template ({exc}; write literal braces as {{{{ and }}}}); "
-                        f"got {value!r}") from None
+        raise UserError(
+            f"{name} is not a valid template ({exc}; write literal braces as {{{{ and }}}}); got {value!r}"
+        ) from None
     for _text, field_name, spec, conversion in parts:
         if field_name is None:
             continue
         if field_name not in placeholders or spec or conversion:
-            raise UserError(f"{name} may use only the placeholders {allowed} (write literal braces as "
-                            f"{{{{ and }}}}); got {value!r}")
+            raise UserError(
+                f"{name} may use only the placeholders {allowed} (write literal braces as {{{{ and }}}}); got {value!r}"
+            )
 
 
 def _build(cls: type, data: Any, prefix: str, base: Any = None) -> Any:
@@ -544,8 +644,9 @@ def _build(cls: type, data: Any, prefix: str, base: Any = None) -> Any:
             known = sorted(n for n, f in fields_by_name.items() if not f.metadata.get("derived"))
             raise UserError(f"unknown config key '{key}' {where}; known keys: {', '.join(known)}")
         if fields_by_name[name].metadata.get("derived"):
-            raise UserError(f"config key '{key}' is set from {fields_by_name[name].metadata['derived']}; "
-                            f"set that key instead")
+            raise UserError(
+                f"config key '{key}' is set from {fields_by_name[name].metadata['derived']}; set that key instead"
+            )
     kwargs = {}
     for name, f in fields_by_name.items():
         key = f"{prefix}.{name}" if prefix else name
@@ -565,28 +666,37 @@ def _build(cls: type, data: Any, prefix: str, base: Any = None) -> Any:
 def _cross_check(cfg: Config) -> None:
     """Rules that involve more than one key."""
     if cfg.game.topvar_ell > cfg.game.M:
-        raise UserError(f"config key 'game.topvar_ell' ({cfg.game.topvar_ell}) cannot exceed game.M "
-                        f"({cfg.game.M})")
+        raise UserError(f"config key 'game.topvar_ell' ({cfg.game.topvar_ell}) cannot exceed game.M ({cfg.game.M})")
     if cfg.game.selfplay_reward != "a1" and cfg.method != "selfplay":
-        raise UserError(f"config key 'game.selfplay_reward' is {cfg.game.selfplay_reward!r}, but it applies "
-                        f"to method selfplay only (method is {cfg.method})")
+        raise UserError(
+            f"config key 'game.selfplay_reward' is {cfg.game.selfplay_reward!r}, but it applies "
+            f"to method selfplay only (method is {cfg.method})"
+        )
     if cfg.model.mode == "dual-lora" and cfg.model.test_policy not in (None, cfg.model.code_policy):
-        raise UserError("config key 'model.test_policy' must equal model.code_policy (or be null) in "
-                        "mode dual-lora, where both adapters share one base model")
+        raise UserError(
+            "config key 'model.test_policy' must equal model.code_policy (or be null) in "
+            "mode dual-lora, where both adapters share one base model"
+        )
     if cfg.method == "selfplay" and cfg.model.mode == "dual-lora":
-        raise UserError("config key 'model.mode' cannot be dual-lora with method selfplay, which trains "
-                        "a single policy; use full or lora")
+        raise UserError(
+            "config key 'model.mode' cannot be dual-lora with method selfplay, which trains "
+            "a single policy; use full or lora"
+        )
     if cfg.rollout.backend == "vllm" and cfg.rollout.vllm_sleep_level == 2 and cfg.model.mode != "full":
-        raise UserError("config key 'rollout.vllm_sleep_level' cannot be 2 with model.mode "
-                        f"{cfg.model.mode}: level 2 drops the engine's base weights, which LoRA policies "
-                        "never re-send; use 1")
+        raise UserError(
+            "config key 'rollout.vllm_sleep_level' cannot be 2 with model.mode "
+            f"{cfg.model.mode}: level 2 drops the engine's base weights, which LoRA policies "
+            "never re-send; use 1"
+        )
     if not cfg.sft.roles:
         raise UserError("config key 'sft.roles' must name at least one role (code, test)")
     if len(set(cfg.sft.roles)) != len(cfg.sft.roles):
         raise UserError(f"config key 'sft.roles' names a role twice: {cfg.sft.roles}")
     if cfg.policy.mini_batches > cfg.train.batch_size:
-        raise UserError(f"config key 'policy.mini_batches' ({cfg.policy.mini_batches}) cannot exceed "
-                        f"train.batch_size ({cfg.train.batch_size})")
+        raise UserError(
+            f"config key 'policy.mini_batches' ({cfg.policy.mini_batches}) cannot exceed "
+            f"train.batch_size ({cfg.train.batch_size})"
+        )
 
 
 def config_from_dict(data: dict[str, Any]) -> Config:

@@ -15,10 +15,20 @@ class UserError(Exception):
             self.exit_code = exit_code
 
 
-STORAGE_ERRNOS = {"ENOSPC": "the disk is full", "EDQUOT": "the disk quota is exceeded",
-                  "EROFS": "the file system is read-only", "EFBIG": "a file grew beyond the file system's limit"}
-STORAGE_MESSAGES = ("no space left on device", "disk is full", "quota exceeded", "read-only file system",
-                    "file write failed", "failed writing")
+STORAGE_ERRNOS = {
+    "ENOSPC": "the disk is full",
+    "EDQUOT": "the disk quota is exceeded",
+    "EROFS": "the file system is read-only",
+    "EFBIG": "a file grew beyond the file system's limit",
+}
+STORAGE_MESSAGES = (
+    "no space left on device",
+    "disk is full",
+    "quota exceeded",
+    "read-only file system",
+    "file write failed",
+    "failed writing",
+)
 
 
 LOW_SPACE_BYTES = 16 << 20  # a write that failed with less than this left on its file system: a full disk
@@ -54,7 +64,10 @@ def storage_failure(exc: BaseException, path: object = None) -> str | None:
         if isinstance(exc, (OSError, RuntimeError)) or type(exc).__name__ in ("SafetensorError", "OperationalError"):
             for marker in STORAGE_MESSAGES:
                 if marker in text:
-                    return "the disk is full" if marker in ("no space left on device", "disk is full",
-                                                            "file write failed", "failed writing") else marker
+                    return (
+                        "the disk is full"
+                        if marker in ("no space left on device", "disk is full", "file write failed", "failed writing")
+                        else marker
+                    )
         exc = exc.__cause__ or exc.__context__
     return None

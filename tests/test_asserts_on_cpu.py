@@ -15,6 +15,13 @@ def test_split_other_ops():
 
 
 def test_split_rejects():
-    for bad in ["assert f(1)", "assert 1 < f(1)", "assert a == b == c", "x = 1", "assert f(", "",
-                "assert f(1) == 1\nassert f(2) == 2"]:
+    for bad in [
+        "assert f(1)",
+        "assert 1 < f(1)",
+        "assert a == b == c",
+        "x = 1",
+        "assert f(",
+        "",
+        "assert f(1) == 1\nassert f(2) == 2",
+    ]:
         assert split_assert(bad) is None, bad

@@ -23,9 +23,27 @@ from codea1.train.compare import (
 
 REPO = Path(__file__).resolve().parents[1]
 UID_BASE = 1_700_800_000  # this file's own uid range
-ARGS = ["--config", str(REPO / "codea1" / "configs" / "tiny-cpu.yaml"), "--steps", "2", "--eval-every", "1",
-        "--eval-limit", "3", "--code-samples", "2", "--test-k", "3", "--methods", "base,golden,a1",
-        "train.batch_size=2", "game.M=2", "game.N=2", "executor.workers=1", f"executor.uid_base={UID_BASE}"]
+ARGS = [
+    "--config",
+    str(REPO / "codea1" / "configs" / "tiny-cpu.yaml"),
+    "--steps",
+    "2",
+    "--eval-every",
+    "1",
+    "--eval-limit",
+    "3",
+    "--code-samples",
+    "2",
+    "--test-k",
+    "3",
+    "--methods",
+    "base,golden,a1",
+    "train.batch_size=2",
+    "game.M=2",
+    "game.N=2",
+    "executor.workers=1",
+    f"executor.uid_base={UID_BASE}",
+]
 
 
 def test_bootstrap_interval_brackets_the_mean_and_is_seeded() -> None:
@@ -47,11 +65,17 @@ def test_paired_difference_uses_common_problems_only() -> None:
 
 
 def test_held_out_difference_between_two_evaluations(tmp_path: Path) -> None:
-    new = {"code": {"per_problem": {"p1": 1.0, "p2": 0.5, "p3": 0.25}},
-           "tests": {"whitebox": {"per_problem": {"p1": 1.0, "p2": 1.0, "p3": 0.5}},
-                     "blackbox": {"per_problem": {"p1": 0.0, "p2": 0.0, "p3": 0.0}}}}
-    old = {"code": {"per_problem": {"p1": 0.5, "p2": 0.5, "p3": 0.25, "p4": 1.0}},
-           "tests": {"whitebox": {"per_problem": {"p1": 0.0, "p2": 0.5, "p3": 0.5}}}}
+    new = {
+        "code": {"per_problem": {"p1": 1.0, "p2": 0.5, "p3": 0.25}},
+        "tests": {
+            "whitebox": {"per_problem": {"p1": 1.0, "p2": 1.0, "p3": 0.5}},
+            "blackbox": {"per_problem": {"p1": 0.0, "p2": 0.0, "p3": 0.0}},
+        },
+    }
+    old = {
+        "code": {"per_problem": {"p1": 0.5, "p2": 0.5, "p3": 0.25, "p4": 1.0}},
+        "tests": {"whitebox": {"per_problem": {"p1": 0.0, "p2": 0.5, "p3": 0.5}}},
+    }
     rows = held_out_difference(new, old, samples=500)
     # blackbox: new only; the repeated-calls measure: neither has it
     assert [r["measure"] for r in rows] == ["code pass@1", "test valid ratio (whitebox)"]
@@ -71,17 +95,29 @@ def test_held_out_difference_between_two_evaluations(tmp_path: Path) -> None:
     # the CLI prints the same numbers as a table
     (tmp_path / "new.json").write_text(json.dumps(new))
     (tmp_path / "old.json").write_text(json.dumps(old))
-    out = subprocess.run([sys.executable, "-m", "codea1", "eval", "diff", str(tmp_path / "new.json"),
-                          str(tmp_path / "old.json")], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "codea1", "eval", "diff", str(tmp_path / "new.json"), str(tmp_path / "old.json")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "| test valid ratio (whitebox) | 83.3 | 33.3 | +50.0 [" in out
-    bad = subprocess.run([sys.executable, "-m", "codea1", "eval", "diff", str(tmp_path / "new.json"),
-                          str(tmp_path / "missing.json")], capture_output=True, text=True, check=False)
+    bad = subprocess.run(
+        [sys.executable, "-m", "codea1", "eval", "diff", str(tmp_path / "new.json"), str(tmp_path / "missing.json")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert bad.returncode != 0 and "cannot read" in bad.stderr
     (tmp_path / "list.json").write_text("[1]")
     (tmp_path / "text.json").write_text(json.dumps({"code": {"per_problem": {"p1": "x"}}}))
     for name, says in (("list.json", "is not a held-out evaluation"), ("text.json", "is not a number")):
-        bad = subprocess.run([sys.executable, "-m", "codea1", "eval", "diff", str(tmp_path / name),
-                              str(tmp_path / name)], capture_output=True, text=True, check=False)
+        bad = subprocess.run(
+            [sys.executable, "-m", "codea1", "eval", "diff", str(tmp_path / name), str(tmp_path / name)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert bad.returncode != 0 and says in bad.stderr and "Traceback" not in bad.stderr
 
 
@@ -92,13 +128,22 @@ def test_eval_points() -> None:
 
 
 def test_markdown_table_marks_an_untrained_test_llm_and_signs_deltas() -> None:
-    tests = {mode: {"valid_ratio": 0.5, "pass@5": 50.0, "mut@5": 40.0, "Mul": 20.0} for mode in ("whitebox", "blackbox")}
-    results = {"spec": {"steps": 3, "minutes": None, "code_samples": 4}, "held_out": {"problems": "bundled:eval"},
-               "methods": {"base": {"step": 0, "code": {"pass@1": 0.1, "ci95": [0.0, 0.2]}, "tests": tests,
-                                    "tests_from": "base"},
-                           "golden": {"step": 3, "code": {"pass@1": 0.2, "ci95": [0.1, 0.3], "delta_vs_base": 0.1,
-                                                          "delta_ci95": [-0.05, 0.25]},
-                                      "tests": tests, "tests_from": "base (not trained)"}}}
+    tests = {
+        mode: {"valid_ratio": 0.5, "pass@5": 50.0, "mut@5": 40.0, "Mul": 20.0} for mode in ("whitebox", "blackbox")
+    }
+    results = {
+        "spec": {"steps": 3, "minutes": None, "code_samples": 4},
+        "held_out": {"problems": "bundled:eval"},
+        "methods": {
+            "base": {"step": 0, "code": {"pass@1": 0.1, "ci95": [0.0, 0.2]}, "tests": tests, "tests_from": "base"},
+            "golden": {
+                "step": 3,
+                "code": {"pass@1": 0.2, "ci95": [0.1, 0.3], "delta_vs_base": 0.1, "delta_ci95": [-0.05, 0.25]},
+                "tests": tests,
+                "tests_from": "base (not trained)",
+            },
+        },
+    }
     table = markdown_table(results, 5)
     assert "| golden | 3 | 20.0 [10.0, 30.0] | +10.0 [-5.0, +25.0] | 50.0 (base) | - |" in table
     assert "| base | 0 | 10.0 [0.0, 20.0] | - | 50.0 | - |" in table
@@ -118,14 +163,26 @@ def _compare(out: Path, kill_at: str | None = None) -> subprocess.CompletedProce
     env.pop("CODEA1_DEBUG_KILL_AT", None)
     if kill_at:
         env["CODEA1_DEBUG_KILL_AT"] = kill_at
-    return subprocess.run([sys.executable, "-m", "codea1", "compare", "--out", str(out), *ARGS], env=env,
-                          capture_output=True, text=True, timeout=600, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "codea1", "compare", "--out", str(out), *ARGS],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
 
 def _without_times(path: Path) -> list[dict]:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [{k: v for k, v in r.items() if not k.startswith("time_") and "tokens_per_s" not in k
-             and k != "outside_model_frac"} for r in rows]
+    return [
+        {
+            k: v
+            for k, v in r.items()
+            if not k.startswith("time_") and "tokens_per_s" not in k and k != "outside_model_frac"
+        }
+        for r in rows
+    ]
 
 
 def _check_reanalysis_files(out: Path) -> None:
@@ -202,8 +259,9 @@ def test_compare_resumes_after_sigkill_to_the_uninterrupted_results(tmp_path: Pa
     assert "resuming the comparison" in again.stderr
     assert (killed / "evals" / "golden" / "step_1.json").stat().st_mtime_ns == stamp  # not redone
     for method in ("golden", "a1"):
-        assert _without_times(killed / "runs" / method / "metrics.jsonl") == \
-            _without_times(whole / "runs" / method / "metrics.jsonl")
+        assert _without_times(killed / "runs" / method / "metrics.jsonl") == _without_times(
+            whole / "runs" / method / "metrics.jsonl"
+        )
     a, b = (json.loads((d / "results.json").read_text()) for d in (whole, killed))
     for method in ("base", "golden", "a1"):
         ca, cb = a["methods"][method]["code"], b["methods"][method]["code"]
@@ -217,8 +275,14 @@ def test_compare_resumes_after_sigkill_to_the_uninterrupted_results(tmp_path: Pa
     assert _compare(killed).returncode == 0
     assert {p: p.stat().st_mtime_ns for p in (killed / "evals").rglob("*.json")} == stamps
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    other = subprocess.run([sys.executable, "-m", "codea1", "compare", "--out", str(killed), *ARGS[:-1],
-                            "--steps", "3"], env=env, capture_output=True, text=True, timeout=120, check=False)
+    other = subprocess.run(
+        [sys.executable, "-m", "codea1", "compare", "--out", str(killed), *ARGS[:-1], "--steps", "3"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert other.returncode != 0 and "different comparison" in other.stderr
 
 
@@ -231,12 +295,13 @@ def test_a_training_budget_stops_the_run_with_a_checkpoint(tmp_path: Path) -> No
     from codea1.train.checkpoint import latest_checkpoint, read_state
     from codea1.train.loop import train
 
-    cfg = load_config(REPO / "codea1" / "configs" / "tiny-cpu.yaml",
-                      ["train.batch_size=2", "game.M=2", "game.N=2", "train.checkpoint_every=10"])
+    cfg = load_config(
+        REPO / "codea1" / "configs" / "tiny-cpu.yaml",
+        ["train.batch_size=2", "game.M=2", "game.N=2", "train.checkpoint_every=10"],
+    )
     ex = quiet_executor(UID_BASE + 10, workers=1)
     try:
-        out = train(cfg, tmp_path / "run", max_steps=5, executor=ex, progress=False,
-                    stop=lambda rows: len(rows) >= 2)
+        out = train(cfg, tmp_path / "run", max_steps=5, executor=ex, progress=False, stop=lambda rows: len(rows) >= 2)
     finally:
         ex.close()
     assert out["steps"] == 2
@@ -258,6 +323,7 @@ def test_an_evaluation_gives_the_same_numbers_on_a_busy_machine() -> None:
     spec = CompareSpec(code_samples=2, test_samples=1, test_k=3, mutation=False, bootstrap=100)
     ex = quiet_executor(UID_BASE + 20, workers=1)
     try:
+
         def once() -> dict:
             code, test = build_policies(cfg)
             out = evaluate_policies(code, test, problems, ex, cfg, spec)
@@ -265,7 +331,9 @@ def test_an_evaluation_gives_the_same_numbers_on_a_busy_machine() -> None:
             return out
 
         idle = once()
-        spinner = subprocess.Popen([sys.executable, "-c", "import time\nt = time.time() + 120\nwhile time.time() < t: pass"])
+        spinner = subprocess.Popen(
+            [sys.executable, "-c", "import time\nt = time.time() + 120\nwhile time.time() < t: pass"]
+        )
         try:
             busy = once()
         finally:

@@ -48,9 +48,18 @@ def test_paper_preset_has_the_reference_optimisation_settings() -> None:
 
 
 def test_overrides_are_coerced_to_the_declared_types() -> None:
-    cfg = load_config(CONFIGS / "tiny-cpu.yaml", ["game.M=3", "policy.lr=1e-5", "data.limit=null",
-                                                  "policy.lora_targets=q_proj,v_proj", "train.wandb=no",
-                                                  "game.test_timeout=3", "policy.betas=[0.8, 0.9]"])
+    cfg = load_config(
+        CONFIGS / "tiny-cpu.yaml",
+        [
+            "game.M=3",
+            "policy.lr=1e-5",
+            "data.limit=null",
+            "policy.lora_targets=q_proj,v_proj",
+            "train.wandb=no",
+            "game.test_timeout=3",
+            "policy.betas=[0.8, 0.9]",
+        ],
+    )
     assert cfg.game.M == 3 and cfg.policy.lr == 1e-5 and cfg.data.limit is None
     assert cfg.policy.lora_targets == ["q_proj", "v_proj"] and cfg.policy.betas == [0.8, 0.9]
     assert cfg.train.wandb is False and cfg.game.test_timeout == 3.0 and isinstance(cfg.game.test_timeout, float)
@@ -118,9 +127,21 @@ def test_every_key_has_help_text() -> None:
     assert len(rows) > 50
     assert all(help_text for _key, _type, _default, help_text in rows)
     keys = {row[0] for row in rows}
-    for key in ("game.M", "game.N", "game.history_size", "game.topvar_ell", "game.alpha", "policy.kl_coef",
-                "model.mode", "generation.code.temperature", "eval.max_new_tokens",
-                "train.checkpoint_every", "executor.workers", "data.difficulty", "seed"):
+    for key in (
+        "game.M",
+        "game.N",
+        "game.history_size",
+        "game.topvar_ell",
+        "game.alpha",
+        "policy.kl_coef",
+        "model.mode",
+        "generation.code.temperature",
+        "eval.max_new_tokens",
+        "train.checkpoint_every",
+        "executor.workers",
+        "data.difficulty",
+        "seed",
+    ):
         assert key in keys
 
 
@@ -153,8 +174,13 @@ def _another_value(f: dataclasses.Field, default):
     return default + "-other"
 
 
-SECTIONS = {"game": GameConfig, "policy": PolicyConfig, "generation.code": Sampling,
-            "generation.test": Sampling, "eval": EvalSection}
+SECTIONS = {
+    "game": GameConfig,
+    "policy": PolicyConfig,
+    "generation.code": Sampling,
+    "generation.test": Sampling,
+    "eval": EvalSection,
+}
 
 
 def _knobs(cls):
@@ -186,22 +212,28 @@ def test_every_knob_of_the_game_policy_sampling_and_eval_is_settable_from_yaml(s
 def test_sampling_sections_reach_the_generate_call_unchanged() -> None:
     from codea1.rl.rollout import GenerationConfig
 
-    cfg = load_config(CONFIGS / "tiny-cpu.yaml", ["generation.test.top_k=5", "generation.test.stop=[END]",
-                                                  "eval.max_prompt_tokens=99"])
+    cfg = load_config(
+        CONFIGS / "tiny-cpu.yaml",
+        ["generation.test.top_k=5", "generation.test.stop=[END]", "eval.max_prompt_tokens=99"],
+    )
     gen = GenerationConfig.of(cfg.generation.test, n=4, seed=7)
     assert isinstance(gen, Sampling) and (gen.n, gen.seed, gen.top_k, gen.stop) == (4, 7, 5, ["END"])
     assert {f.name: getattr(gen, f.name) for f in dataclasses.fields(Sampling)} == dataclasses.asdict(
-        cfg.generation.test)
+        cfg.generation.test
+    )
     assert GenerationConfig.of(cfg.eval, n=1, seed=0).max_prompt_tokens == 99
 
 
 def test_one_default_per_knob() -> None:
     """The policy and game types built in Python have the defaults a training config has."""
     cfg = Config()
-    assert dataclasses.asdict(PolicyConfig()) | {"lora": False, "total_steps": 0} == \
-        dataclasses.asdict(cfg.policy) | {"lora": False, "total_steps": 0}
-    assert dataclasses.asdict(GameConfig()) | {"blackbox_tests": None} == \
-        dataclasses.asdict(cfg.game) | {"blackbox_tests": None}
+    assert dataclasses.asdict(PolicyConfig()) | {"lora": False, "total_steps": 0} == dataclasses.asdict(cfg.policy) | {
+        "lora": False,
+        "total_steps": 0,
+    }
+    assert dataclasses.asdict(GameConfig()) | {"blackbox_tests": None} == dataclasses.asdict(cfg.game) | {
+        "blackbox_tests": None
+    }
     assert PolicyConfig().micro_batch_tokens == 16384 and PolicyConfig().mini_batches == 1
 
 
@@ -281,25 +313,48 @@ def test_score_options_are_the_game_keys(tmp_path: Path) -> None:
     from codea1.game.cli import SCORED_KEYS, _config
 
     run_config = tmp_path / "config.yaml"
-    run_config.write_text(load_config(CONFIGS / "smollm2-cpu.yaml", ["game.alpha=0.25", "game.float_tol=1e-6",
-                                                                      "game.test_timeout=1.5"]).to_yaml())
-    game = _config(_args([*SCORE, "--config", str(run_config), "--history-size", "3", "--timeout-factor", "4",
-                          "--max-tests-per-suite", "5", "--test-validity", "strict"]))
+    run_config.write_text(
+        load_config(
+            CONFIGS / "smollm2-cpu.yaml", ["game.alpha=0.25", "game.float_tol=1e-6", "game.test_timeout=1.5"]
+        ).to_yaml()
+    )
+    game = _config(
+        _args(
+            [
+                *SCORE,
+                "--config",
+                str(run_config),
+                "--history-size",
+                "3",
+                "--timeout-factor",
+                "4",
+                "--max-tests-per-suite",
+                "5",
+                "--test-validity",
+                "strict",
+            ]
+        )
+    )
     assert (game.alpha, game.float_tol, game.test_timeout, game.tests_per_suite) == (0.25, 1e-6, 1.5, 4)
-    assert (game.history_size, game.timeout_factor, game.max_tests_per_suite, game.test_validity) == \
-        (3, 4.0, 5, "strict")
+    assert (game.history_size, game.timeout_factor, game.max_tests_per_suite, game.test_validity) == (
+        3,
+        4.0,
+        5,
+        "strict",
+    )
     assert _config(_args(SCORE)) == GameConfig()
     scored = {f.name for f in SCORED_KEYS}
-    assert scored == {f.name for f in dataclasses.fields(GameConfig)} - {"M", "N", "tests_requested",
-                                                                          "blackbox_tests"}
+    assert scored == {f.name for f in dataclasses.fields(GameConfig)} - {"M", "N", "tests_requested", "blackbox_tests"}
 
 
 @pytest.mark.parametrize(
     ("options", "fragment"),
-    [(["--timeout", "1"], "option --timeout is now --test-timeout"),
-     (["--test-reward", "cure"], "option --test-reward is now --selfplay-reward"),
-     (["--history-size", "-1"], "config key 'game.history_size' must be >= 0"),
-     (["--selfplay-reward", "best"], "config key 'game.selfplay_reward' must be one of a1, cure")],
+    [
+        (["--timeout", "1"], "option --timeout is now --test-timeout"),
+        (["--test-reward", "cure"], "option --test-reward is now --selfplay-reward"),
+        (["--history-size", "-1"], "config key 'game.history_size' must be >= 0"),
+        (["--selfplay-reward", "best"], "config key 'game.selfplay_reward' must be one of a1, cure"),
+    ],
 )
 def test_score_options_are_checked_like_keys(options: list[str], fragment: str) -> None:
     from codea1.game.cli import _config

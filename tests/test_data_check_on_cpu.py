@@ -35,15 +35,26 @@ def test_a_wrong_gt_or_a_wrong_test_is_reported(executor):
     no_parse = dataclasses.replace(good, id="no-parse", gt_solution="def add(a, b)\n    return a + b\n")
     no_entry = dataclasses.replace(good, id="no-entry", gt_solution="def plus(a, b):\n    return a + b\n")
     crashes = dataclasses.replace(good, id="crashes", gt_solution="raise SystemExit(3)\ndef add(a, b): ...\n")
-    slow = dataclasses.replace(good, id="slow", gt_solution="def add(a, b):\n    while True:\n        pass\n",
-                               golden_tests=["assert add(1, 2) == 3"])
+    slow = dataclasses.replace(
+        good,
+        id="slow",
+        gt_solution="def add(a, b):\n    while True:\n        pass\n",
+        golden_tests=["assert add(1, 2) == 3"],
+    )
     bad_test = dataclasses.replace(good, id="bad-test", golden_tests=["add(1, 2)"])
     no_tests = dataclasses.replace(good, id="no-tests", golden_tests=[])
-    results = {r.id: r for r in check_problems(
-        [wrong_gt, wrong_test, no_parse, no_entry, crashes, slow, bad_test, no_tests], executor, timeout=0.5)}
+    results = {
+        r.id: r
+        for r in check_problems(
+            [wrong_gt, wrong_test, no_parse, no_entry, crashes, slow, bad_test, no_tests], executor, timeout=0.5
+        )
+    }
     assert not results["wrong-gt"].ok and results["wrong-gt"].tests_passed == 1  # add(0, 0) still passes
     assert "golden test 1 fails: assert add(1, 2) == 3 (GT returned -1)" in results["wrong-gt"].reason
-    assert results["wrong-test"].reason.startswith("golden test 1 fails") and "GT returned 3" in results["wrong-test"].reason
+    assert (
+        results["wrong-test"].reason.startswith("golden test 1 fails")
+        and "GT returned 3" in results["wrong-test"].reason
+    )
     assert "does not parse" in results["no-parse"].reason and "line 1" in results["no-parse"].reason
     assert "does not define the entry point 'add'" in results["no-entry"].reason
     assert not results["crashes"].ok and results["crashes"].reason.startswith("GT does not run")
@@ -79,15 +90,26 @@ def test_humaneval_sample_passes(executor):
 
 
 def test_kodcode_pytest_program_runs_against_the_gt(executor):
-    test = ("from solution import double\nimport pytest\n\n"
-            "def test_values():\n    assert double(2) == 4\n    assert double(-1) == -2\n\n"
-            "def test_type():\n    with pytest.raises(TypeError):\n        double(None)\n\n"
-            "def test_fixture(tmp_path):\n    raise AssertionError('fixtures are not run')\n")
-    good = Problem(id="kod/1", prompt="p", description="d", entry_point="double",
-                   gt_solution="def double(x):\n    return 2 * x\n", golden_tests=["assert double(3) == 6"],
-                   source="kodcode", test_code=test, meta={"test_format": "pytest"})
-    bad = dataclasses.replace(good, id="kod/2", golden_tests=[],
-                              gt_solution="def double(x):\n    return 2 * x if x else 0\n")
+    test = (
+        "from solution import double\nimport pytest\n\n"
+        "def test_values():\n    assert double(2) == 4\n    assert double(-1) == -2\n\n"
+        "def test_type():\n    with pytest.raises(TypeError):\n        double(None)\n\n"
+        "def test_fixture(tmp_path):\n    raise AssertionError('fixtures are not run')\n"
+    )
+    good = Problem(
+        id="kod/1",
+        prompt="p",
+        description="d",
+        entry_point="double",
+        gt_solution="def double(x):\n    return 2 * x\n",
+        golden_tests=["assert double(3) == 6"],
+        source="kodcode",
+        test_code=test,
+        meta={"test_format": "pytest"},
+    )
+    bad = dataclasses.replace(
+        good, id="kod/2", golden_tests=[], gt_solution="def double(x):\n    return 2 * x if x else 0\n"
+    )
     results = check_problems([good, bad], executor)
     assert results[0].ok and results[0].test_code_status == "pass"
     assert not results[1].ok and results[1].test_code_status == "fail"
@@ -138,8 +160,9 @@ def test_cli_data_convert_keeps_one_source(tmp_path, capsys):
     # and --limit counts after the filter
     mixed = tmp_path / "mixed.jsonl"
     rows = load_bundled()[:6]
-    write_problems_jsonl([dataclasses.replace(p, source="mbppplus" if i % 2 else "humanevalplus")
-                          for i, p in enumerate(rows)], mixed)
+    write_problems_jsonl(
+        [dataclasses.replace(p, source="mbppplus" if i % 2 else "humanevalplus") for i, p in enumerate(rows)], mixed
+    )
     out = tmp_path / "mbpp.jsonl"
     assert main(["data", "convert", str(mixed), "--output", str(out), "--source", "mbppplus", "--limit", "2"]) == 0
     kept = load_problems(str(out))

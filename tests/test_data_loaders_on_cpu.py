@@ -29,6 +29,7 @@ BUILD_SCRIPT = REPO / "codea1" / "data" / "bundled" / "build_bundled.py"
 
 # -- bundled set -------------------------------------------------------------------------------------
 
+
 def test_bundled_set_shape_and_split_rule():
     problems = load_bundled()
     assert len(problems) >= 80
@@ -69,6 +70,7 @@ def test_bundled_jsonl_matches_its_build_script():
 
 # -- JSONL and malformed rows ------------------------------------------------------------------------
 
+
 def test_jsonl_round_trip(tmp_path):
     problems = load_bundled()[:5]
     problems[0].meta = {"note": "ünïcode", "n": [1, 2]}
@@ -79,13 +81,21 @@ def test_jsonl_round_trip(tmp_path):
     assert load_problems(str(path), limit=2) == problems[:2]
 
 
-@pytest.mark.parametrize("line, message", [
-    ('{"id": "x", "prompt": "p", "description": "d", "entry_point": "f"}', r"bad\.jsonl:1: field 'gt_solution'"),
-    ("not json", r"bad\.jsonl:1: not valid JSON"),
-    (('{"id": "x", "prompt": "p", "description": "d", "entry_point": "f", "gt_solution": "def f(): pass",'
-      ' "golden_tests": "assert f() == 1"}'), "golden_tests"),
-    ('["a list"]', "expected a JSON object"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('{"id": "x", "prompt": "p", "description": "d", "entry_point": "f"}', r"bad\.jsonl:1: field 'gt_solution'"),
+        ("not json", r"bad\.jsonl:1: not valid JSON"),
+        (
+            (
+                '{"id": "x", "prompt": "p", "description": "d", "entry_point": "f", "gt_solution": "def f(): pass",'
+                ' "golden_tests": "assert f() == 1"}'
+            ),
+            "golden_tests",
+        ),
+        ('["a list"]', "expected a JSON object"),
+    ],
+)
 def test_malformed_jsonl_row_names_line_and_field(tmp_path, line, message):
     path = tmp_path / "bad.jsonl"
     path.write_text(line + "\n", encoding="utf-8")
@@ -103,6 +113,7 @@ def test_unknown_source_and_empty_result_are_user_errors(tmp_path):
 
 
 # -- reference parquet -------------------------------------------------------------------------------
+
 
 def test_reference_parquet_loader(validation_parquet):
     problems = load_reference_parquet(validation_parquet)
@@ -127,11 +138,7 @@ def test_reference_parquet_loader(validation_parquet):
     assert len(only_mbpp) == 378
 
 
-ASSERTION = (
-    "def assertion(out, exp, atol):\n"
-    "    exact_match = out == exp\n"
-    "    assert exact_match\n\n\n"
-)
+ASSERTION = "def assertion(out, exp, atol):\n    exact_match = out == exp\n    assert exact_match\n\n\n"
 
 
 def test_check_program_facts_on_a_small_program():
@@ -146,7 +153,9 @@ def test_check_program_facts_on_a_small_program():
     assert facts["called"] == "f"
     assert facts["golden_tests"] == ["assert f(1, 2) == 3", "assert f((3, 4)) == 7", "assert f([5]) == (5,)"]
     assert check_program_facts("def check(c):\n    assert c(1) == 2\n", "f")["golden_tests"] == []
-    as_sets = program.replace("    exact_match = out == exp\n", "    out = set(out)\n    exp = set(exp)\n    assert out == exp\n")
+    as_sets = program.replace(
+        "    exact_match = out == exp\n", "    out = set(out)\n    exp = set(exp)\n    assert out == exp\n"
+    )
     assert check_program_facts(as_sets, "f")["golden_tests"][0] == "assert set(f(1, 2)) == set(3)"
     truthy = program.replace("exact_match = out == exp", "exact_match = exp == (out is not None)")
     assert check_program_facts(truthy, "f")["golden_tests"] == []
@@ -157,13 +166,20 @@ def _reference_row(**changes):
         "prompt": [{"role": "user", "content": "Complete add."}],
         "description": "Add two numbers.",
         "GT_code": "    return a + b\n",
-        "problem": "def add(a, b):\n    \"\"\"Add.\"\"\"\n",
-        "test": ASSERTION + ("def check(candidate):\n    inputs = [[1, 2]]\n    results = [3]\n"
-                 "    for i, (inp, exp) in enumerate(zip(inputs, results)):\n"
-                 "        assertion(candidate(*inp), exp, 0)\n"),
+        "problem": 'def add(a, b):\n    """Add."""\n',
+        "test": ASSERTION
+        + (
+            "def check(candidate):\n    inputs = [[1, 2]]\n    results = [3]\n"
+            "    for i, (inp, exp) in enumerate(zip(inputs, results)):\n"
+            "        assertion(candidate(*inp), exp, 0)\n"
+        ),
         "data_source": "tiny",
-        "extra_info": {"function_name": "add", "imports": "", "function_declaration": "def add(a, b):",
-                       "question_id": "Tiny/0"},
+        "extra_info": {
+            "function_name": "add",
+            "imports": "",
+            "function_declaration": "def add(a, b):",
+            "question_id": "Tiny/0",
+        },
     }
     row.update(changes)
     return row
@@ -205,7 +221,7 @@ def test_reference_parquet_malformed_rows(tmp_path):
 
 # -- KodCode -----------------------------------------------------------------------------------------
 
-KODCODE_TEST = '''from solution import clamp_sum
+KODCODE_TEST = """from solution import clamp_sum
 
 def test_basic():
     assert clamp_sum([1, 2, 3], 10) == 6
@@ -219,20 +235,39 @@ def test_empty():
 
 def test_not_converted():
     assert clamp_sum([1], 1) <= 1
-'''
+"""
 
 
 def _kodcode_rows():
-    info = [{"function_name": "clamp_sum", "function_declaration": "def clamp_sum(nums, limit):",
-             "parameter_list": "(nums, limit)", "docstring": None}]
-    base = {"version": "V1", "style": "instruct", "subset": "Prefill", "test_info": info,
-            "question": "Return the sum of nums, but at most limit.", "gpt_pass_percentage": 0.9,
-            "solution": "def clamp_sum(nums, limit):\n    return min(sum(nums), limit)\n", "test": KODCODE_TEST}
-    class_task = dict(base, question_id="Prefill_2_I", gpt_difficulty="easy",
-                      solution="class Box:\n    def clamp_sum(self):\n        return 0\n")
-    return [dict(base, question_id="Prefill_1_I", gpt_difficulty="easy"),
-            dict(base, question_id="Prefill_3_I", gpt_difficulty="hard"),
-            class_task]
+    info = [
+        {
+            "function_name": "clamp_sum",
+            "function_declaration": "def clamp_sum(nums, limit):",
+            "parameter_list": "(nums, limit)",
+            "docstring": None,
+        }
+    ]
+    base = {
+        "version": "V1",
+        "style": "instruct",
+        "subset": "Prefill",
+        "test_info": info,
+        "question": "Return the sum of nums, but at most limit.",
+        "gpt_pass_percentage": 0.9,
+        "solution": "def clamp_sum(nums, limit):\n    return min(sum(nums), limit)\n",
+        "test": KODCODE_TEST,
+    }
+    class_task = dict(
+        base,
+        question_id="Prefill_2_I",
+        gpt_difficulty="easy",
+        solution="class Box:\n    def clamp_sum(self):\n        return 0\n",
+    )
+    return [
+        dict(base, question_id="Prefill_1_I", gpt_difficulty="easy"),
+        dict(base, question_id="Prefill_3_I", gpt_difficulty="hard"),
+        class_task,
+    ]
 
 
 def test_kodcode_loader_on_in_memory_dataset():
@@ -273,6 +308,7 @@ def test_kodcode_loader_from_local_file_and_malformed_row(tmp_path):
 
 # -- HumanEval ---------------------------------------------------------------------------------------
 
+
 def test_humaneval_loader():
     problems = load_humaneval()
     assert len(problems) == 164
@@ -286,8 +322,15 @@ def test_humaneval_loader():
 
 
 def test_problem_record_round_trips_through_dict():
-    p = Problem(id="a", prompt="p", description="d", entry_point="f", gt_solution="def f():\n    return 1\n",
-                golden_tests=["assert f() == 1"], meta={"k": 1})
+    p = Problem(
+        id="a",
+        prompt="p",
+        description="d",
+        entry_point="f",
+        gt_solution="def f():\n    return 1\n",
+        golden_tests=["assert f() == 1"],
+        meta={"k": 1},
+    )
     assert Problem.from_dict(p.to_dict()) == p
 
 

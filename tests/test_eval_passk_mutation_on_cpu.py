@@ -128,10 +128,7 @@ def test_mutants_match_cosmic_ray_operators_exactly():
 
     ops = [(n.split("/")[-1], plugins.get_operator(n)) for n in plugins.operator_names()]
     ops = [(n, c()) for n, c in ops if not c.arguments()]
-    source = (
-        SOURCE
-        + "\n\n@staticmethod\ndef g(x, /, y):\n    return [x ** 2, y << 1, x | y, x if x >= 1.5 else -y]\n"
-    )
+    source = SOURCE + "\n\n@staticmethod\ndef g(x, /, y):\n    return [x ** 2, y << 1, x | y, x if x >= 1.5 else -y]\n"
     theirs = []
     tree = get_ast(source)
     for name, op in ops:

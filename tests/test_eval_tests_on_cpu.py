@@ -26,9 +26,7 @@ def test_ult_loader_reads_lite_and_full_formats(tmp_path, ult_lite):
     lite = load_ult(ult_lite)
     assert len(lite) == 200 and lite[0].func_name and lite[0].tests
     full = tmp_path / "ULT.jsonl"
-    full.write_text(
-        json.dumps([{"task_id": 7, "code": "import re\n\ndef g(s):\n    return s\n", "prompt": "id"}])
-    )
+    full.write_text(json.dumps([{"task_id": 7, "code": "import re\n\ndef g(s):\n    return s\n", "prompt": "id"}]))
     [fn] = load_ult(full)
     assert (fn.task_id, fn.func_name, fn.tests, fn.description) == ("7", "g", [], "id")
     assert "import re" in fn.program
@@ -125,10 +123,7 @@ def test_cli_eval_tests_from_file(tmp_path):
         json.dumps({"task_id": "s", "response": "```python\nassert sign(2) == 1\nassert sign(0) == 1\n```"})
     )
     out = tmp_path / "r.json"
-    assert (
-        main(["eval", "tests", "--tests", str(tests), "--benchmark", str(ult), "--k", "2", "-o", str(out)])
-        == 0
-    )
+    assert main(["eval", "tests", "--tests", str(tests), "--benchmark", str(ult), "--k", "2", "-o", str(out)]) == 0
     summary = json.loads(out.read_text())
     assert summary["pass@2"] == 50.0 and summary["functions_all_valid"] == 0
     assert summary["config"]["k"] == 2 and "isolation_level" in summary["config"]

@@ -13,14 +13,22 @@ import torch
 from codea1.cli import main
 
 CONFIG = str(Path(__file__).resolve().parents[1] / "codea1" / "configs" / "tiny-cpu.yaml")
-SMALL = ["game.M=2", "game.N=2", "train.batch_size=2", "data.limit=4", "train.checkpoint_every=1",
-         "executor.uid_base=1700960000"]
+SMALL = [
+    "game.M=2",
+    "game.N=2",
+    "train.batch_size=2",
+    "data.limit=4",
+    "train.checkpoint_every=1",
+    "executor.uid_base=1700960000",
+]
 
 
 def _run(tmp_path: Path, name: str, *extra: str) -> Path:
     run = tmp_path / name
-    assert main(["train", "--config", CONFIG, "--no-progress", "--run-dir", str(run), "--max-steps", "2",
-                 *SMALL, *extra]) == 0
+    assert (
+        main(["train", "--config", CONFIG, "--no-progress", "--run-dir", str(run), "--max-steps", "2", *SMALL, *extra])
+        == 0
+    )
     return run
 
 
@@ -42,7 +50,9 @@ def test_export_loads_with_plain_transformers_and_scores_as_the_checkpoint(tmp_p
         assert main(["export", str(run), "--role", role, "--step", "1", "--out", str(out)]) == 0
         assert f"exported the {role} policy of step 1" in capsys.readouterr().out
         names = {p.name for p in out.iterdir()}
-        assert {"config.json", "README.md", "tokenizer.json"} <= names and any(n.endswith(".safetensors") for n in names)
+        assert {"config.json", "README.md", "tokenizer.json"} <= names and any(
+            n.endswith(".safetensors") for n in names
+        )
         assert not names & {"optimizer.pt", "scheduler.pt", "rng.pt", "policy_state.json", "adapter_config.json"}
         card = (out / "README.md").read_text()
         assert "step 1" in card and f'"mode": "{mode}"' in card
@@ -50,8 +60,9 @@ def test_export_loads_with_plain_transformers_and_scores_as_the_checkpoint(tmp_p
         tok = AutoTokenizer.from_pretrained(str(out))
         ckpt_model, ckpt_tok = load_model_and_tokenizer(str(run / "checkpoints" / "step_000001" / folder))
         ids = tok("def add(a, b):\n    return a + b\n").input_ids
-        assert torch.allclose(torch.tensor(_logprobs(plain, tok, ids)),
-                              torch.tensor(_logprobs(ckpt_model, ckpt_tok, ids)), atol=1e-5)
+        assert torch.allclose(
+            torch.tensor(_logprobs(plain, tok, ids)), torch.tensor(_logprobs(ckpt_model, ckpt_tok, ids)), atol=1e-5
+        )
 
 
 def test_export_refuses_what_it_cannot_do(tmp_path: Path, capsys) -> None:
@@ -83,8 +94,10 @@ def test_push_to_hub_uses_huggingface_hub_create_and_upload(tmp_path: Path, monk
     monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
     run = _run(tmp_path, "a1")
     out = tmp_path / "model"
-    assert main(["export", str(run), "--role", "code", "--out", str(out), "--push-to-hub", "me/codea1-code",
-                 "--private"]) == 0
+    assert (
+        main(["export", str(run), "--role", "code", "--out", str(out), "--push-to-hub", "me/codea1-code", "--private"])
+        == 0
+    )
     assert calls[0] == ("create_repo", "me/codea1-code", "model", True, True)
     assert calls[1][0] == "upload_folder" and "config.json" in calls[1][2] and calls[1][3] == "model"
     assert "pushed to https://hub.example/me/codea1-code" in capsys.readouterr().out

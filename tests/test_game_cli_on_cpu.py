@@ -13,14 +13,38 @@ UID_BASE = "64960"  # this file's sandbox slot uids (64960, 64959): concurrent s
 
 def score(tmp_path, name, *extra):
     out = tmp_path / f"{name}.jsonl"
-    code = main(["score", "--problems", "bundled", "--rollouts", str(EXAMPLE), "--output", str(out),
-                 "--workers", "2", "--uid-base", UID_BASE, *extra])
+    code = main(
+        [
+            "score",
+            "--problems",
+            "bundled",
+            "--rollouts",
+            str(EXAMPLE),
+            "--output",
+            str(out),
+            "--workers",
+            "2",
+            "--uid-base",
+            UID_BASE,
+            *extra,
+        ]
+    )
     return code, [json.loads(line) for line in out.read_text().splitlines()]
 
 
 def suite_numbers(code):
-    return [(s["valid_tests"], s["invalid_tests"], s["valid_ratio"], s["gen_pass"], s["gen_fail"], s["adv"],
-             s["test_reward"]) for s in code["suites"]]
+    return [
+        (
+            s["valid_tests"],
+            s["invalid_tests"],
+            s["valid_ratio"],
+            s["gen_pass"],
+            s["gen_fail"],
+            s["adv"],
+            s["test_reward"],
+        )
+        for s in code["suites"]
+    ]
 
 
 def test_worked_example_scored_twice_with_a_mistake_book(tmp_path):
@@ -41,8 +65,10 @@ def test_worked_example_scored_twice_with_a_mistake_book(tmp_path):
     # Suite B1: `nums` inlined, the last assert duplicates the first: V = 3, I = 1, valid_ratio 0.375;
     #   it fails [3,3,3,1] and [2,2]: gen_pass 1/3, gen_fail 2/8, R_T = 0.1875 + 0.125 = 0.3125.
     # R_C = (0.75 + 1/3) / 2 = 0.5417.
-    assert suite_numbers(wrong) == [(8, 0, 1.0, 0.75, 0.25, 0.25, 0.625),
-                                    (3, 1, 0.375, pytest.approx(1 / 3), 0.25, 0.25, 0.3125)]
+    assert suite_numbers(wrong) == [
+        (8, 0, 1.0, 0.75, 0.25, 0.25, 0.625),
+        (3, 1, 0.375, pytest.approx(1 / 3), 0.25, 0.25, 0.3125),
+    ]
     assert wrong["code_reward"] == pytest.approx((0.75 + 1 / 3) / 2)
     # TopVar: std of R_T is 0.15625 for both codes -> tie -> the lower index
     assert [right["topvar_selected"], wrong["topvar_selected"]] == [True, False]
@@ -50,8 +76,24 @@ def test_worked_example_scored_twice_with_a_mistake_book(tmp_path):
     assert first["mistake_book"] == {"added": 4, "removed": 0, "size": 4}
 
     # a step tag at or before the book's last step is a user error (exit 2), nothing is written
-    assert main(["score", "--problems", "bundled", "--rollouts", str(EXAMPLE), "--output",
-                 str(tmp_path / "x.jsonl"), "--mistake-book", str(book), "--step", "0"]) == 2
+    assert (
+        main(
+            [
+                "score",
+                "--problems",
+                "bundled",
+                "--rollouts",
+                str(EXAMPLE),
+                "--output",
+                str(tmp_path / "x.jsonl"),
+                "--mistake-book",
+                str(book),
+                "--step",
+                "0",
+            ]
+        )
+        == 2
+    )
     code, [second] = score(tmp_path, "run2", "--mistake-book", str(book))
     right, wrong = second["codes"]
     # Run 2 replays the 4 book tests (H = 4). Right code passes all: hist_pass 1, R_C = (1 + 1)/2 = 1,
@@ -75,23 +117,46 @@ def test_worked_example_scored_twice_with_a_mistake_book(tmp_path):
     data = json.loads(export.read_text())
     assert data["last_step"] == 1
     assert sorted(t["call"] for t in data["questions"]["bundled/0032"]) == [
-        "second_largest([2, 2])", "second_largest([3, 3, 3, 1])", "second_largest([5, 5, 4])",
-        "second_largest([7, 7])"]
+        "second_largest([2, 2])",
+        "second_largest([3, 3, 3, 1])",
+        "second_largest([5, 5, 4])",
+        "second_largest([7, 7])",
+    ]
 
 
 def test_bad_lines_are_reported_and_the_rest_scored(tmp_path, capsys):
     rollouts = tmp_path / "r.jsonl"
     good = EXAMPLE.read_text().strip()
-    rollouts.write_text("\n".join([
-        "{not json",
-        json.dumps({"question_id": "nope/1", "codes": []}),
-        good,
-        json.dumps({"question_id": "bundled/0032", "codes": [{"response": 3}]}),
-        json.dumps([1, 2]),
-    ]) + "\n")
+    rollouts.write_text(
+        "\n".join(
+            [
+                "{not json",
+                json.dumps({"question_id": "nope/1", "codes": []}),
+                good,
+                json.dumps({"question_id": "bundled/0032", "codes": [{"response": 3}]}),
+                json.dumps([1, 2]),
+            ]
+        )
+        + "\n"
+    )
     out = tmp_path / "s.jsonl"
-    code = main(["score", "--problems", "bundled", "--rollouts", str(rollouts), "--output", str(out),
-                 "--workers", "2", "--uid-base", UID_BASE, "--alpha", "0.25"])
+    code = main(
+        [
+            "score",
+            "--problems",
+            "bundled",
+            "--rollouts",
+            str(rollouts),
+            "--output",
+            str(out),
+            "--workers",
+            "2",
+            "--uid-base",
+            UID_BASE,
+            "--alpha",
+            "0.25",
+        ]
+    )
     assert code == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [("error" in r) for r in rows] == [True, True, False, True, True]
@@ -117,7 +182,33 @@ def test_no_scorable_line_exits_non_zero(tmp_path):
 def test_user_errors(tmp_path, capsys):
     assert main(["mistakes", "show", str(tmp_path)]) == 2
     assert "no Mistake Book here" in capsys.readouterr().err
-    assert main(["score", "--problems", "bundled", "--rollouts", str(tmp_path / "missing.jsonl"),
-                 "--output", str(tmp_path / "o.jsonl")]) == 2
-    assert main(["score", "--problems", "bundled", "--rollouts", str(EXAMPLE), "--output",
-                 str(tmp_path / "o.jsonl"), "--alpha", "2"]) == 2
+    assert (
+        main(
+            [
+                "score",
+                "--problems",
+                "bundled",
+                "--rollouts",
+                str(tmp_path / "missing.jsonl"),
+                "--output",
+                str(tmp_path / "o.jsonl"),
+            ]
+        )
+        == 2
+    )
+    assert (
+        main(
+            [
+                "score",
+                "--problems",
+                "bundled",
+                "--rollouts",
+                str(EXAMPLE),
+                "--output",
+                str(tmp_path / "o.jsonl"),
+                "--alpha",
+                "2",
+            ]
+        )
+        == 2
+    )

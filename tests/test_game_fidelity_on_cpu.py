@@ -20,7 +20,7 @@ SECOND = Problem(
     description="Return the second largest distinct value of nums, or None if there is none.",
     entry_point="second_largest",
     gt_solution="import math\n\ndef second_largest(nums):\n    d = sorted(set(nums))\n"
-                "    return d[-2] if len(d) > 1 else None\n",
+    "    return d[-2] if len(d) > 1 else None\n",
 )
 RIGHT = "```python\ndef second_largest(nums):\n    s = sorted(set(nums), reverse=True)\n    return s[1] if len(s) >= 2 else None\n```"
 WRONG = "```python\ndef second_largest(nums):\n    return sorted(nums)[-2] if len(nums) > 1 else None\n```"
@@ -43,10 +43,12 @@ def block(*lines):
 
 
 def test_any_comparison_with_a_call_on_the_left_is_read_as_equality(executor):
-    suite = block("assert second_largest([8, 9, 1]) in [8, 9]",  # GT 8: 8 == [8, 9] is False -> wrong
-                  "assert second_largest([1, 2]) < 100",  # GT 1 -> wrong
-                  "assert second_largest([5, 3]) != 3",  # GT 3: read as == 3 -> right
-                  "assert second_largest([4, 2]) != 5")  # GT 2 -> wrong
+    suite = block(
+        "assert second_largest([8, 9, 1]) in [8, 9]",  # GT 8: 8 == [8, 9] is False -> wrong
+        "assert second_largest([1, 2]) < 100",  # GT 1 -> wrong
+        "assert second_largest([5, 3]) != 3",  # GT 3: read as == 3 -> right
+        "assert second_largest([4, 2]) != 5",
+    )  # GT 2 -> wrong
     oracle, _ = one_suite(executor, suite)
     assert [k.predicted_ok for k in oracle.kept] == [False, False, True, False]
     assert (oracle.valid_tests, oracle.invalid_tests) == (4, 3)
@@ -69,16 +71,20 @@ def test_a_test_that_never_calls_the_function_is_valid_in_reference_mode(executo
 
 
 def test_names_are_inlined_as_bare_arguments_across_blocks(executor):
-    suite = block("x = [5, 5, 4]") + "\nand then\n" + block("assert second_largest(x) == 4",
-                                                            "assert second_largest(sorted(x)) == 4")
+    suite = (
+        block("x = [5, 5, 4]")
+        + "\nand then\n"
+        + block("assert second_largest(x) == 4", "assert second_largest(sorted(x)) == 4")
+    )
     oracle, _ = one_suite(executor, suite)
     assert [k.call for k in oracle.kept] == ["second_largest([5, 5, 4])"]
     assert oracle.unresolved == 1  # `sorted(x)`: x is not a bare argument, the argument raises NameError
 
 
 def test_expected_is_evaluated_in_gts_program(executor):
-    suite = block("assert second_largest([1, 5, 3]) == second_largest([3, 5])",
-                  "assert second_largest([2, 9]) == math.floor(2.5)")
+    suite = block(
+        "assert second_largest([1, 5, 3]) == second_largest([3, 5])", "assert second_largest([2, 9]) == math.floor(2.5)"
+    )
     oracle, _ = one_suite(executor, suite)
     assert [k.predicted_ok for k in oracle.kept] == [True, True]
 
@@ -119,25 +125,41 @@ def test_candidates_see_gts_imports(executor):
 
 # -- deliberate differences (codea1 keeps its own behaviour) ------------------------------------
 def test_gt_values_that_are_not_plain_data_drop_the_test(executor):
-    boxed = Problem(id="t/box", prompt="p", description="d", entry_point="box",
-                    gt_solution="class Box:\n    def __init__(self, v): self.v = v\n"
-                                "    def __eq__(self, o): return isinstance(o, Box) and o.v == self.v\n"
-                                "def box(v):\n    return Box(v)\n")
-    result = play_question(boxed, ["```python\ndef box(v):\n    return v\n```"], [[block("assert box(1) == 1")]],
-                           executor, [], GameConfig())
+    boxed = Problem(
+        id="t/box",
+        prompt="p",
+        description="d",
+        entry_point="box",
+        gt_solution="class Box:\n    def __init__(self, v): self.v = v\n"
+        "    def __eq__(self, o): return isinstance(o, Box) and o.v == self.v\n"
+        "def box(v):\n    return Box(v)\n",
+    )
+    result = play_question(
+        boxed,
+        ["```python\ndef box(v):\n    return v\n```"],
+        [[block("assert box(1) == 1")]],
+        executor,
+        [],
+        GameConfig(),
+    )
     oracle = result.oracles[0][0]
     # comparing live objects would run GT's or the candidate's __eq__ next to the verdict: dropped
     assert (oracle.valid_tests, oracle.gt_error) == (0, 1)
 
 
 def test_nan_equals_nan_and_forged_eq_fails(executor):
-    nan = Problem(id="t/nan", prompt="p", description="d", entry_point="f",
-                  gt_solution="def f(x):\n    return float('nan') if x < 0 else x\n")
-    forged = ("```python\nclass Y:\n    def __eq__(self, o): return True\n"
-              "def f(x):\n    return Y()\n```")
+    nan = Problem(
+        id="t/nan",
+        prompt="p",
+        description="d",
+        entry_point="f",
+        gt_solution="def f(x):\n    return float('nan') if x < 0 else x\n",
+    )
+    forged = "```python\nclass Y:\n    def __eq__(self, o): return True\ndef f(x):\n    return Y()\n```"
     honest = "```python\ndef f(x):\n    return float('nan') if x < 0 else x\n```"
-    result = play_question(nan, [honest, forged], [[block("assert f(-1) == 0", "assert f(2) == 2")]] * 2,
-                           executor, [], GameConfig())
+    result = play_question(
+        nan, [honest, forged], [[block("assert f(-1) == 0", "assert f(2) == 2")]] * 2, executor, [], GameConfig()
+    )
     assert result.codes[0].code_reward == 1.0  # NaN == NaN for the candidate GT's NaN is compared with
     assert result.codes[1].code_reward == 0.0  # an object with a forged __eq__ passes nothing
 
@@ -159,9 +181,11 @@ def test_introspective_and_random_arguments_are_invalid_not_paid(executor):
     """Arguments that read the function under test ask GT and a candidate different questions: before,
     `f(len(f.__code__.co_code))` failed every correct candidate whose text was not GT's, paying the Test
     LLM the largest reward; a random argument failed correct code at random. Both are invalid now."""
-    suite = block("assert second_largest([len(second_largest.__code__.co_code), 0]) == 0",
-                  "assert second_largest([__import__('random').randrange(10 ** 9), -1]) == -1",
-                  "assert second_largest([7, 3]) == 3")
+    suite = block(
+        "assert second_largest([len(second_largest.__code__.co_code), 0]) == 0",
+        "assert second_largest([__import__('random').randrange(10 ** 9), -1]) == -1",
+        "assert second_largest([7, 3]) == 3",
+    )
     oracle, code = one_suite(executor, suite)
     assert oracle.unresolved == 2 and [k.call for k in oracle.kept] == ["second_largest([7, 3])"]
     assert code.code_reward == 1.0  # the correct candidate passes every valid test
@@ -170,18 +194,26 @@ def test_introspective_and_random_arguments_are_invalid_not_paid(executor):
 def test_arguments_become_values_sent_alike_to_gt_and_every_candidate(executor):
     """Non-literal arguments are evaluated once (twice, to check they do not change), without GT or a
     candidate; the test both run is the call on those values."""
-    suite = block("assert second_largest(list(range(5))) == 3",
-                  "assert second_largest(*[[1, 9, 9]]) == 1",
-                  "assert second_largest(nums=[2, 8]) == 2",
-                  "assert second_largest(**{'nums': [3, 6]}) == 3",
-                  "assert len([1, 2]) == 2")  # another function's call: its value, the same for every program
+    suite = block(
+        "assert second_largest(list(range(5))) == 3",
+        "assert second_largest(*[[1, 9, 9]]) == 1",
+        "assert second_largest(nums=[2, 8]) == 2",
+        "assert second_largest(**{'nums': [3, 6]}) == 3",
+        "assert len([1, 2]) == 2",
+    )  # another function's call: its value, the same for every program
     oracle, code = one_suite(executor, suite)
-    assert [k.call for k in oracle.kept] == ["second_largest([0, 1, 2, 3, 4])", "second_largest([1, 9, 9])",
-                                             "second_largest(nums=[2, 8])", "second_largest(nums=[3, 6])", "2"]
+    assert [k.call for k in oracle.kept] == [
+        "second_largest([0, 1, 2, 3, 4])",
+        "second_largest([1, 9, 9])",
+        "second_largest(nums=[2, 8])",
+        "second_largest(nums=[3, 6])",
+        "2",
+    ]
     assert oracle.invalid_tests == 0 and code.code_reward == 1.0
     # the same values written another way are one test: the repeat is counted invalid
-    again, _ = one_suite(executor, block("assert second_largest([0, 1, 2, 3, 4]) == 3",
-                                         "assert second_largest(list(range(5))) == 3"))
+    again, _ = one_suite(
+        executor, block("assert second_largest([0, 1, 2, 3, 4]) == 3", "assert second_largest(list(range(5))) == 3")
+    )
     assert (again.valid_tests, again.duplicate) == (1, 1)
 
 
@@ -189,10 +221,13 @@ def test_side_effects_of_one_test_reach_no_other_test(executor):
     """A CALL's or an EXPECTED's side effects used to run in GT's shared job namespace and rewrite GT for
     the rest of the batch (a sibling's correct code went from 1.0 to 0.0). Now arguments run without GT
     and each EXPECTED starts from GT's clean module state."""
-    hostile = block("assert second_largest([(globals().__setitem__('second_largest', lambda *a: 0), 5)[1], 1])"
-                    " == (globals().__setitem__('second_largest', lambda *a: 0), 1)[1]")
-    honest = block("assert second_largest([4, 9, 1]) == second_largest([4, 4, 9])",
-                   "assert second_largest([6, 2]) == 2")
+    hostile = block(
+        "assert second_largest([(globals().__setitem__('second_largest', lambda *a: 0), 5)[1], 1])"
+        " == (globals().__setitem__('second_largest', lambda *a: 0), 1)[1]"
+    )
+    honest = block(
+        "assert second_largest([4, 9, 1]) == second_largest([4, 4, 9])", "assert second_largest([6, 2]) == 2"
+    )
     result = play_question(SECOND, [RIGHT, RIGHT], [[hostile], [honest]], executor, [], GameConfig())
     sibling = result.oracles[1][0]
     assert [k.predicted_ok for k in sibling.kept] == [True, True] and sibling.invalid_tests == 0

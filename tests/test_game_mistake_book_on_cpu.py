@@ -127,7 +127,10 @@ def test_export_show_and_stats(tmp_path):
     assert json.loads((tmp_path / "out" / "book.json").read_text()) == data
     assert data["last_step"] == 3
     assert data["questions"]["q"][0] == {
-        "call": "f(2)", "expected": {"$t": "tuple", "v": [1, 2]}, "frequency": 2, "first_step": 3,
+        "call": "f(2)",
+        "expected": {"$t": "tuple", "v": [1, 2]},
+        "frequency": 2,
+        "first_step": 3,
         "test": "assert f(2) == (1, 2)",
     }
     text = book.show()

@@ -70,8 +70,13 @@ assert f(2) == 4
     suite = parse_test_suite(response, "f")
     # every comparison whose left side is a call is a test (judged later as `==`); an assert that is not
     # a comparison, or whose left side is not a call, is ignored without counting
-    assert calls(suite) == [("f(1)", "<", "3"), ("f(2)", "in", "[8, 9]"), ("f(2)", "!=", "5"),
-                            ("len([1, 2, 3])", "==", "3"), ("f(2)", "==", "4")]
+    assert calls(suite) == [
+        ("f(1)", "<", "3"),
+        ("f(2)", "in", "[8, 9]"),
+        ("f(2)", "!=", "5"),
+        ("len([1, 2, 3])", "==", "3"),
+        ("f(2)", "==", "4"),
+    ]
     assert suite.unparseable == 0
 
 
@@ -163,8 +168,26 @@ def test_random_garbage_never_raises():
     import random
 
     rng = random.Random(1234)
-    pieces = ["```python\n", "```\n", "assert f(", ") == ", "[1, 2", "]", "\n", "x = 3\n", "'''", '"', "\x00",
-              "\ud800", "def test_a():\n    ", "if __name__ == '__main__':\n    ", "(", ":", "is not None", "\t"]
+    pieces = [
+        "```python\n",
+        "```\n",
+        "assert f(",
+        ") == ",
+        "[1, 2",
+        "]",
+        "\n",
+        "x = 3\n",
+        "'''",
+        '"',
+        "\x00",
+        "\ud800",
+        "def test_a():\n    ",
+        "if __name__ == '__main__':\n    ",
+        "(",
+        ":",
+        "is not None",
+        "\t",
+    ]
     for _ in range(300):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
         suite = parse_test_suite(text, "f")

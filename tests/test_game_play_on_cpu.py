@@ -20,7 +20,9 @@ SECOND = Problem(
     ],
 )
 RIGHT = "```python\ndef second_largest(nums):\n    s = sorted(set(nums), reverse=True)\n    return s[1] if len(s) >= 2 else None\n```"
-WRONG = "```python\ndef second_largest(nums):\n    if len(nums) < 2:\n        return None\n    return sorted(nums)[-2]\n```"
+WRONG = (
+    "```python\ndef second_largest(nums):\n    if len(nums) < 2:\n        return None\n    return sorted(nums)[-2]\n```"
+)
 BROKEN = "```python\ndef second_largest(nums)\n    return 1\n```"
 SLOW = "```python\ndef second_largest(nums):\n    while True:\n        pass\n```"
 
@@ -72,12 +74,19 @@ def test_oracle_matrix_and_rewards_by_hand(executor):
     # then one matrix batch with one job per candidate
     assert counting.batches == [["gt:t/second#0", "expected:t/second"], ["cand:t/second:0", "cand:t/second:1"]]
     o1, o2 = result.oracles[0]
-    assert [k.call for k in o1.kept] == ["second_largest([1, 2, 3])", "second_largest([5, 5, 4])",
-                                          "second_largest([])", "second_largest([9])"]
+    assert [k.call for k in o1.kept] == [
+        "second_largest([1, 2, 3])",
+        "second_largest([5, 5, 4])",
+        "second_largest([])",
+        "second_largest([9])",
+    ]
     assert [k.predicted_ok for k in o1.kept] == [True, False, True, True]
     assert (o1.valid_tests, o1.invalid_tests, o1.wrong_expected) == (4, 1, 1)
-    assert [k.call for k in o2.kept] == ["second_largest([7, 7])", "second_largest([1, 2, 3])",
-                                          "second_largest([3, 1])"]
+    assert [k.call for k in o2.kept] == [
+        "second_largest([7, 7])",
+        "second_largest([1, 2, 3])",
+        "second_largest([3, 1])",
+    ]
     assert (o2.gt_error, o2.duplicate, o2.unparseable, o2.wrong_expected) == (1, 1, 0, 0)
     assert (o2.valid_tests, o2.invalid_tests) == (3, 2)
     right, wrong = result.codes
@@ -96,13 +105,17 @@ def test_oracle_matrix_and_rewards_by_hand(executor):
     assert result.topvar_selected == [True, False]
     # Mistake Book: the two failures of the wrong code, with GT's values
     assert [(t.call, t.expected) for t in result.updates.failed] == [
-        ("second_largest([5, 5, 4])", 4), ("second_largest([7, 7])", None)]
+        ("second_largest([5, 5, 4])", 4),
+        ("second_largest([7, 7])", None),
+    ]
     assert result.updates.passed == []
 
 
 def test_history_invalid_and_timeout_candidates(executor):
-    history = [StoredTest.from_value("second_largest([5, 5, 4])", 4),
-               StoredTest.from_value("second_largest([1, 1])", None)]
+    history = [
+        StoredTest.from_value("second_largest([5, 5, 4])", 4),
+        StoredTest.from_value("second_largest([1, 1])", None),
+    ]
     config = GameConfig(test_timeout=0.25)
     result = play_question(SECOND, [RIGHT, WRONG, BROKEN, SLOW, ""], [[SUITE1]] * 5, executor, history, config)
     right, wrong, broken, slow, empty = result.codes
@@ -128,11 +141,20 @@ def test_history_invalid_and_timeout_candidates(executor):
 
 
 def test_play_step_batches_questions_and_gt_errors(executor):
-    broken_gt = Problem(id="t/broken", prompt="p", description="d", entry_point="f",
-                        gt_solution="def f(x):\n    raise ValueError('no')\n")
+    broken_gt = Problem(
+        id="t/broken",
+        prompt="p",
+        description="d",
+        entry_point="f",
+        gt_solution="def f(x):\n    raise ValueError('no')\n",
+    )
     counting = CountingExecutor(executor)
-    results = play_step([SECOND, broken_gt], [[RIGHT], ["def f(x): return x"]],
-                        [[[SUITE1]], [["assert f(1) == 1\nassert f(2) == 2"]]], counting)
+    results = play_step(
+        [SECOND, broken_gt],
+        [[RIGHT], ["def f(x): return x"]],
+        [[[SUITE1]], [["assert f(1) == 1\nassert f(2) == 2"]]],
+        counting,
+    )
     assert len(counting.batches) == 2  # all oracle jobs of both questions, then all candidate jobs
     assert results[0].codes[0].suites[0].valid_tests == 4
     s = results[1].codes[0].suites[0]
@@ -171,8 +193,13 @@ def test_many_gt_calls_are_split_into_jobs(executor):
 
 
 def test_candidate_time_limit_scales_with_gt_runtime(executor):
-    slow_gt = Problem(id="t/slow", prompt="p", description="d", entry_point="f",
-                      gt_solution="import time\ndef f(x):\n    time.sleep(0.2)\n    return x\n")
+    slow_gt = Problem(
+        id="t/slow",
+        prompt="p",
+        description="d",
+        entry_point="f",
+        gt_solution="import time\ndef f(x):\n    time.sleep(0.2)\n    return x\n",
+    )
     slower = "import time\ndef f(x):\n    time.sleep(0.9)\n    return x\n"
     suite = "assert f(1) == 1"
     # GT takes ~0.2 s (< test_timeout 0.5): kept. The candidate takes ~0.9 s: with the limit scaled to

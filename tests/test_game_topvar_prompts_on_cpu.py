@@ -25,8 +25,13 @@ def test_topvar_select_ties_and_ell():
 
 
 def problem():
-    return Problem(id="p/1", prompt="def add(a, b):\n    '''Sum.'''\n", description="Add two numbers.",
-                   entry_point="add", gt_solution="def add(a, b):\n    return a + b\n")
+    return Problem(
+        id="p/1",
+        prompt="def add(a, b):\n    '''Sum.'''\n",
+        description="Add two numbers.",
+        entry_point="add",
+        gt_solution="def add(a, b):\n    return a + b\n",
+    )
 
 
 def test_prompts_structure():

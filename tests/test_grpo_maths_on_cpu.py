@@ -21,8 +21,7 @@ A = 0.5 / math.sqrt(1.0 / 3.0)
 
 
 def close(x, y, tol=1e-5):
-    return torch.allclose(torch.as_tensor(x, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32),
-                          atol=tol)
+    return torch.allclose(torch.as_tensor(x, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32), atol=tol)
 
 
 def test_group_advantages_tensor_std_on_and_off():
@@ -104,24 +103,25 @@ def test_policy_loss_gradient_is_zero_where_clipped():
 def test_agg_loss_modes():
     loss = torch.tensor([[1.0, 2.0, 3.0], [4.0, 9.0, 9.0]])
     mask = torch.tensor([[1, 1, 1], [1, 0, 0]])
-    assert close(agg_loss(loss, mask, "token-mean"), 10 / 4)           # (1+2+3+4) / 4 tokens
-    assert close(agg_loss(loss, mask, "seq-mean-token-mean"), 3.0)     # (6/3 + 4/1) / 2
-    assert close(agg_loss(loss, mask, "seq-mean-token-sum"), 5.0)      # (6 + 4) / 2
+    assert close(agg_loss(loss, mask, "token-mean"), 10 / 4)  # (1+2+3+4) / 4 tokens
+    assert close(agg_loss(loss, mask, "seq-mean-token-mean"), 3.0)  # (6/3 + 4/1) / 2
+    assert close(agg_loss(loss, mask, "seq-mean-token-sum"), 5.0)  # (6 + 4) / 2
     assert close(agg_loss(loss, mask, "seq-mean-token-sum-norm"), 10 / 6)  # (6 + 4) / (2 seqs * T=3)
     assert close(agg_loss(loss, mask, "seq-mean-token-sum-norm", norm_constant=5), 1.0)
     with pytest.raises(ValueError):
         agg_loss(loss, mask, "mean")
 
 
-@pytest.mark.parametrize("mode", ["token-mean", "seq-mean-token-mean", "seq-mean-token-sum",
-                                  "seq-mean-token-sum-norm"])
+@pytest.mark.parametrize("mode", ["token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm"])
 def test_agg_loss_micro_batches_sum_to_full_batch(mode):
     torch.manual_seed(0)
     loss = torch.randn(5, 4)
     mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 1, 0], [1, 1, 0, 0]])
     full = agg_loss(loss, mask, mode, norm_constant=4)
-    parts = sum(agg_loss(loss[i:j], mask[i:j], mode, num_tokens=mask.sum().item(), num_seqs=5, norm_constant=4)
-                for i, j in [(0, 2), (2, 3), (3, 5)])
+    parts = sum(
+        agg_loss(loss[i:j], mask[i:j], mode, num_tokens=mask.sum().item(), num_seqs=5, norm_constant=4)
+        for i, j in [(0, 2), (2, 3), (3, 5)]
+    )
     assert close(parts, full)
 
 

@@ -56,8 +56,15 @@ def run_grpo(steps: int, *, lora: bool = False, lr: float = 2e-3, seed: int = 0)
     """Train for ``steps`` GRPO steps (8 prompts x 8 samples, 4 new tokens); return the mean reward per step."""
     torch.manual_seed(seed)
     model, tok = load_model_and_tokenizer("tiny-random")
-    cfg = PolicyConfig(lr=lr, warmup_steps=0, schedule="constant", lora=lora, lora_r=8, lora_alpha=16,
-                       lora_targets=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
+    cfg = PolicyConfig(
+        lr=lr,
+        warmup_steps=0,
+        schedule="constant",
+        lora=lora,
+        lora_r=8,
+        lora_alpha=16,
+        lora_targets=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+    )
     policy = Policy(model, tok, cfg)
     prompts = [[{"role": "user", "content": f"Write a Python expression equal to {t}."}] for t in TARGETS]
     gen = GenerationConfig(n=8, max_new_tokens=4)

@@ -114,9 +114,10 @@ def test_smollm2_loads_with_chat_template_and_generates():
     model, tok = load_model_and_tokenizer("smollm2-135m")
     assert type(model).__name__ == "LlamaForCausalLM"
     assert 130e6 < sum(p.numel() for p in model.parameters()) < 140e6
-    text = tok.apply_chat_template([{"role": "user", "content": "Say hello."}], add_generation_prompt=True,
-                                   tokenize=False)
+    text = tok.apply_chat_template(
+        [{"role": "user", "content": "Say hello."}], add_generation_prompt=True, tokenize=False
+    )
     assert text.endswith("<|im_start|>assistant\n")
     enc = tok(text, return_tensors="pt", add_special_tokens=False)
     out = model.generate(**enc, max_new_tokens=8, do_sample=False)
-    assert tok.decode(out[0, enc.input_ids.shape[1]:]).strip()
+    assert tok.decode(out[0, enc.input_ids.shape[1] :]).strip()

@@ -72,11 +72,14 @@ def test_read_assertion_lifts_only_calls_of_the_function_under_test():
     # in a one-`for` comprehension only the element's calls run in the candidate, once per iteration
     gen = read_assertion("assert all(f(x) == x for x in range(3))", "f")
     assert gen.calls == ["[(f(x),) for x, in __codea1_pre]"] and gen.pre == {0: "[(x,) for x in range(3)]"}
-    assert gen.template == ("all((__codea1_row[0] == x for __codea1_rows in [iter(__codea1_v[0])] "
-                            "for x in range(3) for __codea1_row in [next(__codea1_rows)]))")
+    assert gen.template == (
+        "all((__codea1_row[0] == x for __codea1_rows in [iter(__codea1_v[0])] "
+        "for x in range(3) for __codea1_row in [next(__codea1_rows)]))"
+    )
     # two `for`s: lifted whole (see the module's limits)
     assert read_assertion("assert [f(x, y) for x in [1] for y in [2]] == [3]", "f").calls == [
-        "[f(x, y) for x in [1] for y in [2]]"]
+        "[f(x, y) for x in [1] for y in [2]]"
+    ]
     assert read_assertion("assert len([1, 2]) == 2", "f").calls == []
     assert read_assertion("x = 1", "f") is None and read_assertion("assert (", "f") is None
     # without an entry point the left side of the comparison is what the candidate computes
@@ -85,15 +88,40 @@ def test_read_assertion_lifts_only_calls_of_the_function_under_test():
 
 def test_run_assertions_decides_outside_the_candidate(ex):
     code = "def add(a, b):\n    return a + b\n"
-    tests = ["assert add(1, 2) == 3", "assert add(1, 2) == 4", "assert add(2, 2) == int('4')",
-             "assert add(0.5, 0.25) == math.sqrt(0.5625)", "x = 1", "assert add(1, 1) != 3",
-             "assert add(None, 1) == 2", "assert add(1, 2) == add(1, 2)", "assert add(1, 1) == undefined",
-             "assert abs(add(0.1, 0.2) - 0.3) < 1e-9", "assert add(2, 3) in [5, 6]", "assert 5 > add(1, 1) > 1",
-             "assert all(add(i, 0) == i for i in range(3))", "assert add(1, 1)"]
+    tests = [
+        "assert add(1, 2) == 3",
+        "assert add(1, 2) == 4",
+        "assert add(2, 2) == int('4')",
+        "assert add(0.5, 0.25) == math.sqrt(0.5625)",
+        "x = 1",
+        "assert add(1, 1) != 3",
+        "assert add(None, 1) == 2",
+        "assert add(1, 2) == add(1, 2)",
+        "assert add(1, 1) == undefined",
+        "assert abs(add(0.1, 0.2) - 0.3) < 1e-9",
+        "assert add(2, 3) in [5, 6]",
+        "assert 5 > add(1, 1) > 1",
+        "assert all(add(i, 0) == i for i in range(3))",
+        "assert add(1, 1)",
+    ]
     [res] = run_assertions(ex, [AssertCase(code, tests, entry_point="add")], timeout=1.0)
     assert res.defined
-    assert [r.status for r in res.results] == ["pass", "fail", "pass", "pass", "invalid", "pass", "error", "pass",
-                                               "fail", "pass", "pass", "pass", "pass", "pass"]
+    assert [r.status for r in res.results] == [
+        "pass",
+        "fail",
+        "pass",
+        "pass",
+        "invalid",
+        "pass",
+        "error",
+        "pass",
+        "fail",
+        "pass",
+        "pass",
+        "pass",
+        "pass",
+        "pass",
+    ]
     assert "undefined" in res.results[8].error
 
 
@@ -105,13 +133,21 @@ def test_stdlib_containers_reach_the_oracle_child(ex):
 
 
 def test_run_assertions_cannot_be_forged(ex):
-    forged = ("class Yes:\n    def __eq__(self, o): return True\n    def __ne__(self, o): return False\n"
-              "    def __lt__(self, o): return True\n    def __sub__(self, o): return 0\n"
-              "    def __bool__(self): return True\n"
-              "def f(x):\n    return Yes()\n")
-    tests = ["assert f(1) == 2", "assert f(1) != 2", "assert abs(f(1) - 3) < 1e-6", "assert f(1)",
-             "assert f(1) < 0", "assert all(f(x) == x for x in range(3))",
-             "assert {x: f(x) == 0 for x in range(2)} == {0: True, 1: True}"]
+    forged = (
+        "class Yes:\n    def __eq__(self, o): return True\n    def __ne__(self, o): return False\n"
+        "    def __lt__(self, o): return True\n    def __sub__(self, o): return 0\n"
+        "    def __bool__(self): return True\n"
+        "def f(x):\n    return Yes()\n"
+    )
+    tests = [
+        "assert f(1) == 2",
+        "assert f(1) != 2",
+        "assert abs(f(1) - 3) < 1e-6",
+        "assert f(1)",
+        "assert f(1) < 0",
+        "assert all(f(x) == x for x in range(3))",
+        "assert {x: f(x) == 0 for x in range(2)} == {0: True, 1: True}",
+    ]
     [res] = run_assertions(ex, [AssertCase(forged, tests, entry_point="f")])
     assert [r.status for r in res.results] == ["fail"] * len(tests)
     assert "not plain data" in res.results[0].error
@@ -119,8 +155,12 @@ def test_run_assertions_cannot_be_forged(ex):
 
 def test_run_assertions_uses_the_oracle_program_and_reports_undefined_code(ex):
     gt = "def f(x):\n    return x * 2\nSCALE = 2\n"
-    case = AssertCase("def f(x):\n    return x + x\n", ["assert f(3) == f(2) + 2", "assert f(4) == SCALE * 4"],
-                      entry_point="f", oracle=gt)
+    case = AssertCase(
+        "def f(x):\n    return x + x\n",
+        ["assert f(3) == f(2) + 2", "assert f(4) == SCALE * 4"],
+        entry_point="f",
+        oracle=gt,
+    )
     broken = AssertCase("def f(:", ["assert f() == 1"], entry_point="f", id="bad")
     plain = AssertCase("def g(): return 1", ["assert g() == 1"], id="good")
     out = run_assertions(ex, [case, broken, plain])
@@ -132,8 +172,12 @@ def test_run_assertions_uses_the_oracle_program_and_reports_undefined_code(ex):
 def test_an_assert_python_would_not_run_is_invalid_not_always_true(ex):
     """`yield` in an assert: the parser takes it, Python's compiler refuses it at module level, and inside
     the checking lambda it made a generator function, whose result is truthy: a constant program passed."""
-    tests = ["assert f(1) == 5 and (yield)", "assert f(1) == 5 or (yield from [1])", "assert [(yield) for _ in f(1)]",
-             "assert f(1) == 5"]
+    tests = [
+        "assert f(1) == 5 and (yield)",
+        "assert f(1) == 5 or (yield from [1])",
+        "assert [(yield) for _ in f(1)]",
+        "assert f(1) == 5",
+    ]
     [res] = run_assertions(ex, [AssertCase(code="def f(x):\n    return 0\n", tests=tests, entry_point="f")])
     assert [r.status for r in res.results] == ["invalid", "invalid", "invalid", "fail"]
     assert read_assertion("assert f(1) == (await g())", "f") is None
@@ -144,8 +188,12 @@ def test_the_function_used_as_a_value_is_the_candidates(ex):
     template and fail with NameError outside the candidate; the call that uses it runs in the candidate."""
     assert read_assertion("assert list(map(f, [1, 2])) == [2, 4]", "f").calls == ["list(map(f, [1, 2]))"]
     assert read_assertion("assert sorted([3, 1], key=f) == [3, 1]", "f").calls == ["sorted([3, 1], key=f)"]
-    tests = ["assert list(map(f, [1, 2])) == [-1, -2]", "assert sorted([3, 1, 2], key=f) == [3, 2, 1]",
-             "assert len(list(filter(f, [0, 1, 2]))) == 2", "assert list(map(f, [1])) == [1]"]
+    tests = [
+        "assert list(map(f, [1, 2])) == [-1, -2]",
+        "assert sorted([3, 1, 2], key=f) == [3, 2, 1]",
+        "assert len(list(filter(f, [0, 1, 2]))) == 2",
+        "assert list(map(f, [1])) == [1]",
+    ]
     [res] = run_assertions(ex, [AssertCase(code="def f(x):\n    return -x\n", tests=tests, entry_point="f")])
     assert [r.status for r in res.results] == ["pass", "pass", "pass", "fail"]
 
@@ -153,32 +201,35 @@ def test_the_function_used_as_a_value_is_the_candidates(ex):
 def test_big_ints_reach_the_oracle(ex):
     """An expected value beyond Python's 4,300-digit repr limit is written in hex for the oracle (it could
     not be passed before: a correct candidate failed)."""
-    big = 7 ** 9000
+    big = 7**9000
     assert eval(plain_source(big)) == big and eval(plain_source(-big)) == -big
     tests = ["assert f(9000) == 7 ** 9000 and f(1) == 7", "assert f(9000) - 1 == 7 ** 9000"]
     [res] = run_assertions(ex, [AssertCase(code="def f(n):\n    return 7 ** n\n", tests=tests, entry_point="f")])
     assert [r.status for r in res.results] == ["pass", "fail"]
 
 
-
 def test_the_candidate_never_sees_the_expected_value_of_a_loop(ex):
     """`all(f(x) == y for x, y in CASES)`: the loop ran in the candidate's frame, and sys._getframe(1)
     read y there (a forged pass). The oracle now computes the rows of the names the calls use (x alone)
     and the candidate loops over those plain values."""
-    thief = ("import sys\n"
-             "def f(x):\n"
-             "    for depth in range(1, 6):\n"
-             "        try:\n"
-             "            loc = sys._getframe(depth).f_locals\n"
-             "        except ValueError:\n"
-             "            break\n"
-             "        for name, value in loc.items():\n"
-             "            if name not in ('x', 'depth', 'loc') and isinstance(value, int) and value != x:\n"
-             "                return value\n"
-             "    return -1\n")
-    tests = ["assert all(f(x) == y for x, y in [(1, 10), (2, 20)])",
-             "assert {x: f(x) for x, y in [(1, 10)] if y > 5} == {1: 10}",
-             "assert all(f(x) == y for x, y in undefined_cases)"]
+    thief = (
+        "import sys\n"
+        "def f(x):\n"
+        "    for depth in range(1, 6):\n"
+        "        try:\n"
+        "            loc = sys._getframe(depth).f_locals\n"
+        "        except ValueError:\n"
+        "            break\n"
+        "        for name, value in loc.items():\n"
+        "            if name not in ('x', 'depth', 'loc') and isinstance(value, int) and value != x:\n"
+        "                return value\n"
+        "    return -1\n"
+    )
+    tests = [
+        "assert all(f(x) == y for x, y in [(1, 10), (2, 20)])",
+        "assert {x: f(x) for x, y in [(1, 10)] if y > 5} == {1: 10}",
+        "assert all(f(x) == y for x, y in undefined_cases)",
+    ]
     [res] = run_assertions(ex, [AssertCase(code=thief, tests=tests, entry_point="f")])
     assert [r.status for r in res.results] == ["fail", "fail", "fail"]
     honest = "def f(x):\n    return 10 * x\n"
@@ -189,6 +240,7 @@ def test_the_candidate_never_sees_the_expected_value_of_a_loop(ex):
 def test_a_fraction_returned_by_the_candidate_is_judged_as_python_would(ex):
     code = "from fractions import Fraction\ndef f(n):\n    return Fraction(1, n)\n"
     tests = ["assert f(2) == Fraction(1, 2)", "assert f(4) == 0.25", "assert f(3) == Fraction(1, 4)"]
-    [res] = run_assertions(ex, [AssertCase(code=code, tests=tests, entry_point="f",
-                                           oracle="from fractions import Fraction")])
+    [res] = run_assertions(
+        ex, [AssertCase(code=code, tests=tests, entry_point="f", oracle="from fractions import Fraction")]
+    )
     assert [r.status for r in res.results] == ["pass", "pass", "fail"]

@@ -16,14 +16,26 @@ PROMPTS = [[{"role": "user", "content": "Write a function."}], [{"role": "user",
 def dual() -> DualPolicy:
     torch.manual_seed(0)
     model, tok = load_model_and_tokenizer("tiny-random")
-    cfg = PolicyConfig(lora=True, lr=1e-2, weight_decay=0.0, warmup_steps=0, lora_r=4, lora_alpha=8,
-                       lora_targets=["q_proj", "v_proj", "up_proj", "down_proj"])
+    cfg = PolicyConfig(
+        lora=True,
+        lr=1e-2,
+        weight_decay=0.0,
+        warmup_steps=0,
+        lora_r=4,
+        lora_alpha=8,
+        lora_targets=["q_proj", "v_proj", "up_proj", "down_proj"],
+    )
     return DualPolicy(model, tok, cfg)
 
 
 def _scores(policy, rows, reference=False):
-    return torch.tensor([x for lp in policy.logprobs([s.prompt_ids for s in rows], [s.response_ids for s in rows],
-                                                     reference=reference) for x in lp])
+    return torch.tensor(
+        [
+            x
+            for lp in policy.logprobs([s.prompt_ids for s in rows], [s.response_ids for s in rows], reference=reference)
+            for x in lp
+        ]
+    )
 
 
 def _params(dual, tag):

@@ -41,8 +41,9 @@ def test_generate_shapes_and_logprobs(policy, samples):
     tok = policy.tokenizer
     assert [len(row) for row in samples] == [3, 3, 3]
     for row, messages in zip(samples, PROMPTS):
-        expected_prompt = tok(tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False),
-                              add_special_tokens=False).input_ids
+        expected_prompt = tok(
+            tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False), add_special_tokens=False
+        ).input_ids
         for s in row:
             assert s.prompt_ids == expected_prompt
             assert 1 <= len(s.response_ids) <= 10
@@ -178,8 +179,11 @@ def test_lora_reference_logprobs_over_several_micro_batches(samples):
     ref = pol.logprobs(prompts, responses, reference=True)
     now = pol.logprobs(prompts, responses)
     for i, s in enumerate(rows):  # the same numbers one row at a time (one micro-batch each)
-        assert torch.allclose(torch.tensor(ref[i]), torch.tensor(pol.logprobs([s.prompt_ids], [s.response_ids],
-                                                                               reference=True)[0]), atol=1e-5)
+        assert torch.allclose(
+            torch.tensor(ref[i]),
+            torch.tensor(pol.logprobs([s.prompt_ids], [s.response_ids], reference=True)[0]),
+            atol=1e-5,
+        )
     assert not torch.allclose(torch.tensor(ref[0]), torch.tensor(now[0]), atol=1e-4)  # adapter back on
 
 
@@ -229,9 +233,19 @@ def test_bad_config_is_user_error():
 def _run_cfg(mode: str, method: str = "a1"):
     from codea1.config import load_config
 
-    return load_config(None, [f"model.mode={mode}", f"method={method}", "policy.lr=1e-4", "policy.lora_r=4",
-                              "policy.lora_alpha=8", "policy.lora_targets=q_proj,v_proj", "train.max_steps=5",
-                              "policy.warmup_steps=1"])
+    return load_config(
+        None,
+        [
+            f"model.mode={mode}",
+            f"method={method}",
+            "policy.lr=1e-4",
+            "policy.lora_r=4",
+            "policy.lora_alpha=8",
+            "policy.lora_targets=q_proj,v_proj",
+            "train.max_steps=5",
+            "policy.warmup_steps=1",
+        ],
+    )
 
 
 def test_build_policies_modes():
@@ -269,11 +283,13 @@ def test_rollout_backend_sync_from_another_learner(samples):
     backend = engine_policy.rollout
     assert isinstance(backend, TransformersRollout)
     s = flat(samples)[0]
-    assert engine_policy.logprobs([s.prompt_ids], [s.response_ids]) != learner.logprobs([s.prompt_ids],
-                                                                                         [s.response_ids])
+    assert engine_policy.logprobs([s.prompt_ids], [s.response_ids]) != learner.logprobs(
+        [s.prompt_ids], [s.response_ids]
+    )
     backend.sync_from(learner)
-    assert engine_policy.logprobs([s.prompt_ids], [s.response_ids]) == learner.logprobs([s.prompt_ids],
-                                                                                         [s.response_ids])
+    assert engine_policy.logprobs([s.prompt_ids], [s.response_ids]) == learner.logprobs(
+        [s.prompt_ids], [s.response_ids]
+    )
     backend.sync_from(engine_policy)  # its own model: nothing to copy
     with pytest.raises(ValueError):
         backend.load_weights({"no.such.weight": torch.zeros(1)})

@@ -19,10 +19,14 @@ PREFIX = "```python\nassert {entry_point}("
 
 
 def problem(entry_point: str = "add_one") -> Problem:
-    return Problem(id=f"p/{entry_point}", prompt=f"def {entry_point}(x):\n    \"\"\"x + 1\"\"\"\n",
-                   description="Return x plus one.", entry_point=entry_point,
-                   gt_solution=f"def {entry_point}(x):\n    return x + 1\n",
-                   golden_tests=[f"assert {entry_point}(1) == 2", f"assert {entry_point}(0) == 1"])
+    return Problem(
+        id=f"p/{entry_point}",
+        prompt=f'def {entry_point}(x):\n    """x + 1"""\n',
+        description="Return x plus one.",
+        entry_point=entry_point,
+        gt_solution=f"def {entry_point}(x):\n    return x + 1\n",
+        golden_tests=[f"assert {entry_point}(1) == 2", f"assert {entry_point}(0) == 1"],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +42,9 @@ def test_prefix_is_formatted_per_problem() -> None:
     a, b = problem("add_one"), problem("inc")
     assert format_prefix(PREFIX, a) == "```python\nassert add_one("
     assert with_prefix(test_messages(b, b.gt_solution), PREFIX, b)[-1] == {
-        "role": "assistant", "content": "```python\nassert inc("}
+        "role": "assistant",
+        "content": "```python\nassert inc(",
+    }
     messages = code_messages(a)
     assert with_prefix(messages, "", a) == messages  # no prefix: the prompt is unchanged
     assert format_prefix("{{literal}} {entry_point}", a) == "{literal} add_one"
@@ -88,7 +94,7 @@ def test_stop_strings_are_searched_in_the_generated_text_only(policy) -> None:
     messages = with_prefix(code_messages(p), PREFIX, p)  # the prefix itself holds the stop string
     gen = GenerationConfig(n=1, max_new_tokens=5, seed=0, stop=["```"])
     s = policy.generate([messages], gen)[0][0]
-    generated = s.text[len(format_prefix(PREFIX, p)):]
+    generated = s.text[len(format_prefix(PREFIX, p)) :]
     assert "```" not in generated[:-3] or s.finished
     assert len(s.response_ids) == 5 or "```" in generated  # not cut at once by the prefix's fence
 
@@ -113,17 +119,24 @@ class Recorder:
         from codea1.rl.rollout import Sample
 
         self.prompts.extend(prompts)
-        return [[Sample([1], [2], "```python\ndef f():\n    pass\n```", [0.0], True) for _ in range(gen.n)]
-                for _ in prompts]
+        return [
+            [Sample([1], [2], "```python\ndef f():\n    pass\n```", [0.0], True) for _ in range(gen.n)] for _ in prompts
+        ]
 
 
 @pytest.mark.parametrize("blackbox", [False, True])
 def test_game_samples_with_each_roles_prefix(blackbox: bool) -> None:
     from codea1.train.methods import StepEnv, sample_codes, sample_tests
 
-    cfg = config_from_dict({"game": {"M": 2, "N": 2, "blackbox_tests": blackbox},
-                            "generation": {"code": {"response_prefix": "```python\ndef {entry_point}("},
-                                           "test": {"response_prefix": PREFIX}}})
+    cfg = config_from_dict(
+        {
+            "game": {"M": 2, "N": 2, "blackbox_tests": blackbox},
+            "generation": {
+                "code": {"response_prefix": "```python\ndef {entry_point}("},
+                "test": {"response_prefix": PREFIX},
+            },
+        }
+    )
     code, test = Recorder(), Recorder()
     env = StepEnv(cfg, code, test, None, None, lambda name: None)
     batch = [problem("a"), problem("b")]
@@ -153,8 +166,9 @@ def test_demo_eval_uses_the_eval_prefix(monkeypatch) -> None:
 
 
 def test_config_round_trips_the_prefix(tmp_path) -> None:
-    cfg = config_from_dict({"generation": {"test": {"response_prefix": PREFIX}},
-                            "eval": {"response_prefix": "```python\n"}})
+    cfg = config_from_dict(
+        {"generation": {"test": {"response_prefix": PREFIX}}, "eval": {"response_prefix": "```python\n"}}
+    )
     path = tmp_path / "c.yaml"
     path.write_text(cfg.to_yaml())
     again = load_config(path)
@@ -165,11 +179,13 @@ def test_config_round_trips_the_prefix(tmp_path) -> None:
     assert dataclasses.replace(Config().generation.code, response_prefix="x").response_prefix == "x"
 
 
-@pytest.mark.parametrize("bad", ["{problem}", "assert {entry_point", "x { y", "{entry_point!r}",
-                                 "{entry_point:>3}", "{0}", "{}"])
+@pytest.mark.parametrize(
+    "bad", ["{problem}", "assert {entry_point", "x { y", "{entry_point!r}", "{entry_point:>3}", "{0}", "{}"]
+)
 def test_bad_prefix_templates_are_refused(bad: str) -> None:
     with pytest.raises(UserError, match="generation.test.response_prefix"):
         load_config(None, [f"generation.test.response_prefix={bad}"]) if bad[0] != "{" else config_from_dict(
-            {"generation": {"test": {"response_prefix": bad}}})
+            {"generation": {"test": {"response_prefix": bad}}}
+        )
     with pytest.raises(UserError, match="response_prefix"):
         Sampling(response_prefix=bad)

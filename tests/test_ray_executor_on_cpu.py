@@ -22,8 +22,13 @@ def corpus() -> list[Job]:
         Job("honest", add, ["add(1, 2)", "add('a', 'b')", "add([1], [2])"], expected=[3, "ab", [1, 2]]),
         Job("failing", "def add(a, b):\n    return a - b\n", ["add(1, 2)", "add(2, 0)"], expected=[3, 2]),
         Job("erroring", "def f(x):\n    return 1 // x\n", ["f(1)", "f(0)", "f(2)"], expected=[1, 0, 0]),
-        Job("timing-out", "def spin():\n    while True:\n        pass\n", ["spin()", "1 + 1"],
-            expected=[None, 2], timeout=0.5),
+        Job(
+            "timing-out",
+            "def spin():\n    while True:\n        pass\n",
+            ["spin()", "1 + 1"],
+            expected=[None, 2],
+            timeout=0.5,
+        ),
         Job("undefined", "def broken(:\n    pass\n", ["broken()"], expected=[None]),
         Job("raises-at-define", "raise ValueError('no')\n", ["1"], expected=[1]),
         Job("crash", "import os\ndef die():\n    os._exit(3)\n", ["die()", "2 * 3"], expected=[None, 6]),
@@ -34,8 +39,7 @@ def corpus() -> list[Job]:
 
 
 def outcome(res) -> tuple:
-    return (res.id, res.defined, res.error,
-            [(c.status, c.value, c.error) for c in res.results])
+    return (res.id, res.defined, res.error, [(c.status, c.value, c.error) for c in res.results])
 
 
 @pytest.fixture(scope="module")
@@ -88,11 +92,17 @@ def test_killing_an_actor_mid_batch_loses_nothing(ray_session):
     # one-job chunks, two in flight per one-slot pool, each job sleeping in the sandbox: when the first
     # chunk comes back, the other pool still has a chunk waiting behind its running one, so killing it
     # loses work in flight
-    jobs = [Job(f"j{i}", "import time\ndef f(x):\n    time.sleep(0.3)\n    return x * x\n", [f"f({i})"],
-                expected=[i * i if i % 5 else 0]) for i in range(14)]
+    jobs = [
+        Job(
+            f"j{i}",
+            "import time\ndef f(x):\n    time.sleep(0.3)\n    return x * x\n",
+            [f"f({i})"],
+            expected=[i * i if i % 5 else 0],
+        )
+        for i in range(14)
+    ]
     killed = []
     with ray_executor(UID_BASE + 200, actors_per_node=2, chunk_size=1, max_in_flight=2) as ex:
-
         seen = []
 
         def progress(done: int, total: int) -> None:
@@ -112,7 +122,8 @@ def test_killing_an_actor_mid_batch_loses_nothing(ray_session):
         assert len(ex.actors()) == 2
     assert [r.id for r in results] == [j.id for j in jobs]
     assert [[c.status for c in r.results] for r in results] == [
-        ["pass" if i % 5 else ("pass" if i == 0 else "fail")] for i in range(14)]
+        ["pass" if i % 5 else ("pass" if i == 0 else "fail")] for i in range(14)
+    ]
     assert [r.results[0].value for r in results] == [i * i for i in range(14)]
 
 
@@ -120,8 +131,9 @@ def test_make_executor_builds_the_ray_backend_from_config(ray_session):
     from codea1.config import config_from_dict
     from codea1.train.loop import make_executor
 
-    cfg = config_from_dict({"executor": {"backend": "ray", "workers": 1, "uid_base": UID_BASE + 300,
-                                         "ray_max_in_flight": 3}})
+    cfg = config_from_dict(
+        {"executor": {"backend": "ray", "workers": 1, "uid_base": UID_BASE + 300, "ray_max_in_flight": 3}}
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         ex = make_executor(cfg)

@@ -20,8 +20,16 @@ from codea1.train.metrics import read_metrics
 
 CONFIGS = Path(__file__).resolve().parents[1] / "codea1" / "configs"
 UID_BASE = 1_701_000_000
-SMALL = ["game.M=2", "game.N=2", "train.batch_size=2", "data.limit=4", "train.checkpoint_every=1",
-         "train.progress=false", "generation.code.max_new_tokens=24", "generation.test.max_new_tokens=24"]
+SMALL = [
+    "game.M=2",
+    "game.N=2",
+    "train.batch_size=2",
+    "data.limit=4",
+    "train.checkpoint_every=1",
+    "train.progress=false",
+    "generation.code.max_new_tokens=24",
+    "generation.test.max_new_tokens=24",
+]
 # what depends on the machine's speed, not on what was sampled and learned
 TIMING = ("time_", "_tokens_per_s", "outside_model_frac")
 
@@ -42,8 +50,13 @@ def _train(tmp: Path, name: str, extra: list[str], steps: int, resume: bool = Fa
     cfg = load_config(CONFIGS / "tiny-cpu.yaml", SMALL + extra)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        train(cfg, tmp / name, max_steps=steps, resume=resume,
-              policy_factory=scripted_factory(load_problems(cfg.data.train)))
+        train(
+            cfg,
+            tmp / name,
+            max_steps=steps,
+            resume=resume,
+            policy_factory=scripted_factory(load_problems(cfg.data.train)),
+        )
     return read_metrics(tmp / name / "metrics.jsonl")
 
 
@@ -69,8 +82,12 @@ def test_actor_groups() -> None:
 
 def test_ray_hosted_a1_run_matches_the_single_process_run(ray_session, tmp_path: Path) -> None:
     local = _train(tmp_path, "local", [f"executor.uid_base={UID_BASE}"], steps=2)
-    remote = _train(tmp_path, "ray", [f"executor.uid_base={UID_BASE + 100}", "executor.backend=ray",
-                                      "placement.backend=ray"], steps=2)
+    remote = _train(
+        tmp_path,
+        "ray",
+        [f"executor.uid_base={UID_BASE + 100}", "executor.backend=ray", "placement.backend=ray"],
+        steps=2,
+    )
     # the game had something to learn from: rewards that differ within groups, so updates that move
     assert any(r["code_reward"] > 0 for r in local) and any(r["code_loss"] != 0.0 for r in local)
     assert any(r["test_loss"] != 0.0 for r in local)
@@ -79,14 +96,22 @@ def test_ray_hosted_a1_run_matches_the_single_process_run(ray_session, tmp_path:
     assert (tmp_path / "ray" / "checkpoints" / "step_000002" / "code_policy").is_dir()
     assert (tmp_path / "ray" / "checkpoints" / "step_000002" / "test_policy").is_dir()
     local = _train(tmp_path, "local", [f"executor.uid_base={UID_BASE}"], steps=3, resume=True)
-    remote = _train(tmp_path, "ray", [f"executor.uid_base={UID_BASE + 100}", "executor.backend=ray",
-                                      "placement.backend=ray"], steps=3, resume=True)
+    remote = _train(
+        tmp_path,
+        "ray",
+        [f"executor.uid_base={UID_BASE + 100}", "executor.backend=ray", "placement.backend=ray"],
+        steps=3,
+        resume=True,
+    )
     _same(local, remote)
 
 
 def test_dual_lora_golden_and_selfplay_place_one_actor(ray_session) -> None:
-    for overrides, separate in ((["model.mode=dual-lora"], True), (["method=golden"], False),
-                                (["method=selfplay"], False)):
+    for overrides, separate in (
+        (["model.mode=dual-lora"], True),
+        (["method=golden"], False),
+        (["method=selfplay"], False),
+    ):
         cfg = load_config(CONFIGS / "tiny-cpu.yaml", [*overrides, "placement.backend=ray"])
         code, test = build_policies(cfg)
         assert isinstance(code, RemotePolicy)

@@ -42,9 +42,12 @@ def peaked():
 
 
 def engines(model, tok, score=no_score):
-    return {"loop": TransformersRollout(model, tok, score),
-            "hf-generate": TransformersRollout(model, tok, lambda p, r, temperature=1.0: [[0.0] * len(x) for x in r],
-                                               engine="hf-generate")}
+    return {
+        "loop": TransformersRollout(model, tok, score),
+        "hf-generate": TransformersRollout(
+            model, tok, lambda p, r, temperature=1.0: [[0.0] * len(x) for x in r], engine="hf-generate"
+        ),
+    }
 
 
 def ids_of(rows):
@@ -65,8 +68,7 @@ def test_greedy_loop_equals_model_generate(tiny):
     gen_stop = GenerationConfig(n=2, temperature=0.0, max_new_tokens=12, batch_size=6, stop=stops)
     loop, ref = e["loop"].generate(PROMPTS, gen_stop), e["hf-generate"].generate(PROMPTS, gen_stop)
     assert ids_of(loop) == ids_of(ref)
-    assert [[(s.text, s.finished) for s in row] for row in loop] == [[(s.text, s.finished) for s in row]
-                                                                     for row in ref]
+    assert [[(s.text, s.finished) for s in row] for row in loop] == [[(s.text, s.finished) for s in row] for row in ref]
     # a different batch size (rows of one prompt split over chunks) gives the same tokens
     small = GenerationConfig(n=2, temperature=0.0, max_new_tokens=12, batch_size=1)
     assert ids_of(e["loop"].generate(PROMPTS, small)) == ids_of(e["hf-generate"].generate(PROMPTS, gen))
@@ -81,7 +83,7 @@ def exact_distribution(logits: torch.Tensor, temperature: float, top_k: int, top
     for rank, i in enumerate(order):
         if top_k and rank >= top_k:
             break
-        if kept and mass >= top_p * float(p[order[:top_k or None]].sum()):
+        if kept and mass >= top_p * float(p[order[: top_k or None]].sum()):
             break
         kept.append(i)
         mass += float(p[i])
@@ -112,13 +114,20 @@ def test_samples_follow_exactly_the_configured_distribution(peaked, engine, chec
     model, tok = peaked
     saved = model.generation_config.to_dict()
     if checkpoint_defaults:  # a checkpoint's own sampling defaults (as Qwen2.5-Coder-Instruct ships) are ignored
-        for key, value in {"repetition_penalty": 3.0, "top_k": 1, "temperature": 0.1, "top_p": 0.5,
-                          "no_repeat_ngram_size": 1, "do_sample": True}.items():
+        for key, value in {
+            "repetition_penalty": 3.0,
+            "top_k": 1,
+            "temperature": 0.1,
+            "top_p": 0.5,
+            "no_repeat_ngram_size": 1,
+            "do_sample": True,
+        }.items():
             setattr(model.generation_config, key, value)
     try:
         n = 4000
         rows = engines(model, tok)[engine].generate(
-            PROMPTS[1:2], GenerationConfig(n=n, max_new_tokens=2, seed=0, batch_size=n, **SETTINGS))[0]
+            PROMPTS[1:2], GenerationConfig(n=n, max_new_tokens=2, seed=0, batch_size=n, **SETTINGS)
+        )[0]
     finally:
         for key in ("repetition_penalty", "top_k", "temperature", "top_p", "no_repeat_ngram_size", "do_sample"):
             setattr(model.generation_config, key, saved.get(key))
@@ -135,8 +144,12 @@ def test_samples_follow_exactly_the_configured_distribution(peaked, engine, chec
     bound = 0.8 * (support / n) ** 0.5  # about twice the expected TV distance of n exact draws
     assert tv(freq, exact) < bound
     # the test would catch a wrong setting: each alternative is far from the configured distribution
-    for wrong in ({"temperature": 1.0, "top_k": 40, "top_p": 0.9}, {"temperature": 0.7, "top_k": 0, "top_p": 1.0},
-                  {"temperature": 0.7, "top_k": 40, "top_p": 0.5}, {"temperature": 0.1, "top_k": 1, "top_p": 0.5}):
+    for wrong in (
+        {"temperature": 1.0, "top_k": 40, "top_p": 0.9},
+        {"temperature": 0.7, "top_k": 0, "top_p": 1.0},
+        {"temperature": 0.7, "top_k": 40, "top_p": 0.5},
+        {"temperature": 0.1, "top_k": 1, "top_p": 0.5},
+    ):
         assert tv(exact_distribution(logits, **wrong), exact) > 2 * bound
     # a later step, given the most frequent first token
     top = max(set(first), key=first.count)
@@ -179,8 +192,9 @@ def test_stored_logprobs_equal_the_training_path(policy):
     # rows that end at different steps (stop strings and max_new_tokens) leave the batch mid-way
     base = policy.generate(PROMPTS, GenerationConfig(n=3, max_new_tokens=14, seed=2))
     stops = list({row[0].text[4:6] for row in base if len(row[0].text) > 8})
-    rows = policy.generate(PROMPTS + [PREFILL], GenerationConfig(n=3, max_new_tokens=14, seed=2, stop=stops,
-                                                                 temperature=0.8, top_p=0.95))
+    rows = policy.generate(
+        PROMPTS + [PREFILL], GenerationConfig(n=3, max_new_tokens=14, seed=2, stop=stops, temperature=0.8, top_p=0.95)
+    )
     flat = [s for row in rows for s in row]
     assert len({len(s.response_ids) for s in flat}) > 1
     train = policy.logprobs([s.prompt_ids for s in flat], [s.response_ids for s in flat], temperature=0.8)
@@ -188,8 +202,9 @@ def test_stored_logprobs_equal_the_training_path(policy):
         assert s.temperature == 0.8
         assert len(s.logprobs) == len(s.response_ids) <= 14
         assert torch.allclose(torch.tensor(s.logprobs), torch.tensor(lp), atol=1e-5)
-        assert s.finished == (len(s.response_ids) > 0 and (s.response_ids[-1] == tok.eos_token_id
-                                                           or any(x in s.text for x in stops)))
+        assert s.finished == (
+            len(s.response_ids) > 0 and (s.response_ids[-1] == tok.eos_token_id or any(x in s.text for x in stops))
+        )
         if not s.finished:
             assert len(s.response_ids) == 14
 
@@ -197,8 +212,10 @@ def test_stored_logprobs_equal_the_training_path(policy):
 def test_prefill_is_prompt_and_text_starts_with_it(policy):
     tok = policy.tokenizer
     prefix = PREFILL[-1]["content"]
-    expected = tok(tok.apply_chat_template(PREFILL, continue_final_message=True, add_generation_prompt=False,
-                                           tokenize=False), add_special_tokens=False).input_ids
+    expected = tok(
+        tok.apply_chat_template(PREFILL, continue_final_message=True, add_generation_prompt=False, tokenize=False),
+        add_special_tokens=False,
+    ).input_ids
     assert render_prompts(tok, [PREFILL]) == [expected]
     assert tok.decode(expected).endswith(prefix)
     rows = policy.generate([PREFILL], GenerationConfig(n=4, max_new_tokens=8, seed=0))[0]
@@ -208,8 +225,7 @@ def test_prefill_is_prompt_and_text_starts_with_it(policy):
         assert len(s.logprobs) == len(s.response_ids)
     # stop strings are searched in the generated text only: the prefix itself does not stop anything
     again = policy.generate([PREFILL], GenerationConfig(n=4, max_new_tokens=8, seed=0, stop=[prefix]))[0]
-    assert [(s.response_ids, s.text, s.finished) for s in again] == [(s.response_ids, s.text, s.finished)
-                                                                     for s in rows]
+    assert [(s.response_ids, s.text, s.finished) for s in again] == [(s.response_ids, s.text, s.finished) for s in rows]
     # the hf-generate engine follows the same contract
     hf = TransformersRollout(policy.model, tok, policy.logprobs, engine="hf-generate")
     greedy = GenerationConfig(n=1, max_new_tokens=8, temperature=0.0)
@@ -234,7 +250,8 @@ def test_scoring_pass_only_where_the_generation_forward_differs_from_training(ti
         return [[-1.0] * len(r) for r in responses]
 
     rows = TransformersRollout(model, tok, score, reuse_logprobs=False).generate(
-        PROMPTS[:2], GenerationConfig(n=2, max_new_tokens=4, seed=0))
+        PROMPTS[:2], GenerationConfig(n=2, max_new_tokens=4, seed=0)
+    )
     assert calls == [4] and all(s.logprobs == [-1.0] * len(s.response_ids) for row in rows for s in row)
 
 
@@ -257,8 +274,9 @@ def test_packed_weights_sample_exactly_what_the_plain_loop_samples(tiny, monkeyp
     plain = TransformersRollout(model, tok, no_score, pack_weights=False).generate(PROMPTS + [PREFILL], gen)
     fast = TransformersRollout(model, tok, no_score).generate(PROMPTS + [PREFILL], gen)
     assert ids_of(fast) == ids_of(plain)
-    diffs = [abs(a - b) for rf, rp in zip(fast, plain) for sf, sp in zip(rf, rp)
-             for a, b in zip(sf.logprobs, sp.logprobs)]
+    diffs = [
+        abs(a - b) for rf, rp in zip(fast, plain) for sf, sp in zip(rf, rp) for a, b in zip(sf.logprobs, sp.logprobs)
+    ]
     assert diffs and max(diffs) < 1e-5
     # nothing packed where the copy would be too large
     monkeypatch.setattr(rollout, "PACK_MAX_BYTES", 0)
@@ -269,10 +287,20 @@ def test_packed_weights_sample_exactly_what_the_plain_loop_samples(tiny, monkeyp
 def _tiny_llama(tok, **overrides):
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    cfg = {"vocab_size": len(tok), "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
-           "num_attention_heads": 4, "num_key_value_heads": 1, "max_position_embeddings": 512,
-           "tie_word_embeddings": True, "initializer_range": 0.1, "pad_token_id": tok.pad_token_id,
-           "eos_token_id": tok.eos_token_id, "bos_token_id": None}
+    cfg = {
+        "vocab_size": len(tok),
+        "hidden_size": 64,
+        "intermediate_size": 96,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 1,
+        "max_position_embeddings": 512,
+        "tie_word_embeddings": True,
+        "initializer_range": 0.1,
+        "pad_token_id": tok.pad_token_id,
+        "eos_token_id": tok.eos_token_id,
+        "bos_token_id": None,
+    }
     cfg.update(overrides)
     torch.manual_seed(3)
     return LlamaForCausalLM(LlamaConfig(**cfg)).eval()
@@ -287,26 +315,30 @@ def test_lean_decoder_samples_what_the_model_forward_samples(tiny, arch, monkeyp
     from codea1.rl.fast_decode import LlamaDecoder
 
     base, tok = tiny
-    model = {"qwen2": base, "llama": _tiny_llama(tok),
-             "llama-rope-scaled": _tiny_llama(tok, rope_scaling={"rope_type": "linear", "factor": 2.0})}[arch]
+    model = {
+        "qwen2": base,
+        "llama": _tiny_llama(tok),
+        "llama-rope-scaled": _tiny_llama(tok, rope_scaling={"rope_type": "linear", "factor": 2.0}),
+    }[arch]
     assert LlamaDecoder.supports(model)
     monkeypatch.setattr(fast_decode, "GROW", 3)  # the buffers grow several times within one call
     calls = []
-    monkeypatch.setattr(LlamaDecoder, "step", lambda self, *a, _step=LlamaDecoder.step: calls.append(1)
-                        or _step(self, *a))
+    monkeypatch.setattr(
+        LlamaDecoder, "step", lambda self, *a, _step=LlamaDecoder.step: calls.append(1) or _step(self, *a)
+    )
     plain = TransformersRollout(model, tok, no_score, fast_decode=False)
     lean = TransformersRollout(model, tok, no_score)
     greedy = GenerationConfig(n=2, temperature=0.0, max_new_tokens=10, batch_size=6)
     ref = plain.generate(PROMPTS, greedy)
     stops = [row[0].text[3:5] for row in ref if len(row[0].text) > 6][:2]
-    for gen in (greedy, GenerationConfig(n=3, temperature=1.0, top_p=0.95, max_new_tokens=16, batch_size=4,
-                                         seed=5, stop=stops)):
+    for gen in (
+        greedy,
+        GenerationConfig(n=3, temperature=1.0, top_p=0.95, max_new_tokens=16, batch_size=4, seed=5, stop=stops),
+    ):
         a, b = plain.generate(PROMPTS + [PREFILL], gen), lean.generate(PROMPTS + [PREFILL], gen)
         assert ids_of(a) == ids_of(b)
-        assert [[(s.text, s.finished) for s in row] for row in a] == [[(s.text, s.finished) for s in row]
-                                                                      for row in b]
-        diffs = [abs(x - y) for ra, rb in zip(a, b) for sa, sb in zip(ra, rb) for x, y in zip(sa.logprobs,
-                                                                                              sb.logprobs)]
+        assert [[(s.text, s.finished) for s in row] for row in a] == [[(s.text, s.finished) for s in row] for row in b]
+        diffs = [abs(x - y) for ra, rb in zip(a, b) for sa, sb in zip(ra, rb) for x, y in zip(sa.logprobs, sb.logprobs)]
         assert diffs and max(diffs) < 1e-5
     assert calls  # the lean step really ran
     assert len({len(s.response_ids) for row in b for s in row}) > 1  # rows left the batch at different steps

@@ -46,10 +46,26 @@ def words(s):
 
 
 def test_ordinary_code_values_and_verdicts(ex: Executor) -> None:
-    job = Job("sol", SOLUTION, ["top_k(['a', 'b', 'a', 'c', 'b', 'a'], 2)", "fib(90)", "stats([1, 2, 3])",
-                                "words('Hi, there!')", "fib(-1) + undefined_name", "top_k([], 1)"],
-              expected=[["a", "b"], 2880067194370816120, {"mean": 2.0, "sqrt": 3 ** 0.5, "pairs": [(1, 2), (2, 3)]},
-                        ["hi", "there"], 0, ["x"]])
+    job = Job(
+        "sol",
+        SOLUTION,
+        [
+            "top_k(['a', 'b', 'a', 'c', 'b', 'a'], 2)",
+            "fib(90)",
+            "stats([1, 2, 3])",
+            "words('Hi, there!')",
+            "fib(-1) + undefined_name",
+            "top_k([], 1)",
+        ],
+        expected=[
+            ["a", "b"],
+            2880067194370816120,
+            {"mean": 2.0, "sqrt": 3**0.5, "pairs": [(1, 2), (2, 3)]},
+            ["hi", "there"],
+            0,
+            ["x"],
+        ],
+    )
     [res] = ex.run([job])
     assert isinstance(res, JobResult) and res.defined and res.error is None
     assert [r.status for r in res.results] == ["pass", "pass", "pass", "pass", "error", "fail"]
@@ -59,8 +75,15 @@ def test_ordinary_code_values_and_verdicts(ex: Executor) -> None:
 
 
 def test_calls_without_expected_return_plain_values(ex: Executor) -> None:
-    [res] = ex.run([Job("v", "import numpy as np\nclass P: pass",
-                        ["(1, [2.5, None], {'k': {3}})", "np.arange(3)", "np.float64(0.5)", "P()", "1 +", "b'ab'"])])
+    [res] = ex.run(
+        [
+            Job(
+                "v",
+                "import numpy as np\nclass P: pass",
+                ["(1, [2.5, None], {'k': {3}})", "np.arange(3)", "np.float64(0.5)", "P()", "1 +", "b'ab'"],
+            )
+        ]
+    )
     assert [r.status for r in res.results] == ["ok", "ok", "ok", "ok", "invalid", "ok"]
     assert res.results[0].value == (1, [2.5, None], {"k": {3}})
     assert res.results[1].value == [0, 1, 2] and res.results[2].value == 0.5
@@ -70,22 +93,45 @@ def test_calls_without_expected_return_plain_values(ex: Executor) -> None:
 
 
 def test_state_persists_between_calls_of_one_job(ex: Executor) -> None:
-    [res] = ex.run([Job("s", "acc = []\ndef push(x):\n    acc.append(x)\n    return len(acc)", ["push(1)", "push(2)"],
-                        expected=[1, 2])])
+    [res] = ex.run(
+        [
+            Job(
+                "s",
+                "acc = []\ndef push(x):\n    acc.append(x)\n    return len(acc)",
+                ["push(1)", "push(2)"],
+                expected=[1, 2],
+            )
+        ]
+    )
     assert [r.status for r in res.results] == ["pass", "pass"]
 
 
 def test_hang_ends_child_and_remaining_calls_resume(ex: Executor) -> None:
     code = "import time\nruns = []\nruns.append(1)\ndef slow():\n    while True: pass"
-    [res] = ex.run([Job("h", code, ["len(runs)", "slow()", "len(runs)", "1/0", "len(runs)"], timeout=0.5,
-                        expected=[1, None, 1, 0, 1])])
+    [res] = ex.run(
+        [
+            Job(
+                "h",
+                code,
+                ["len(runs)", "slow()", "len(runs)", "1/0", "len(runs)"],
+                timeout=0.5,
+                expected=[1, None, 1, 0, 1],
+            )
+        ]
+    )
     # a fresh child re-ran the code for the calls after the timeout (runs has one element again)
     assert [r.status for r in res.results] == ["pass", "timeout", "pass", "error", "pass"]
 
 
 def test_definition_failures(ex: Executor) -> None:
-    res = ex.run([Job("syntax", "def f(:\n", ["1"]), Job("raise", "raise ValueError('no')", ["1", "2"]),
-                  Job("hang", "while True: pass", ["1"]), Job("ok", "", [])])
+    res = ex.run(
+        [
+            Job("syntax", "def f(:\n", ["1"]),
+            Job("raise", "raise ValueError('no')", ["1", "2"]),
+            Job("hang", "while True: pass", ["1"]),
+            Job("ok", "", []),
+        ]
+    )
     assert [r.defined for r in res] == [False, False, False, True]
     assert "SyntaxError" in res[0].error and "ValueError: no" in res[1].error
     assert "timed out" in res[2].error
@@ -95,8 +141,10 @@ def test_definition_failures(ex: Executor) -> None:
 
 def test_results_in_input_order_with_progress(ex: Executor) -> None:
     seen = []
-    jobs = [Job(str(i), f"import time\nX = {i}\ntime.sleep({0.05 if i % 3 == 0 else 0})", ["X * 2"], expected=[2 * i])
-            for i in range(12)]
+    jobs = [
+        Job(str(i), f"import time\nX = {i}\ntime.sleep({0.05 if i % 3 == 0 else 0})", ["X * 2"], expected=[2 * i])
+        for i in range(12)
+    ]
     res = ex.run(jobs, progress=lambda done, total: seen.append((done, total)))
     assert [r.id for r in res] == [str(i) for i in range(12)]
     assert all(r.results[0].status == "pass" for r in res)
@@ -104,7 +152,9 @@ def test_results_in_input_order_with_progress(ex: Executor) -> None:
 
 
 def test_float_tolerance_option(ex: Executor) -> None:
-    res = ex.run([Job("t", "", ["0.1 + 0.2"], expected=[0.3]), Job("t", "", ["0.1 + 0.2"], expected=[0.3], float_tol=1e-9)])
+    res = ex.run(
+        [Job("t", "", ["0.1 + 0.2"], expected=[0.3]), Job("t", "", ["0.1 + 0.2"], expected=[0.3], float_tol=1e-9)]
+    )
     assert res[0].results[0].status == "fail" and res[1].results[0].status == "pass"
 
 
@@ -128,8 +178,17 @@ def test_forced_fallback_still_works_and_warns_once(monkeypatch: pytest.MonkeyPa
         warnings.simplefilter("error")  # a second weak executor must not warn again
         Executor(1, isolate=False).close()
         assert weak.isolation_level == "rlimits"
-        [res] = weak.run([Job("f", "def f(x): return x + 1", ["f(1)", "f('a')", "[0 for _ in iter(int, 1)]", "f(2)"],
-                              expected=[2, 2, None, 3], timeout=0.5)])
+        [res] = weak.run(
+            [
+                Job(
+                    "f",
+                    "def f(x): return x + 1",
+                    ["f(1)", "f('a')", "[0 for _ in iter(int, 1)]", "f(2)"],
+                    expected=[2, 2, None, 3],
+                    timeout=0.5,
+                )
+            ]
+        )
     assert [r.status for r in res.results] == ["pass", "error", "timeout", "pass"]
 
 
@@ -141,19 +200,31 @@ def test_cli_exec_jsonl_contract(tmp_path: Path) -> None:
         "this is not json",
         {"id": "bad", "code": 3, "calls": []},
         {"id": "both", "code": "", "calls": [], "tests": []},
-        {"id": "ep", "code": "def f(x):\n    return x * 2", "entry_point": "f",
-         "tests": ["assert abs(f(0.1) - 0.2) < 1e-9", "assert 4 in [f(1), f(2)]", "assert f(1) > 3"]},
+        {
+            "id": "ep",
+            "code": "def f(x):\n    return x * 2",
+            "entry_point": "f",
+            "tests": ["assert abs(f(0.1) - 0.2) < 1e-9", "assert 4 in [f(1), f(2)]", "assert f(1) > 3"],
+        },
     ]
     src.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
     out = tmp_path / "out.jsonl"
-    assert cli_main(["exec", "--input", str(src), "--output", str(out), "--timeout", "1", "--workers", "1",
-                     "--no-progress"]) == 0
+    assert (
+        cli_main(
+            ["exec", "--input", str(src), "--output", str(out), "--timeout", "1", "--workers", "1", "--no-progress"]
+        )
+        == 0
+    )
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert [r["id"] for r in rows] == ["t", "c", None, "bad", "both", "ep"]
     assert [x["status"] for x in rows[5]["results"]] == ["pass", "pass", "fail"]
     assert [x["status"] for x in rows[0]["results"]] == ["pass", "fail", "invalid"]
-    assert rows[1]["results"][0] == {"status": "ok", "value": {"$t": "tuple", "v": [1, {"$t": "set", "v": [1]}]},
-                                     "error": None, "seconds": rows[1]["results"][0]["seconds"]}
+    assert rows[1]["results"][0] == {
+        "status": "ok",
+        "value": {"$t": "tuple", "v": [1, {"$t": "set", "v": [1]}]},
+        "error": None,
+        "seconds": rows[1]["results"][0]["seconds"],
+    }
     assert rows[1]["results"][1]["status"] == "error"
     for row in rows[2:5]:
         assert row["defined"] is False and row["results"] == [] and row["error"].startswith("line ")
@@ -188,16 +259,25 @@ def test_gt_programs_verdicts_match_a_fresh_interpreter(validation_parquet: Path
 
 
 def test_no_file_descriptor_leak(ex: Executor) -> None:
-    jobs = [Job(str(i), "import os", ["1", "os._exit(1)" if i % 3 == 0 else "2", "[0 for _ in iter(int, 1)]"
-                                      if i % 5 == 0 else "3"], timeout=0.3) for i in range(20)]
+    jobs = [
+        Job(
+            str(i),
+            "import os",
+            ["1", "os._exit(1)" if i % 3 == 0 else "2", "[0 for _ in iter(int, 1)]" if i % 5 == 0 else "3"],
+            timeout=0.3,
+        )
+        for i in range(20)
+    ]
     ex.run(jobs[:2])
     before = len(os.listdir("/proc/self/fd"))
     res = ex.run(jobs)
     assert len(os.listdir("/proc/self/fd")) == before
     assert res[0].results[1].status == "crash" and res[0].results[2].status == "timeout"
-    assert res[1].results == [CallResult("ok", 1, None, res[1].results[0].seconds),
-                              CallResult("ok", 2, None, res[1].results[1].seconds),
-                              CallResult("ok", 3, None, res[1].results[2].seconds)]
+    assert res[1].results == [
+        CallResult("ok", 1, None, res[1].results[0].seconds),
+        CallResult("ok", 2, None, res[1].results[1].seconds),
+        CallResult("ok", 3, None, res[1].results[2].seconds),
+    ]
 
 
 NONROOT_SCRIPT = """
@@ -226,14 +306,34 @@ def test_really_unprivileged_process_falls_back() -> None:
         pytest.skip("needs root, setpriv and a system python3")
     if any(not p.stat().st_mode & stat.S_IXOTH for p in (repo, *repo.parents)):
         pytest.skip("the checkout is not readable by other users")
-    version = subprocess.run([str(system_python), "-c", "import sys; print(sys.version_info >= (3, 10))"],
-                             capture_output=True, text=True, check=False).stdout.strip()
+    version = subprocess.run(
+        [str(system_python), "-c", "import sys; print(sys.version_info >= (3, 10))"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
     if version != "True":
         pytest.skip("the system python3 is older than 3.10")
-    out = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i",
-                          "PATH=/usr/bin:/bin", "HOME=/", str(system_python), "-c",
-                          NONROOT_SCRIPT.format(repo=str(repo))],
-                         capture_output=True, text=True, timeout=120, check=False, cwd="/")
+    out = subprocess.run(
+        [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "env",
+            "-i",
+            "PATH=/usr/bin:/bin",
+            "HOME=/",
+            str(system_python),
+            "-c",
+            NONROOT_SCRIPT.format(repo=str(repo)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd="/",
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     level, warned, *statuses = out.stdout.split()
     assert "uid" not in level and level.endswith("rlimits")
@@ -274,13 +374,19 @@ def test_missing_module_in_a_lean_child_reruns_on_the_full_zygote() -> None:
 def test_lean_children_hold_fewer_modules_and_hidden_imports_still_work(ex: Executor) -> None:
     probe = "import sys\ndef held(*names): return [n for n in names if n in sys.modules]"
     call = "held('inspect', 'dataclasses', 'math', 'collections')"
-    lean, full, hidden = ex.run([
-        Job("lean", probe, [call]),
-        Job("full", probe + "\nimport inspect", [call]),
-        # an import no scan can see: run lean first, then (if the module was missing there) on the full zygote
-        Job("hidden", "exec('imp' + 'ort inspect as ins')\ndef f(): return ins.isfunction(f)", ["f()"],
-            expected=[True]),
-    ])
+    lean, full, hidden = ex.run(
+        [
+            Job("lean", probe, [call]),
+            Job("full", probe + "\nimport inspect", [call]),
+            # an import no scan can see: run lean first, then (if the module was missing there) on the full zygote
+            Job(
+                "hidden",
+                "exec('imp' + 'ort inspect as ins')\ndef f(): return ins.isfunction(f)",
+                ["f()"],
+                expected=[True],
+            ),
+        ]
+    )
     assert lean.results[0].value == ["math", "collections"]
     assert full.results[0].value[0] == "inspect"
     assert hidden.defined and hidden.results[0].status == "pass"
@@ -289,8 +395,7 @@ def test_lean_children_hold_fewer_modules_and_hidden_imports_still_work(ex: Exec
 def test_importing_the_values_module_does_not_load_the_executor() -> None:
     import subprocess
 
-    probe = ("import sys, codea1.sandbox.values; "
-             "print(sorted(m for m in sys.modules if m.startswith('codea1')))")
+    probe = "import sys, codea1.sandbox.values; print(sorted(m for m in sys.modules if m.startswith('codea1')))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert json.loads(out.replace("'", '"')) == ["codea1", "codea1.sandbox", "codea1.sandbox.values"]
 
@@ -310,9 +415,13 @@ def test_code_compiles_as_its_own_module_whatever_the_parent_warnings(ex: Execut
         assert _shipped(warns, "exec") == warns  # warns: the child compiles it, as it always did
         assert _shipped("def (", "exec") == "def ("
         assert _shipped("f(", "eval") is None and _shipped("(yield)", "eval") == "(yield)"
-        res = ex.run([Job("p", plain, ["f(1)", "f(-1)", "f.__annotations__['x'] is int"], expected=[2, None, True]),
-                      Job("w", warns, ["g('a1b22')"], expected=[["1", "22"]]),
-                      Job("s", "def (", ["1"])])
+        res = ex.run(
+            [
+                Job("p", plain, ["f(1)", "f(-1)", "f.__annotations__['x'] is int"], expected=[2, None, True]),
+                Job("w", warns, ["g('a1b22')"], expected=[["1", "22"]]),
+                Job("s", "def (", ["1"]),
+            ]
+        )
     assert [r.status for r in res[0].results] == ["pass", "error", "pass"]  # asserts kept, no stringified hints
     assert "AssertionError" in res[0].results[1].error
     assert res[1].defined and res[1].results[0].status == "pass"
@@ -322,16 +431,26 @@ def test_code_compiles_as_its_own_module_whatever_the_parent_warnings(ex: Execut
 def test_stdlib_container_results_get_pythons_verdict(ex: Executor) -> None:
     from collections import Counter, OrderedDict, deque
 
-    code = ("from collections import Counter, OrderedDict, defaultdict, namedtuple, deque\n"
-            "P = namedtuple('P', 'x y')\n"
-            "def count(s): return Counter(s)\n"
-            "def point(): return P(1, 2)\n"
-            "def groups():\n    d = defaultdict(list)\n    d['a'].append(1)\n    return d\n"
-            "def ordered(): return OrderedDict([('b', 1), ('a', 2)])\n"
-            "def window(): return deque([1, 2], maxlen=2)\n")
+    code = (
+        "from collections import Counter, OrderedDict, defaultdict, namedtuple, deque\n"
+        "P = namedtuple('P', 'x y')\n"
+        "def count(s): return Counter(s)\n"
+        "def point(): return P(1, 2)\n"
+        "def groups():\n    d = defaultdict(list)\n    d['a'].append(1)\n    return d\n"
+        "def ordered(): return OrderedDict([('b', 1), ('a', 2)])\n"
+        "def window(): return deque([1, 2], maxlen=2)\n"
+    )
     calls = ["count('aab')", "count('ab')", "point()", "groups()", "ordered()", "ordered()", "window()", "window()"]
-    expected = [{"a": 2, "b": 1}, Counter(a=1, b=1, c=0), (1, 2), {"a": [1]}, {"a": 2, "b": 1},
-                OrderedDict([("a", 2), ("b", 1)]), deque([1, 2]), [1, 2]]
+    expected = [
+        {"a": 2, "b": 1},
+        Counter(a=1, b=1, c=0),
+        (1, 2),
+        {"a": [1]},
+        {"a": 2, "b": 1},
+        OrderedDict([("a", 2), ("b", 1)]),
+        deque([1, 2]),
+        [1, 2],
+    ]
     [res] = ex.run([Job("containers", code, calls, expected=expected)])
     assert [r.status for r in res.results] == ["pass", "pass", "pass", "pass", "pass", "fail", "pass", "fail"]
 
@@ -358,8 +477,9 @@ def test_allowlist_root_of_an_installed_package_holds_only_its_sandbox(tmp_path:
     (site / "codea1" / "sandbox").mkdir(parents=True)
     (site / "codea1" / "__init__.py").write_text("")
     (site / "codea1" / "data" / "bundled").mkdir(parents=True)
-    args = allowlist.command("bwrap", [sys.executable, "-S", "-m", "codea1.sandbox.zygote", "3"], str(site),
-                             [str(site)])
+    args = allowlist.command(
+        "bwrap", [sys.executable, "-S", "-m", "codea1.sandbox.zygote", "3"], str(site), [str(site)]
+    )
     pkg = str((site / "codea1").resolve())
     assert args[args.index("--tmpfs", args.index(str(site.resolve()))) + 1] == pkg
     binds = [args[i + 2] for i, a in enumerate(args) if a in ("--ro-bind", "--dev-bind")]
@@ -375,6 +495,7 @@ def test_the_cli_shows_codea1_warnings_as_one_line(capsys) -> None:
 
     from codea1 import cli
 
-    cli._show_warning(RuntimeWarning("codea1 sandbox: running without allowlist (needs root)"), RuntimeWarning,
-                      "x.py", 3, sys.stderr)
+    cli._show_warning(
+        RuntimeWarning("codea1 sandbox: running without allowlist (needs root)"), RuntimeWarning, "x.py", 3, sys.stderr
+    )
     assert capsys.readouterr().err == "codea1: note: running without allowlist (needs root)\n"

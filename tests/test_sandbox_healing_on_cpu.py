@@ -70,9 +70,13 @@ print((after - before) // 1024, *[r.status for r in res.results])
 
 
 def test_a_16mb_frame_of_empty_lists_does_not_bloat_the_parent() -> None:
-    out = subprocess.run([sys.executable, "-c", BLOAT_SCRIPT.format(repo=str(REPO), uid=UID_BASE + 100,
-                                                                     code=BLOAT)],
-                         capture_output=True, text=True, timeout=120, check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", BLOAT_SCRIPT.format(repo=str(REPO), uid=UID_BASE + 100, code=BLOAT)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     grew_mb, *statuses = out.stdout.split()
     assert statuses == ["crash", "pass"]  # a malformed frame ends that child; the next call resumes
@@ -81,14 +85,21 @@ def test_a_16mb_frame_of_empty_lists_does_not_bloat_the_parent() -> None:
 
 def test_verdict_steps_are_total(ex: Executor) -> None:
     code = "def f(): return 10 ** 400\ndef g(): return float('nan')\ndef h(): return [1.0]"
-    jobs = [Job("big_vs_complex", code, ["f()"], expected=[1j]),
-            Job("bad_tol", code, ["h()"], expected=[[1.0]], float_tol="not a number"),  # type: ignore[arg-type]
-            Job("nan_tol", code, ["g()", "h()"], expected=[float("nan"), [1.0 + 1e-9]], float_tol=1e-6),
-            Job("short_expected", code, ["g()", "h()"], expected=[float("nan")]),
-            Job("unencodable_expected", code, ["h()"], expected=[object()])]
+    jobs = [
+        Job("big_vs_complex", code, ["f()"], expected=[1j]),
+        Job("bad_tol", code, ["h()"], expected=[[1.0]], float_tol="not a number"),  # type: ignore[arg-type]
+        Job("nan_tol", code, ["g()", "h()"], expected=[float("nan"), [1.0 + 1e-9]], float_tol=1e-6),
+        Job("short_expected", code, ["g()", "h()"], expected=[float("nan")]),
+        Job("unencodable_expected", code, ["h()"], expected=[object()]),
+    ]
     res = {r.id: [c.status for c in r.results] for r in ex.run(jobs)}
-    assert res == {"big_vs_complex": ["fail"], "bad_tol": ["pass"], "nan_tol": ["pass", "pass"],
-                   "short_expected": ["pass", "invalid"], "unencodable_expected": ["fail"]}
+    assert res == {
+        "big_vs_complex": ["fail"],
+        "bad_tol": ["pass"],
+        "nan_tol": ["pass", "pass"],
+        "short_expected": ["pass", "invalid"],
+        "unencodable_expected": ["fail"],
+    }
 
 
 # --- self-healing workers --------------------------------------------------------------------------------
@@ -98,9 +109,13 @@ def test_a_job_that_fakes_a_setup_failure_is_not_taken_for_one(ex: Executor) -> 
     """A candidate exiting with a set-up status (70-72) exits after the "started" frame: the job's own
     crash, no zygote replaced, no rerun (before: two restarts, 0.4-0.7 s per job)."""
     before = ex.restarts
-    res = ex.run([Job(f"fake{code}", f"import os\nos._exit({code})", ["1"], expected=[1]) for code in (70, 71, 72)]
-                 + [Job("late", "import os\ndef f():\n    os._exit(72)", ["f()", "1"], expected=[None, 1]),
-                    Job("after", "def f(x): return x * 3", ["f(3)"], expected=[9])])
+    res = ex.run(
+        [Job(f"fake{code}", f"import os\nos._exit({code})", ["1"], expected=[1]) for code in (70, 71, 72)]
+        + [
+            Job("late", "import os\ndef f():\n    os._exit(72)", ["f()", "1"], expected=[None, 1]),
+            Job("after", "def f(x): return x * 3", ["f(3)"], expected=[9]),
+        ]
+    )
     for r in res[:3]:
         assert r.defined is False and r.results[0].status == "invalid" and "crashed while running" in r.error
     assert [r.status for r in res[3].results] == ["crash", "pass"]
@@ -111,31 +126,49 @@ def test_a_job_that_fakes_a_setup_failure_is_not_taken_for_one(ex: Executor) -> 
 # hostile jobs of the classes that once broke later verdicts: state left in a zygote or its /tmp
 HOSTILE = [
     # fills the inodes of /tmp with a directory chain too deep for the clean-up (which then fails)
-    ("fill_tmp_inodes", ("import os\n"
-     "def fill(top):\n"
-     "    os.chdir(top)\n"
-     "    n = 0\n"
-     "    try:\n"
-     "        while True:\n"
-     "            os.mkdir('d'); os.chdir('d'); n += 1\n"
-     "    except OSError:\n"
-     "        return n\n"), ["fill('.')", "fill('/tmp')"]),
+    (
+        "fill_tmp_inodes",
+        (
+            "import os\n"
+            "def fill(top):\n"
+            "    os.chdir(top)\n"
+            "    n = 0\n"
+            "    try:\n"
+            "        while True:\n"
+            "            os.mkdir('d'); os.chdir('d'); n += 1\n"
+            "    except OSError:\n"
+            "        return n\n"
+        ),
+        ["fill('.')", "fill('/tmp')"],
+    ),
     # the same from a test's CALL expression alone
     ("fill_tmp_from_call", "", ["[__import__('os').mkdir(f'/tmp/x{i}') for i in range(10 ** 6)]"]),
     # plants modules where a later job might import them from
-    ("plant_modules", ("import os\n"
-     "def plant():\n"
-     "    for d in ['/tmp', os.getcwd(), os.environ.get('TMPDIR', '/tmp')]:\n"
-     "        try:\n"
-     "            open(os.path.join(d, 'helper_mod.py'), 'w').write('VALUE = 666\\n')\n"
-     "        except OSError:\n"
-     "            pass\n"
-     "    return 1\n"), ["plant()"]),
-    ("leave_processes", ("import os, time\n"
-     "for _ in range(8):\n"
-     "    if os.fork() == 0:\n"
-     "        os.setsid()\n"
-     "        while True: time.sleep(0.01)\n"), ["1"]),
+    (
+        "plant_modules",
+        (
+            "import os\n"
+            "def plant():\n"
+            "    for d in ['/tmp', os.getcwd(), os.environ.get('TMPDIR', '/tmp')]:\n"
+            "        try:\n"
+            "            open(os.path.join(d, 'helper_mod.py'), 'w').write('VALUE = 666\\n')\n"
+            "        except OSError:\n"
+            "            pass\n"
+            "    return 1\n"
+        ),
+        ["plant()"],
+    ),
+    (
+        "leave_processes",
+        (
+            "import os, time\n"
+            "for _ in range(8):\n"
+            "    if os.fork() == 0:\n"
+            "        os.setsid()\n"
+            "        while True: time.sleep(0.01)\n"
+        ),
+        ["1"],
+    ),
     ("kill_everything", "import os, signal", ["os.kill(-1, signal.SIGKILL)"]),
     ("exit_setup_code", "import os\nos._exit(72)", ["1"]),
     ("fd_exhaustion", "fs = []\ntry:\n    while True: fs.append(open('/dev/null'))\nexcept OSError: pass", ["len(fs)"]),
@@ -148,13 +181,26 @@ def _honest(k: int) -> tuple[Job, list[str]]:
     if shape == 0:
         return Job(f"h{k}", f"def f(x):\n    return x * {k}", ["f(2)", "f(-1)"], expected=[2 * k, -k]), ["pass", "pass"]
     if shape == 1:
-        return Job(f"h{k}", "def f(s):\n    return s[::-1]", ["f('abc')", "f('')"], expected=["cba", "x"]), ["pass", "fail"]
+        return Job(f"h{k}", "def f(s):\n    return s[::-1]", ["f('abc')", "f('')"], expected=["cba", "x"]), [
+            "pass",
+            "fail",
+        ]
     if shape == 2:
-        return (Job(f"h{k}", "def f(d):\n    return d['k']", ["f({'k': 1})", "f({})"], expected=[1, None]),
-                ["pass", "error"])
+        return (
+            Job(f"h{k}", "def f(d):\n    return d['k']", ["f({'k': 1})", "f({})"], expected=[1, None]),
+            ["pass", "error"],
+        )
     if shape == 3:  # a module planted by a hostile job must not be found
-        return (Job(f"h{k}", "def f():\n    try:\n        import helper_mod\n        return helper_mod.VALUE\n"
-                    "    except ImportError:\n        return 0", ["f()"], expected=[0]), ["pass"])
+        return (
+            Job(
+                f"h{k}",
+                "def f():\n    try:\n        import helper_mod\n        return helper_mod.VALUE\n"
+                "    except ImportError:\n        return 0",
+                ["f()"],
+                expected=[0],
+            ),
+            ["pass"],
+        )
     return Job(f"h{k}", "import os\ndef f():\n    return sorted(os.listdir('.'))", ["f()"], expected=[[]]), ["pass"]
 
 
@@ -180,8 +226,11 @@ def _check_batch(n_honest: int) -> None:
         warnings.simplefilter("ignore", RuntimeWarning)
         with Executor(2, uid_base=UID_BASE + 200) as ex:
             results = ex.run(jobs)
-    wrong = [(r.id, [c.status for c in r.results], want[r.id]) for r in results
-             if r.id in want and [c.status for c in r.results] != want[r.id]]
+    wrong = [
+        (r.id, [c.status for c in r.results], want[r.id])
+        for r in results
+        if r.id in want and [c.status for c in r.results] != want[r.id]
+    ]
     assert wrong == [], wrong[:10]
     assert [r.id for r in results] == [j.id for j in jobs]
 
@@ -196,9 +245,27 @@ def test_cli_batch_one_line_per_input_id(tmp_path: Path) -> None:
     rows = [{"id": j.id, "code": j.code, "calls": j.calls} for j in jobs]
     (tmp_path / "in.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-m", "codea1.cli", "exec", "--input", str(tmp_path / "in.jsonl"),
-                          "--output", str(tmp_path / "out.jsonl"), "--workers", "2", "--no-progress"],
-                         capture_output=True, text=True, timeout=300, check=False, env=env, cwd=tmp_path)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "codea1.cli",
+            "exec",
+            "--input",
+            str(tmp_path / "in.jsonl"),
+            "--output",
+            str(tmp_path / "out.jsonl"),
+            "--workers",
+            "2",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=env,
+        cwd=tmp_path,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     got = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert [g["id"] for g in got] == [j.id for j in jobs]
@@ -256,10 +323,13 @@ def test_memory_is_limited_per_job_not_per_process() -> None:
             if "cgroup" not in ex.isolation_level:
                 pytest.skip(f"needs the cgroup layer (level here: {ex.isolation_level})")
             [res] = ex.run([Job("helpers", HELPERS, ["hold(8, 150)", "1 + 1"], expected=[8, 2], timeout=10.0)])
-            [after] = ex.run([Job("after", "def f(): return len(bytearray(200 << 20))", ["f()"],
-                                  expected=[200 << 20], timeout=10.0)])
+            [after] = ex.run(
+                [Job("after", "def f(): return len(bytearray(200 << 20))", ["f()"], expected=[200 << 20], timeout=10.0)]
+            )
     assert res.results[0].status == "fail", res.results[0]
-    assert res.results[0].value <= 2, res.results[0]  # at most two 150 MB helpers fit at once in 256 MB + the job's /tmp
+    assert res.results[0].value <= 2, res.results[
+        0
+    ]  # at most two 150 MB helpers fit at once in 256 MB + the job's /tmp
     assert after.results[0].status == "pass"  # the limit is per job: the next job has all of it
 
 
@@ -267,8 +337,13 @@ def test_a_job_after_a_fork_bomb_has_its_whole_process_budget() -> None:
     """A fork bomb's processes are gone before the next job of its slot starts: they do not use up that
     job's process limit (one slot, so every job follows a bomb on the same uid)."""
     bomb = Job("bomb", "import os", ["[os.fork() for _ in iter(int, 1)]"], expected=[None], timeout=2.0)
-    forks = Job("forks", "import os\ndef f():\n    if os.fork() == 0:\n        os._exit(0)\n    os.wait()\n    return 1",
-                ["f()"], expected=[1], timeout=5.0)
+    forks = Job(
+        "forks",
+        "import os\ndef f():\n    if os.fork() == 0:\n        os._exit(0)\n    os.wait()\n    return 1",
+        ["f()"],
+        expected=[1],
+        timeout=5.0,
+    )
     one = quiet_executor(UID_BASE + 400, workers=1)
     try:
         results = one.run([bomb, forks] * 4)
@@ -281,11 +356,16 @@ def test_a_thread_bomb_of_spinning_threads_leaves_nothing_for_the_next_job() -> 
     """A job starts as many spinning daemon threads as it can (each is a task of the slot: the process
     limit stops it) and returns; the next jobs of its slot run at once, pass, and no task of the slot's
     uid is left on the machine."""
-    bomb = Job("threads", "import threading\ndef spin():\n    while True:\n        pass\n"
-                          "def f(x):\n    for _ in range(2000):\n        try:\n"
-                          "            threading.Thread(target=spin, daemon=True).start()\n"
-                          "        except Exception:\n            break\n    return x + 1\n",
-               ["f(1)"], expected=[2], timeout=3.0)
+    bomb = Job(
+        "threads",
+        "import threading\ndef spin():\n    while True:\n        pass\n"
+        "def f(x):\n    for _ in range(2000):\n        try:\n"
+        "            threading.Thread(target=spin, daemon=True).start()\n"
+        "        except Exception:\n            break\n    return x + 1\n",
+        ["f(1)"],
+        expected=[2],
+        timeout=3.0,
+    )
     honest = Job("honest", "def g(x):\n    return x * 2\n", ["g(3)", "g(4)"], expected=[6, 8])
     one = quiet_executor(UID_BASE + 500, workers=1)
     try:

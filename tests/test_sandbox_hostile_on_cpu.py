@@ -44,187 +44,447 @@ def _cases(env: dict) -> list[Case]:
     secret_file, canary, listener_port = env["secret_file"], env["canary"], env["port"]
     return [
         # -- files outside the temp dir ------------------------------------------------------------
-        Case("read_root_only_file", "", [f"open({secret_file!r}).read()"], [SECRET], [{"error"}], needs="uid",
-             visible=True),
-        Case("read_shadow", "", ["open('/etc/shadow').read()[:10]"], ["root:"], [{"error"}], needs="uid",
-             visible=True),
-        Case("read_repo_source", "", [f"open({str(REPO / 'pyproject.toml')!r}).read()[:9]"], ["[build-sy"],
-             [{"error"}], needs="mntns"),
-        Case("read_data_next_to_checkout", "import os",
-             [f"os.listdir({str(REPO.parent)!r})"], [sorted(os.listdir(REPO.parent))], [{"fail", "error"}],
-             needs="mntns"),
-        Case("write_repo_file", "", [f"open({str(REPO / 'pyproject.toml')!r}, 'a').write('x')"], [1],
-             [{"error"}], needs="uid", visible=True),
-        Case("delete_canary", "import os", [f"os.remove({canary!r})"], [None], [{"error"}], needs="uid",
-             visible=True),
-        Case("write_host_tmp", "", [f"open({MARKER!r}, 'w').write('x')"], [1], [{"pass", "error"}],
-             needs="mntns"),
-        Case("symlink_to_shadow", "import os\nos.symlink('/etc/shadow', 'link')",
-             ["open('link').read()[:5]"], ["root:"], [{"error"}], needs="uid"),
+        Case(
+            "read_root_only_file",
+            "",
+            [f"open({secret_file!r}).read()"],
+            [SECRET],
+            [{"error"}],
+            needs="uid",
+            visible=True,
+        ),
+        Case("read_shadow", "", ["open('/etc/shadow').read()[:10]"], ["root:"], [{"error"}], needs="uid", visible=True),
+        Case(
+            "read_repo_source",
+            "",
+            [f"open({str(REPO / 'pyproject.toml')!r}).read()[:9]"],
+            ["[build-sy"],
+            [{"error"}],
+            needs="mntns",
+        ),
+        Case(
+            "read_data_next_to_checkout",
+            "import os",
+            [f"os.listdir({str(REPO.parent)!r})"],
+            [sorted(os.listdir(REPO.parent))],
+            [{"fail", "error"}],
+            needs="mntns",
+        ),
+        Case(
+            "write_repo_file",
+            "",
+            [f"open({str(REPO / 'pyproject.toml')!r}, 'a').write('x')"],
+            [1],
+            [{"error"}],
+            needs="uid",
+            visible=True,
+        ),
+        Case("delete_canary", "import os", [f"os.remove({canary!r})"], [None], [{"error"}], needs="uid", visible=True),
+        Case("write_host_tmp", "", [f"open({MARKER!r}, 'w').write('x')"], [1], [{"pass", "error"}], needs="mntns"),
+        Case(
+            "symlink_to_shadow",
+            "import os\nos.symlink('/etc/shadow', 'link')",
+            ["open('link').read()[:5]"],
+            ["root:"],
+            [{"error"}],
+            needs="uid",
+        ),
         Case("chown_workdir", "import os", ["os.chown('.', 0, 0)"], [None], [{"error"}], needs="uid"),
         Case("list_other_jobs", "import os", ["os.listdir('..')"], [[]], [{"error", "fail"}], needs="uid"),
-        Case("parent_environ", "import os", ["open(f'/proc/{os.getppid()}/environ').read()"], [""],
-             [{"error"}], needs="uid"),
+        Case(
+            "parent_environ",
+            "import os",
+            ["open(f'/proc/{os.getppid()}/environ').read()"],
+            [""],
+            [{"error"}],
+            needs="uid",
+        ),
         Case("become_root", "import os", ["os.setuid(0)"], [None], [{"error"}], needs="uid"),
         Case("fill_disk", "", ["open('big', 'wb').write(b'x' * (64 << 20))"], [64 << 20], [{"error"}]),
         Case("too_many_files", "", ["len([open('/dev/null') for _ in range(100000)])"], [100000], [{"error"}]),
         # -- network and processes -------------------------------------------------------------------
-        Case("socket_to_host", "import socket",
-             [f"socket.create_connection(('127.0.0.1', {listener_port}), timeout=0.5).close()"], [None],
-             [{"error"}], needs="netns"),
-        Case("socket_external", "import socket", ["socket.create_connection(('1.1.1.1', 80), timeout=0.5)"],
-             [None], [{"error"}], needs="netns"),
-        Case("subprocess_shadow", "import subprocess",
-             ["subprocess.run(['sh', '-c', 'cat /etc/shadow'], capture_output=True).returncode"], [0],
-             [{"fail", "error"}], needs="uid"),
+        Case(
+            "socket_to_host",
+            "import socket",
+            [f"socket.create_connection(('127.0.0.1', {listener_port}), timeout=0.5).close()"],
+            [None],
+            [{"error"}],
+            needs="netns",
+        ),
+        Case(
+            "socket_external",
+            "import socket",
+            ["socket.create_connection(('1.1.1.1', 80), timeout=0.5)"],
+            [None],
+            [{"error"}],
+            needs="netns",
+        ),
+        Case(
+            "subprocess_shadow",
+            "import subprocess",
+            ["subprocess.run(['sh', '-c', 'cat /etc/shadow'], capture_output=True).returncode"],
+            [0],
+            [{"fail", "error"}],
+            needs="uid",
+        ),
         Case("fork_bomb", "import os", ["[os.fork() for _ in iter(int, 1)]"], [None], [{"timeout", "error", "crash"}]),
-        Case("setsid_daemon", "import os\nif os.fork() == 0:\n    os.setsid()\n    while True: pass",
-             ["1 + 1"], [2], [{"pass"}]),
+        Case(
+            "setsid_daemon",
+            "import os\nif os.fork() == 0:\n    os.setsid()\n    while True: pass",
+            ["1 + 1"],
+            [2],
+            [{"pass"}],
+        ),
         # in its own PID namespace the child has no visible parent (getppid() is 0: its own group, and
         # the namespace's init ignores it)
-        Case("kill_parent", "import os, signal", ["os.kill(os.getppid(), signal.SIGKILL)"], [None],
-             [{"error", "pass"}], needs="uid"),
-        Case("kill_test_process", "import os, signal", [f"os.kill({os.getpid()}, signal.SIGKILL)"], [None],
-             [{"error"}], needs="uid"),
-        Case("kill_everything", "import os, signal", ["os.kill(-1, signal.SIGKILL)", "2 + 2"], [None, 4],
-             [{"pass", "crash", "error"}, {"pass"}], needs="uid"),
-        Case("ptrace_zygote", "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)",
-             ["libc.ptrace(16, os.getppid(), 0, 0)"], [0], [{"fail"}], needs="uid"),  # PTRACE_ATTACH: -1
-        Case("raise_own_limits", "import resource",
-             ["resource.setrlimit(resource.RLIMIT_NPROC, (10 ** 6, 10 ** 6))"], [None], [{"error"}], needs="uid"),
+        Case(
+            "kill_parent",
+            "import os, signal",
+            ["os.kill(os.getppid(), signal.SIGKILL)"],
+            [None],
+            [{"error", "pass"}],
+            needs="uid",
+        ),
+        Case(
+            "kill_test_process",
+            "import os, signal",
+            [f"os.kill({os.getpid()}, signal.SIGKILL)"],
+            [None],
+            [{"error"}],
+            needs="uid",
+        ),
+        Case(
+            "kill_everything",
+            "import os, signal",
+            ["os.kill(-1, signal.SIGKILL)", "2 + 2"],
+            [None, 4],
+            [{"pass", "crash", "error"}, {"pass"}],
+            needs="uid",
+        ),
+        Case(
+            "ptrace_zygote",
+            "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)",
+            ["libc.ptrace(16, os.getppid(), 0, 0)"],
+            [0],
+            [{"fail"}],
+            needs="uid",
+        ),  # PTRACE_ATTACH: -1
+        Case(
+            "raise_own_limits",
+            "import resource",
+            ["resource.setrlimit(resource.RLIMIT_NPROC, (10 ** 6, 10 ** 6))"],
+            [None],
+            [{"error"}],
+            needs="uid",
+        ),
         Case("write_dev_shm", "", ["open('/dev/shm/x', 'w').write('x')"], [1], [{"error"}], needs="mntns"),
         # -- exhaustion ------------------------------------------------------------------------------
-        Case("memory_bomb_once", "", ["len(bytearray(10 ** 11))"], [10 ** 11], [{"error"}]),
-        Case("memory_bomb_grow", "x = []", ["[x.append(' ' * (1 << 22)) for _ in iter(int, 1)]"], [None],
-             [{"error", "timeout", "crash"}]),
+        Case("memory_bomb_once", "", ["len(bytearray(10 ** 11))"], [10**11], [{"error"}]),
+        Case(
+            "memory_bomb_grow",
+            "x = []",
+            ["[x.append(' ' * (1 << 22)) for _ in iter(int, 1)]"],
+            [None],
+            [{"error", "timeout", "crash"}],
+        ),
         Case("deep_recursion", "def f(n):\n    return f(n + 1)", ["f(0)"], [0], [{"error"}]),
-        Case("recursion_segfault", "import sys\nsys.setrecursionlimit(10 ** 8)\ndef f(n):\n    return f(n + 1)",
-             ["f(0)", "3 * 3"], [0, 9], [{"crash", "error", "timeout"}, {"pass"}]),
+        Case(
+            "recursion_segfault",
+            "import sys\nsys.setrecursionlimit(10 ** 8)\ndef f(n):\n    return f(n + 1)",
+            ["f(0)", "3 * 3"],
+            [0, 9],
+            [{"crash", "error", "timeout"}, {"pass"}],
+        ),
         Case("cpu_spin", "", ["[0 for _ in iter(int, 1)]", "5"], [None, 5], [{"timeout"}, {"pass"}]),
         Case("regex_hang", "import re", ["re.match(r'(a+)+$', 'a' * 64 + 'b')"], [None], [{"timeout"}]),
-        Case("sleep_signals_blocked", "import signal, time\n"
-             "signal.pthread_sigmask(signal.SIG_BLOCK, set(signal.Signals))",
-             ["time.sleep(100)", "7"], [None, 7], [{"timeout"}, {"pass"}]),
-        Case("signal_handler_tricks", "import signal\nfor s in (signal.SIGTERM, signal.SIGXCPU, signal.SIGALRM, "
-             "signal.SIGINT, signal.SIGHUP):\n    signal.signal(s, signal.SIG_IGN)",
-             ["[0 for _ in iter(int, 1)]"], [None], [{"timeout"}]),
-        Case("sigstop_self", "import os, signal", ["os.kill(os.getpid(), signal.SIGSTOP)"], [None],
-             [{"timeout", "pass"}]),  # "pass": as its PID namespace's init, the child ignores its own SIGSTOP
-        Case("stdout_flood", "import os\nfor _ in range(200):\n    print('x' * 100000)\n    os.write(1, b'y' * 100000)",
-             ["6 * 7"], [42], [{"pass"}]),
+        Case(
+            "sleep_signals_blocked",
+            "import signal, time\nsignal.pthread_sigmask(signal.SIG_BLOCK, set(signal.Signals))",
+            ["time.sleep(100)", "7"],
+            [None, 7],
+            [{"timeout"}, {"pass"}],
+        ),
+        Case(
+            "signal_handler_tricks",
+            "import signal\nfor s in (signal.SIGTERM, signal.SIGXCPU, signal.SIGALRM, "
+            "signal.SIGINT, signal.SIGHUP):\n    signal.signal(s, signal.SIG_IGN)",
+            ["[0 for _ in iter(int, 1)]"],
+            [None],
+            [{"timeout"}],
+        ),
+        Case(
+            "sigstop_self", "import os, signal", ["os.kill(os.getpid(), signal.SIGSTOP)"], [None], [{"timeout", "pass"}]
+        ),  # "pass": as its PID namespace's init, the child ignores its own SIGSTOP
+        Case(
+            "stdout_flood",
+            "import os\nfor _ in range(200):\n    print('x' * 100000)\n    os.write(1, b'y' * 100000)",
+            ["6 * 7"],
+            [42],
+            [{"pass"}],
+        ),
         Case("stdout_flood_forever", "", ["[print('PASS ' * 1000) for _ in iter(int, 1)]"], [None], [{"timeout"}]),
-        Case("thread_left_running", "import threading\nthreading.Thread(target=lambda: [0 for _ in iter(int, 1)], "
-             "daemon=False).start()", ["8"], [8], [{"pass"}]),
+        Case(
+            "thread_left_running",
+            "import threading\nthreading.Thread(target=lambda: [0 for _ in iter(int, 1)], daemon=False).start()",
+            ["8"],
+            [8],
+            [{"pass"}],
+        ),
         Case("ctypes_segfault", "import ctypes", ["ctypes.string_at(0)", "10"], [None, 10], [{"crash"}, {"pass"}]),
         Case("huge_result", "", ["'x' * (50 << 20)"], ["x"], [{"fail"}]),
         Case("cyclic_result", "x = []\nx.append(x)", ["x"], [[]], [{"fail"}]),
         # -- verdict forgery -------------------------------------------------------------------------
-        Case("eq_always_true", "class Any:\n    def __eq__(self, o): return True\n    __hash__ = None\n"
-             "def f(): return Any()", ["f()", "f()"], [SECRET, 3], [{"fail"}, {"fail"}]),
-        Case("int_subclass_eq", "class I(int):\n    def __eq__(self, o): return True\n    __hash__ = int.__hash__\n"
-             "def f(): return I(0)", ["f()"], [12345], [{"fail"}]),
-        Case("str_subclass_eq", "class S(str):\n    def __eq__(self, o): return True\n    __hash__ = str.__hash__\n"
-             "def f(): return S('')", ["f()"], [SECRET], [{"fail"}]),
-        Case("patched_builtins", "import builtins\nbuiltins.isinstance = lambda *a: True\n"
-             "builtins.AssertionError = type('E', (Exception,), {})\nbuiltins.type = lambda *a: int\n"
-             "def f(): return 0", ["f()"], [99], [{"fail", "error", "crash"}]),
-        Case("patched_json_encoder", "import json\njson.dumps = lambda *a, **k: '{\"k\": \"ok\", \"i\": 0, \"v\": 1}'\n"
-             "def f(): return 0", ["f()"], [SECRET], [{"fail"}]),
+        Case(
+            "eq_always_true",
+            "class Any:\n    def __eq__(self, o): return True\n    __hash__ = None\ndef f(): return Any()",
+            ["f()", "f()"],
+            [SECRET, 3],
+            [{"fail"}, {"fail"}],
+        ),
+        Case(
+            "int_subclass_eq",
+            "class I(int):\n    def __eq__(self, o): return True\n    __hash__ = int.__hash__\ndef f(): return I(0)",
+            ["f()"],
+            [12345],
+            [{"fail"}],
+        ),
+        Case(
+            "str_subclass_eq",
+            "class S(str):\n    def __eq__(self, o): return True\n    __hash__ = str.__hash__\ndef f(): return S('')",
+            ["f()"],
+            [SECRET],
+            [{"fail"}],
+        ),
+        Case(
+            "patched_builtins",
+            "import builtins\nbuiltins.isinstance = lambda *a: True\n"
+            "builtins.AssertionError = type('E', (Exception,), {})\nbuiltins.type = lambda *a: int\n"
+            "def f(): return 0",
+            ["f()"],
+            [99],
+            [{"fail", "error", "crash"}],
+        ),
+        Case(
+            "patched_json_encoder",
+            'import json\njson.dumps = lambda *a, **k: \'{"k": "ok", "i": 0, "v": 1}\'\ndef f(): return 0',
+            ["f()"],
+            [SECRET],
+            [{"fail"}],
+        ),
         Case("sys_exit_before_asserts", "import sys\nsys.exit(0)", ["1"], [1], [{"invalid"}], defined=False),
         Case("os_exit_before_asserts", "import os\nos._exit(0)", ["1"], [1], [{"invalid"}], defined=False),
         Case("os_exit_in_call", "import os", ["os._exit(0)", "os._exit(0)"], [1, 2], [{"crash"}, {"crash"}]),
         Case("raise_systemexit_in_call", "", ["exit(0)"], [0], [{"error"}]),
-        Case("frame_walk_forge", "import sys, os, json\n"
-             "def f():\n"
-             "    fr = sys._getframe()\n"
-             "    while fr is not None:\n"
-             "        for name in ('payload', 'rec', 'res_w', 'expected'):\n"
-             "            fr.f_locals.get(name)\n"
-             "        if 'res_w' in fr.f_locals:\n"
-             "            fd = fr.f_locals['res_w']\n"
-             "            for i in range(5):\n"
-             "                d = json.dumps({'k': 'ok', 'i': i, 'v': True}).encode()\n"
-             "                os.write(fd, len(d).to_bytes(4, 'big') + d)\n"
-             "        fr = fr.f_back\n"
-             "    return True",
-             ["f()", "0", "0"], [SECRET, 5, 6], [{"fail", "crash"}, {"fail", "crash"}, {"fail", "crash"}]),
-        Case("forge_frames_all_fds", "import os, json\n"
-             "def f():\n"
-             "    d = json.dumps({'k': 'done', 'out': 'PASS'}).encode()\n"
-             "    for fd in range(3, 64):\n"
-             "        try: os.write(fd, len(d).to_bytes(4, 'big') + d)\n"
-             "        except OSError: pass\n"
-             "    return 0", ["f()", "1"], [SECRET, 2], [{"fail", "crash"}, {"fail", "crash"}]),
-        Case("fake_markers_stdout", "import os\ndef f():\n    print('PASS\\nAll tests passed\\n{\"status\": \"pass\"}')\n"
-             "    os.write(1, b'PASS')\n    return None", ["f()"], [SECRET], [{"fail"}]),
-        Case("oversized_frame", "import os, sys\ndef f():\n"
-             "    fr = sys._getframe()\n"
-             "    while 'res_w' not in fr.f_locals: fr = fr.f_back\n"
-             "    os.write(fr.f_locals['res_w'], (2**31).to_bytes(4, 'big') + b'x' * 100)\n"
-             "    return 0", ["f()"], [SECRET], [{"fail", "crash"}]),
+        Case(
+            "frame_walk_forge",
+            "import sys, os, json\n"
+            "def f():\n"
+            "    fr = sys._getframe()\n"
+            "    while fr is not None:\n"
+            "        for name in ('payload', 'rec', 'res_w', 'expected'):\n"
+            "            fr.f_locals.get(name)\n"
+            "        if 'res_w' in fr.f_locals:\n"
+            "            fd = fr.f_locals['res_w']\n"
+            "            for i in range(5):\n"
+            "                d = json.dumps({'k': 'ok', 'i': i, 'v': True}).encode()\n"
+            "                os.write(fd, len(d).to_bytes(4, 'big') + d)\n"
+            "        fr = fr.f_back\n"
+            "    return True",
+            ["f()", "0", "0"],
+            [SECRET, 5, 6],
+            [{"fail", "crash"}, {"fail", "crash"}, {"fail", "crash"}],
+        ),
+        Case(
+            "forge_frames_all_fds",
+            "import os, json\n"
+            "def f():\n"
+            "    d = json.dumps({'k': 'done', 'out': 'PASS'}).encode()\n"
+            "    for fd in range(3, 64):\n"
+            "        try: os.write(fd, len(d).to_bytes(4, 'big') + d)\n"
+            "        except OSError: pass\n"
+            "    return 0",
+            ["f()", "1"],
+            [SECRET, 2],
+            [{"fail", "crash"}, {"fail", "crash"}],
+        ),
+        Case(
+            "fake_markers_stdout",
+            'import os\ndef f():\n    print(\'PASS\\nAll tests passed\\n{"status": "pass"}\')\n'
+            "    os.write(1, b'PASS')\n    return None",
+            ["f()"],
+            [SECRET],
+            [{"fail"}],
+        ),
+        Case(
+            "oversized_frame",
+            "import os, sys\ndef f():\n"
+            "    fr = sys._getframe()\n"
+            "    while 'res_w' not in fr.f_locals: fr = fr.f_back\n"
+            "    os.write(fr.f_locals['res_w'], (2**31).to_bytes(4, 'big') + b'x' * 100)\n"
+            "    return 0",
+            ["f()"],
+            [SECRET],
+            [{"fail", "crash"}],
+        ),
         Case("close_all_fds", "import os", ["os.closerange(0, 4096)"], [None], [{"crash"}]),
-        Case("thread_writes_garbage", "import threading, os, time\n"
-             "def spam():\n"
-             "    while True:\n"
-             "        for fd in range(3, 16):\n"
-             "            try: os.write(fd, b'\\x00\\x00\\x00\\x05{\"k\":')\n"
-             "            except OSError: pass\n"
-             "threading.Thread(target=spam, daemon=True).start()\ntime.sleep(0.05)",
-             ["1"], [SECRET], [{"fail", "crash", "invalid"}], defined=None),
+        Case(
+            "thread_writes_garbage",
+            "import threading, os, time\n"
+            "def spam():\n"
+            "    while True:\n"
+            "        for fd in range(3, 16):\n"
+            "            try: os.write(fd, b'\\x00\\x00\\x00\\x05{\"k\":')\n"
+            "            except OSError: pass\n"
+            "threading.Thread(target=spam, daemon=True).start()\ntime.sleep(0.05)",
+            ["1"],
+            [SECRET],
+            [{"fail", "crash", "invalid"}],
+            defined=None,
+        ),
         # -- v2 classes: process listing, shared /tmp, host side effects, kernel surface ------------------
-        Case("proc_walk_ancestors", "import os\n"
-             "def f():\n"
-             "    found = []\n"
-             "    for p in os.listdir('/proc'):\n"
-             "        try:\n"
-             "            found.append(open(f'/proc/{p}/cmdline', 'rb').read())\n"
-             "        except OSError:\n"
-             "            pass\n"
-             "    return any(b'pytest' in c for c in found)", ["f()", "len(os.listdir('/proc/1/task'))"],
-             [True, 1], [{"fail"}, {"pass"}], needs="pidns"),
-        Case("proc_parent_cmdline", "import os", ["open(f'/proc/{os.getppid()}/cmdline').read()"], [SECRET],
-             [{"fail", "error"}], needs="pidns"),
-        Case("tmp_plant_module", "import os, sys\n"
-             "open('/tmp/codea1_planted.py', 'w').write('SECRET = 1')", ["sorted(os.listdir('/tmp'))"],
-             [["codea1_planted.py"]], [{"pass"}], needs="jobtmp"),
-        Case("tmp_read_planted", "import os", ["sorted(os.listdir('/tmp'))", "os.getcwd()"], [[], "/tmp"],
-             [{"pass"}, {"pass"}], needs="jobtmp"),
-        Case("tmp_fill_inodes", "import os\n"
-             "def fill():\n"
-             "    n = 0\n"
-             "    try:\n"
-             "        while True:\n"
-             "            os.mkdir('d'); os.chdir('d'); n += 1\n"
-             "    except OSError:\n"
-             "        return n", ["fill() < 10000"], [True], [{"pass"}], needs="jobtmp"),
-        Case("sysv_shm_left", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)",
-             ["libc.shmget(0x0c0dea1, 4096, 0o1666) >= 0", "libc.msgget(0x0c0dea2, 0o1666) >= 0"], [True, True],
-             [{"pass", "fail"}, {"pass", "fail"}], needs="ipcns"),
-        Case("hostname_change", "import socket, ctypes\nlibc = ctypes.CDLL(None, use_errno=True)",
-             ["libc.sethostname(b'pwned', 5)", "socket.gethostname()"], [0, "pwned"], [{"fail"}, {"fail"}],
-             needs="utsns"),
-        Case("user_namespace_root", "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)",
-             ["libc.unshare(0x10000000)", "libc.unshare(0x10000000 | 0x00020000)", "os.getuid()"], [0, 0, 0],
-             [{"fail"}, {"fail"}, {"fail"}], needs="seccomp"),
-        Case("clone_new_namespace", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)",
-             ["libc.syscall(56, 0x10000000 | 17, 0, 0, 0, 0) >= 0"], [True], [{"fail"}], needs="seccomp"),
-        Case("keyring_add_key", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)",
-             ["libc.syscall(248, b'user', b'codea1', b'leak', 4, -4) > 0"], [True], [{"fail"}], needs="seccomp"),
-        Case("io_uring_and_bpf", "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)",
-             ["libc.syscall(425, 8, ctypes.create_string_buffer(120)) >= 0", "libc.syscall(321, 0, 0, 0) >= 0",
-              "libc.syscall(323, 0) >= 0"], [True, True, True], [{"fail"}, {"fail"}, {"fail"}], needs="seccomp"),
-        Case("exotic_socket_families", "import socket",
-             ["socket.socket(40, socket.SOCK_STREAM).fileno() >= 0",  # AF_VSOCK
-              "socket.socket(38, socket.SOCK_SEQPACKET).fileno() >= 0",  # AF_ALG
-              "socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).fileno() >= 0"],
-             [True, True, True], [{"error"}, {"error"}, {"pass"}], needs="seccomp"),
-        Case("host_run_lock_file", "", [f"open({RUN_LOCK_MARKER!r}, 'w').write('x')"], [1], [{"error"}],
-             needs="allowlist"),
-        Case("host_unix_socket", "import socket", ["socket.socket(socket.AF_UNIX).connect('/run/dbus/system_bus_socket')"],
-             [None], [{"error"}], needs="allowlist"),
-        Case("read_bundled_ground_truth", "",
-             [f"open({str(REPO / 'codea1' / 'data' / 'bundled' / 'problems.jsonl')!r}).read(10)"], [SECRET],
-             [{"error"}], needs="mntns"),
+        Case(
+            "proc_walk_ancestors",
+            "import os\n"
+            "def f():\n"
+            "    found = []\n"
+            "    for p in os.listdir('/proc'):\n"
+            "        try:\n"
+            "            found.append(open(f'/proc/{p}/cmdline', 'rb').read())\n"
+            "        except OSError:\n"
+            "            pass\n"
+            "    return any(b'pytest' in c for c in found)",
+            ["f()", "len(os.listdir('/proc/1/task'))"],
+            [True, 1],
+            [{"fail"}, {"pass"}],
+            needs="pidns",
+        ),
+        Case(
+            "proc_parent_cmdline",
+            "import os",
+            ["open(f'/proc/{os.getppid()}/cmdline').read()"],
+            [SECRET],
+            [{"fail", "error"}],
+            needs="pidns",
+        ),
+        Case(
+            "tmp_plant_module",
+            "import os, sys\nopen('/tmp/codea1_planted.py', 'w').write('SECRET = 1')",
+            ["sorted(os.listdir('/tmp'))"],
+            [["codea1_planted.py"]],
+            [{"pass"}],
+            needs="jobtmp",
+        ),
+        Case(
+            "tmp_read_planted",
+            "import os",
+            ["sorted(os.listdir('/tmp'))", "os.getcwd()"],
+            [[], "/tmp"],
+            [{"pass"}, {"pass"}],
+            needs="jobtmp",
+        ),
+        Case(
+            "tmp_fill_inodes",
+            "import os\n"
+            "def fill():\n"
+            "    n = 0\n"
+            "    try:\n"
+            "        while True:\n"
+            "            os.mkdir('d'); os.chdir('d'); n += 1\n"
+            "    except OSError:\n"
+            "        return n",
+            ["fill() < 10000"],
+            [True],
+            [{"pass"}],
+            needs="jobtmp",
+        ),
+        Case(
+            "sysv_shm_left",
+            "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)",
+            ["libc.shmget(0x0c0dea1, 4096, 0o1666) >= 0", "libc.msgget(0x0c0dea2, 0o1666) >= 0"],
+            [True, True],
+            [{"pass", "fail"}, {"pass", "fail"}],
+            needs="ipcns",
+        ),
+        Case(
+            "hostname_change",
+            "import socket, ctypes\nlibc = ctypes.CDLL(None, use_errno=True)",
+            ["libc.sethostname(b'pwned', 5)", "socket.gethostname()"],
+            [0, "pwned"],
+            [{"fail"}, {"fail"}],
+            needs="utsns",
+        ),
+        Case(
+            "user_namespace_root",
+            "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)",
+            ["libc.unshare(0x10000000)", "libc.unshare(0x10000000 | 0x00020000)", "os.getuid()"],
+            [0, 0, 0],
+            [{"fail"}, {"fail"}, {"fail"}],
+            needs="seccomp",
+        ),
+        Case(
+            "clone_new_namespace",
+            "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)",
+            ["libc.syscall(56, 0x10000000 | 17, 0, 0, 0, 0) >= 0"],
+            [True],
+            [{"fail"}],
+            needs="seccomp",
+        ),
+        Case(
+            "keyring_add_key",
+            "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)",
+            ["libc.syscall(248, b'user', b'codea1', b'leak', 4, -4) > 0"],
+            [True],
+            [{"fail"}],
+            needs="seccomp",
+        ),
+        Case(
+            "io_uring_and_bpf",
+            "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)",
+            [
+                "libc.syscall(425, 8, ctypes.create_string_buffer(120)) >= 0",
+                "libc.syscall(321, 0, 0, 0) >= 0",
+                "libc.syscall(323, 0) >= 0",
+            ],
+            [True, True, True],
+            [{"fail"}, {"fail"}, {"fail"}],
+            needs="seccomp",
+        ),
+        Case(
+            "exotic_socket_families",
+            "import socket",
+            [
+                "socket.socket(40, socket.SOCK_STREAM).fileno() >= 0",  # AF_VSOCK
+                "socket.socket(38, socket.SOCK_SEQPACKET).fileno() >= 0",  # AF_ALG
+                "socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).fileno() >= 0",
+            ],
+            [True, True, True],
+            [{"error"}, {"error"}, {"pass"}],
+            needs="seccomp",
+        ),
+        Case(
+            "host_run_lock_file",
+            "",
+            [f"open({RUN_LOCK_MARKER!r}, 'w').write('x')"],
+            [1],
+            [{"error"}],
+            needs="allowlist",
+        ),
+        Case(
+            "host_unix_socket",
+            "import socket",
+            ["socket.socket(socket.AF_UNIX).connect('/run/dbus/system_bus_socket')"],
+            [None],
+            [{"error"}],
+            needs="allowlist",
+        ),
+        Case(
+            "read_bundled_ground_truth",
+            "",
+            [f"open({str(REPO / 'codea1' / 'data' / 'bundled' / 'problems.jsonl')!r}).read(10)"],
+            [SECRET],
+            [{"error"}],
+            needs="mntns",
+        ),
     ]
 
 
@@ -255,8 +515,11 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict:
             uids.update(ex.uids)
             if not visible:
                 level = ex.isolation_level
-            jobs = [Job(id=c.name, code=c.code, calls=c.calls, expected=c.expected, timeout=T)
-                    for c in cases if c.visible is visible]
+            jobs = [
+                Job(id=c.name, code=c.code, calls=c.calls, expected=c.expected, timeout=T)
+                for c in cases
+                if c.visible is visible
+            ]
             results.update({r.id: r for r in ex.run(jobs)})
     try:
         accepted = listener.accept()
@@ -270,9 +533,19 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict:
     run_lock = Path(RUN_LOCK_MARKER)
     run_lock_written = run_lock.exists()
     run_lock.unlink(missing_ok=True)
-    return {"ipc_before": ipc_before, "ipc_after": _host_ipc(), "run_lock_written": run_lock_written, "cases": {c.name: c for c in cases}, "results": results, "level": level, "env": env,
-            "connected": connected, "leftovers": leftovers, "repo_before": repo_before,
-            "marker_on_host": marker_on_host}
+    return {
+        "ipc_before": ipc_before,
+        "ipc_after": _host_ipc(),
+        "run_lock_written": run_lock_written,
+        "cases": {c.name: c for c in cases},
+        "results": results,
+        "level": level,
+        "env": env,
+        "connected": connected,
+        "leftovers": leftovers,
+        "repo_before": repo_before,
+        "marker_on_host": marker_on_host,
+    }
 
 
 def _host_ipc() -> dict[str, list[str]]:
@@ -324,11 +597,28 @@ def test_hostile_program_is_contained(corpus: dict, name: str) -> None:
 
 def test_no_forged_pass_anywhere(corpus: dict) -> None:
     """The whole corpus: a pass only where the call's value was computed honestly."""
-    honest = {("setsid_daemon", 0), ("kill_everything", 0), ("kill_everything", 1), ("recursion_segfault", 1),
-              ("cpu_spin", 1), ("sleep_signals_blocked", 1), ("stdout_flood", 0), ("thread_left_running", 0),
-              ("ctypes_segfault", 1), ("write_host_tmp", 0), ("kill_parent", 0), ("sigstop_self", 0),
-              ("proc_walk_ancestors", 1), ("tmp_plant_module", 0), ("tmp_read_planted", 0), ("tmp_read_planted", 1),
-              ("tmp_fill_inodes", 0), ("sysv_shm_left", 0), ("sysv_shm_left", 1), ("exotic_socket_families", 2)}
+    honest = {
+        ("setsid_daemon", 0),
+        ("kill_everything", 0),
+        ("kill_everything", 1),
+        ("recursion_segfault", 1),
+        ("cpu_spin", 1),
+        ("sleep_signals_blocked", 1),
+        ("stdout_flood", 0),
+        ("thread_left_running", 0),
+        ("ctypes_segfault", 1),
+        ("write_host_tmp", 0),
+        ("kill_parent", 0),
+        ("sigstop_self", 0),
+        ("proc_walk_ancestors", 1),
+        ("tmp_plant_module", 0),
+        ("tmp_read_planted", 0),
+        ("tmp_read_planted", 1),
+        ("tmp_fill_inodes", 0),
+        ("sysv_shm_left", 0),
+        ("sysv_shm_left", 1),
+        ("exotic_socket_families", 2),
+    }
     layers = corpus["level"].split("+")
     for name, res in corpus["results"].items():
         needs = corpus["cases"][name].needs

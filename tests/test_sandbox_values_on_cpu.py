@@ -10,9 +10,30 @@ import pytest
 from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable, from_json, to_json, values_equal
 
 PLAIN = [
-    None, True, False, 0, -7, 2**80, 3**30000, 1.5, -0.0, float("inf"), float("-inf"), 1e308, "", "héllo\x00",
-    b"\x00\xff", 1 + 2j, [], [1, [2, [3]]], (), (1, "a", (2.5,)), {1: "a", "b": [1], (1, 2): None},
-    {1, 2, 3}, frozenset({"x", (1, 2)}), {"nested": {frozenset({1}): {(): [b"z"]}}},
+    None,
+    True,
+    False,
+    0,
+    -7,
+    2**80,
+    3**30000,
+    1.5,
+    -0.0,
+    float("inf"),
+    float("-inf"),
+    1e308,
+    "",
+    "héllo\x00",
+    b"\x00\xff",
+    1 + 2j,
+    [],
+    [1, [2, [3]]],
+    (),
+    (1, "a", (2.5,)),
+    {1: "a", "b": [1], (1, 2): None},
+    {1, 2, 3},
+    frozenset({"x", (1, 2)}),
+    {"nested": {frozenset({1}): {(): [b"z"]}}},
 ]
 
 
@@ -31,11 +52,19 @@ def test_nan_round_trips_and_equals_nan() -> None:
     assert not values_equal(float("nan"), 1.0)
 
 
-@pytest.mark.parametrize("value", [
-    object(), type("X", (), {})(), type("I", (int,), {"__eq__": lambda s, o: True, "__hash__": int.__hash__})(3),
-    type("S", (str,), {"__ne__": lambda s, o: False, "__hash__": str.__hash__})("a"), print,
-    iter([1]), [1, object()], {"k": {1: object()}},
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        object(),
+        type("X", (), {})(),
+        type("I", (int,), {"__eq__": lambda s, o: True, "__hash__": int.__hash__})(3),
+        type("S", (str,), {"__ne__": lambda s, o: False, "__hash__": str.__hash__})("a"),
+        print,
+        iter([1]),
+        [1, object()],
+        {"k": {1: object()}},
+    ],
+)
 def test_non_plain_values_are_unserializable(value: object) -> None:
     assert contains_unserializable(from_json(to_json(value)))
     assert not values_equal(from_json(to_json(value)), from_json(to_json(value)))
@@ -53,10 +82,19 @@ def test_bounds_make_values_unserializable() -> None:
     assert from_json(to_json(cyclic)) is UNSERIALIZABLE
 
 
-@pytest.mark.parametrize("forged", [
-    {"$t": "nope", "v": 1}, {"$t": "set", "v": [[1, 2]]}, {"$t": "dict", "v": [[[1], 2]]}, {"$t": "float", "v": "1"},
-    {"$t": "bytes", "v": "zz"}, {"a": 1}, {"$t": "tuple", "v": 5}, {"$t": "complex", "v": ["a", 1]},
-])
+@pytest.mark.parametrize(
+    "forged",
+    [
+        {"$t": "nope", "v": 1},
+        {"$t": "set", "v": [[1, 2]]},
+        {"$t": "dict", "v": [[[1], 2]]},
+        {"$t": "float", "v": "1"},
+        {"$t": "bytes", "v": "zz"},
+        {"a": 1},
+        {"$t": "tuple", "v": 5},
+        {"$t": "complex", "v": ["a", 1]},
+    ],
+)
 def test_forged_tagged_forms_decode_to_unserializable(forged: object) -> None:
     assert from_json(forged) is UNSERIALIZABLE
 
@@ -110,12 +148,24 @@ def test_stdlib_containers_compare_as_python_does() -> None:
 
     dd = defaultdict(int, {"a": 1})
     pairs = [
-        (Counter("aab"), {"a": 2, "b": 1}), (Counter(a=1), Counter(a=1, b=0)), (Counter(a=1), {"a": 1, "b": 0}),
-        (Counter(a=1), OrderedDict(a=1)), (OrderedDict(a=1, b=2), OrderedDict(b=2, a=1)),
-        (OrderedDict(a=1, b=2), {"b": 2, "a": 1}), (dd, {"a": 1}), (dd, Counter(a=1)), (Point(1, 2), (1, 2)),
-        (Point(1, 2), Point(1, 3)), ([Point(1, 2)], [(1, 2)]), (deque([1, 2]), deque([1, 2])),
-        (deque([1, 2]), [1, 2]), (deque([1]), deque([2])), (Plain([1]), [1]), (Plain([1]), (1,)),
-        ({"k": Counter(x=2)}, {"k": {"x": 2}}), (Counter({(1, 2): 3}), Counter({Point(1, 2): 3})),
+        (Counter("aab"), {"a": 2, "b": 1}),
+        (Counter(a=1), Counter(a=1, b=0)),
+        (Counter(a=1), {"a": 1, "b": 0}),
+        (Counter(a=1), OrderedDict(a=1)),
+        (OrderedDict(a=1, b=2), OrderedDict(b=2, a=1)),
+        (OrderedDict(a=1, b=2), {"b": 2, "a": 1}),
+        (dd, {"a": 1}),
+        (dd, Counter(a=1)),
+        (Point(1, 2), (1, 2)),
+        (Point(1, 2), Point(1, 3)),
+        ([Point(1, 2)], [(1, 2)]),
+        (deque([1, 2]), deque([1, 2])),
+        (deque([1, 2]), [1, 2]),
+        (deque([1]), deque([2])),
+        (Plain([1]), [1]),
+        (Plain([1]), (1,)),
+        ({"k": Counter(x=2)}, {"k": {"x": 2}}),
+        (Counter({(1, 2): 3}), Counter({Point(1, 2): 3})),
     ]
     for a, b in pairs:
         want = a == b
@@ -154,7 +204,9 @@ def test_an_ordered_dict_travels_in_its_own_order() -> None:
     moved = OrderedDict(a=1, b=2)
     moved.move_to_end("a")
     for other in (OrderedDict(b=2, a=1), OrderedDict(a=1, b=2), {"a": 1, "b": 2}):
-        got = values_equal(from_json(json.loads(json.dumps(to_json(moved)))), from_json(json.loads(json.dumps(to_json(other)))))
+        got = values_equal(
+            from_json(json.loads(json.dumps(to_json(moved)))), from_json(json.loads(json.dumps(to_json(other))))
+        )
         assert got == (moved == other), other
 
 
@@ -185,9 +237,18 @@ def test_scalar_subclasses_and_key_views_compare_as_python_does() -> None:
         __hash__ = int.__hash__
 
     d = {1: "a", 2: "b"}
-    pairs = [(Color.RED, 1), (Color.RED, 2), (Mode.FAST, "fast"), (Name("x"), "x"), (Ratio(0.5), 0.5),
-             (Blob(b"z"), b"z"), (d.keys(), {1, 2}), (d.keys(), [1, 2]), (d.items(), {(1, "a"), (2, "b")}),
-             ([Color.RED], [1])]
+    pairs = [
+        (Color.RED, 1),
+        (Color.RED, 2),
+        (Mode.FAST, "fast"),
+        (Name("x"), "x"),
+        (Ratio(0.5), 0.5),
+        (Blob(b"z"), b"z"),
+        (d.keys(), {1, 2}),
+        (d.keys(), [1, 2]),
+        (d.items(), {(1, "a"), (2, "b")}),
+        ([Color.RED], [1]),
+    ]
     for a, b in pairs:
         got = values_equal(from_json(json.loads(json.dumps(to_json(a)))), from_json(json.loads(json.dumps(to_json(b)))))
         assert got == (a == b), (a, b)
@@ -199,12 +260,25 @@ def test_fractions_and_decimals_compare_as_python_does() -> None:
     from decimal import Decimal
     from fractions import Fraction
 
-    pairs = [(Fraction(1, 2), 0.5), (Fraction(1, 3), 1 / 3), (Fraction(2, 4), Fraction(1, 2)), (Decimal("1.10"), Decimal("1.1")),
-             (Decimal("0.5"), Fraction(1, 2)), (Decimal(2), 2), (Fraction(1, 2), "1/2"), (Decimal("NaN"), Decimal("NaN")),
-             ([Fraction(1, 2)], [0.5]), ({Fraction(1, 2): Decimal(3)}, {0.5: 3})]
+    pairs = [
+        (Fraction(1, 2), 0.5),
+        (Fraction(1, 3), 1 / 3),
+        (Fraction(2, 4), Fraction(1, 2)),
+        (Decimal("1.10"), Decimal("1.1")),
+        (Decimal("0.5"), Fraction(1, 2)),
+        (Decimal(2), 2),
+        (Fraction(1, 2), "1/2"),
+        (Decimal("NaN"), Decimal("NaN")),
+        ([Fraction(1, 2)], [0.5]),
+        ({Fraction(1, 2): Decimal(3)}, {0.5: 3}),
+    ]
     for a, b in pairs:
         got = values_equal(from_json(json.loads(json.dumps(to_json(a)))), from_json(json.loads(json.dumps(to_json(b)))))
         assert got == (a == b), (a, b)
-    for forged in ({"$t": "fraction", "v": [1, 0]}, {"$t": "fraction", "v": [1.5, 2]}, {"$t": "decimal", "v": "x"},
-                   {"$t": "decimal", "v": "9" * 20_000}):
+    for forged in (
+        {"$t": "fraction", "v": [1, 0]},
+        {"$t": "fraction", "v": [1.5, 2]},
+        {"$t": "decimal", "v": "x"},
+        {"$t": "decimal", "v": "9" * 20_000},
+    ):
         assert from_json(forged) is UNSERIALIZABLE

@@ -32,11 +32,13 @@ PREFIX = "```python\nassert {entry_point}("
 
 def tiny_cfg(**sections) -> object:
     """A tiny-random config whose budgets let the bundled examples through."""
-    data = {"model": {"code_policy": "tiny-random"}, "data": {"check_gt": False},
-            "game": {"tests_per_suite": 2},
-            "generation": {"code": {"max_new_tokens": 400}, "test": {"max_new_tokens": 200,
-                                                                    "response_prefix": PREFIX}},
-            "sft": {"epochs": 1, "batch_size": 2, "lr": 1e-3, "warmup_steps": 0, "max_examples": 2}}
+    data = {
+        "model": {"code_policy": "tiny-random"},
+        "data": {"check_gt": False},
+        "game": {"tests_per_suite": 2},
+        "generation": {"code": {"max_new_tokens": 400}, "test": {"max_new_tokens": 200, "response_prefix": PREFIX}},
+        "sft": {"epochs": 1, "batch_size": 2, "lr": 1e-3, "warmup_steps": 0, "max_examples": 2},
+    }
     for name, values in sections.items():
         data.setdefault(name, {}).update(values)
     return config_from_dict(data)
@@ -59,7 +61,7 @@ def test_examples_mask_prompt_and_prefix(problems) -> None:
         answer = test_answer(p, 2)
         assert answer.startswith(prefix)
         assert ex.response_ids[-1] == tok.eos_token_id
-        assert tok.decode(ex.response_ids[:-1]) == answer[len(prefix):]  # the target follows the prefix
+        assert tok.decode(ex.response_ids[:-1]) == answer[len(prefix) :]  # the target follows the prefix
         assert answer.count("assert ") == 2  # game.tests_requested golden asserts
     batch = pack([e.prompt_ids for e in examples], [e.response_ids for e in examples], policy.pad_id)
     assert batch.response_mask.sum(1).tolist() == [len(e.response_ids) for e in examples]
@@ -69,7 +71,7 @@ def test_examples_mask_prompt_and_prefix(problems) -> None:
     with torch.no_grad():
         for e in examples:
             ids = torch.tensor([e.prompt_ids + e.response_ids])
-            logits = policy.model(input_ids=ids).logits[0, len(e.prompt_ids) - 1:-1]
+            logits = policy.model(input_ids=ids).logits[0, len(e.prompt_ids) - 1 : -1]
             lp += torch.log_softmax(logits.float(), -1).gather(1, torch.tensor(e.response_ids)[:, None])[:, 0].tolist()
     assert sft_loss(policy, examples) == pytest.approx(-sum(lp) / len(lp), rel=1e-4)
 
@@ -78,8 +80,17 @@ def test_examples_mask_prompt_and_prefix(problems) -> None:
 
 
 def test_test_answer_orders_the_golden_asserts() -> None:
-    p = dataclasses.replace(load_problems("bundled:train")[0], entry_point="f", golden_tests=[
-        "assert f(10, 20) == 30", "x = 1", "assert f(1, 2) == 3", "assert g(0) == 0", "assert f(0, 0) == 0"])
+    p = dataclasses.replace(
+        load_problems("bundled:train")[0],
+        entry_point="f",
+        golden_tests=[
+            "assert f(10, 20) == 30",
+            "x = 1",
+            "assert f(1, 2) == 3",
+            "assert g(0) == 0",
+            "assert f(0, 0) == 0",
+        ],
+    )
     given = test_answer(p, 3).splitlines()[1:-1]
     assert given == ["assert f(10, 20) == 30", "assert f(1, 2) == 3", "assert f(0, 0) == 0"]
     shortest = test_answer(p, 3, "shortest").splitlines()[1:-1]
@@ -97,9 +108,10 @@ def test_test_answer_orders_the_golden_asserts() -> None:
 
 
 def test_examples_skip_what_the_game_could_not_produce(problems) -> None:
-    cfg = tiny_cfg(generation={"code": {"max_new_tokens": 5},
-                               "test": {"response_prefix": "```python\nassert nope("}},
-                   sft={"max_examples": None})
+    cfg = tiny_cfg(
+        generation={"code": {"max_new_tokens": 5}, "test": {"response_prefix": "```python\nassert nope("}},
+        sft={"max_examples": None},
+    )
     policy = build_sft_policy(cfg, "tiny-random")
     assert build_examples("code", problems, policy.tokenizer, cfg)[1]["too_long"] == len(problems)
     assert build_examples("test", problems, policy.tokenizer, cfg)[1]["prefix"] == len(problems)
@@ -188,11 +200,15 @@ def test_which_models_sft_trains() -> None:
     separate = tiny_cfg(model={"test_policy": "smollm2-135m"})
     assert not shares_one_model(separate)
     assert start_overrides(separate, {"code": "o/code", "test": "o/test"}) == [
-        "model.code_policy=o/code", "model.test_policy=o/test"]
+        "model.code_policy=o/code",
+        "model.test_policy=o/test",
+    ]
     explicit = tiny_cfg(model={"test_policy": "tiny-random"})
     assert shares_one_model(explicit)
     assert start_overrides(explicit, {"shared": "o/shared"}) == [
-        "model.code_policy=o/shared", "model.test_policy=o/shared"]
+        "model.code_policy=o/shared",
+        "model.test_policy=o/shared",
+    ]
 
 
 def test_sft_config_round_trips_and_refuses_bad_values(tmp_path) -> None:
@@ -202,9 +218,15 @@ def test_sft_config_round_trips_and_refuses_bad_values(tmp_path) -> None:
     again = load_config(path)
     assert again == cfg and again.sft.roles == ["test"] and again.sft.epochs == 3
     assert dataclasses.asdict(load_config(None).sft)["roles"] == ["code", "test"]
-    for bad, fragment in [("sft.roles=[coder]", "sft.roles"), ("sft.roles=[]", "sft.roles"),
-                          ("sft.roles=[test, test]", "twice"), ("sft.epochs=0", "sft.epochs"),
-                          ("sft.lr=0", "sft.lr"), ("sft.batch_size=0", "sft.batch_size"),
-                          ("sft.max_examples=0", "sft.max_examples"), ("sft.epoch=2", "unknown config key")]:
+    for bad, fragment in [
+        ("sft.roles=[coder]", "sft.roles"),
+        ("sft.roles=[]", "sft.roles"),
+        ("sft.roles=[test, test]", "twice"),
+        ("sft.epochs=0", "sft.epochs"),
+        ("sft.lr=0", "sft.lr"),
+        ("sft.batch_size=0", "sft.batch_size"),
+        ("sft.max_examples=0", "sft.max_examples"),
+        ("sft.epoch=2", "unknown config key"),
+    ]:
         with pytest.raises(UserError, match=fragment):
             load_config(None, [bad])

@@ -30,17 +30,19 @@ def reference_logprobs(model, prompt_ids, response_ids, temperature):
     """log softmax(logits / T) of each response token, one unpadded sequence at a time (no packing, no
     codea1 helper): the independent figure the engines are held to."""
     ids = torch.tensor([list(prompt_ids) + list(response_ids)])
-    logits = model(input_ids=ids).logits[0, len(prompt_ids) - 1:-1].float()
+    logits = model(input_ids=ids).logits[0, len(prompt_ids) - 1 : -1].float()
     logp = torch.log_softmax(logits / temperature, dim=-1)
     return logp.gather(-1, torch.tensor(response_ids)[:, None]).squeeze(-1).tolist()
 
 
 def engines(policy):
     model, tok = policy.model, policy.tokenizer
-    return {"loop (lean decoder)": policy.rollout,
-            "loop (model forward)": TransformersRollout(model, tok, policy.logprobs, fast_decode=False),
-            "loop (scoring pass)": TransformersRollout(model, tok, policy.logprobs, reuse_logprobs=False),
-            "hf-generate": TransformersRollout(model, tok, policy.logprobs, engine="hf-generate")}
+    return {
+        "loop (lean decoder)": policy.rollout,
+        "loop (model forward)": TransformersRollout(model, tok, policy.logprobs, fast_decode=False),
+        "loop (scoring pass)": TransformersRollout(model, tok, policy.logprobs, reuse_logprobs=False),
+        "hf-generate": TransformersRollout(model, tok, policy.logprobs, engine="hf-generate"),
+    }
 
 
 @pytest.mark.parametrize("temperature", [0.7, 1.3])
@@ -70,11 +72,15 @@ def test_first_ppo_ratio_is_one_and_first_kl_zero_at_any_temperature(temperature
     torch.manual_seed(0)
     model, tok = load_model_and_tokenizer("tiny-random")
     pol = Policy(model, tok, PolicyConfig(kl_coef=0.01, lr=1e-3, warmup_steps=0))
-    flat = [s for row in pol.generate(PROMPTS, GenerationConfig(n=3, temperature=temperature, max_new_tokens=10,
-                                                                seed=1)) for s in row]
+    flat = [
+        s
+        for row in pol.generate(PROMPTS, GenerationConfig(n=3, temperature=temperature, max_new_tokens=10, seed=1))
+        for s in row
+    ]
     # the learner's own scoring, per sample temperature, equals what was stored
-    learner = pol.logprobs([s.prompt_ids for s in flat], [s.response_ids for s in flat],
-                           temperature=[s.temperature for s in flat])
+    learner = pol.logprobs(
+        [s.prompt_ids for s in flat], [s.response_ids for s in flat], temperature=[s.temperature for s in flat]
+    )
     assert max(abs(a - b) for s, lp in zip(flat, learner) for a, b in zip(s.logprobs, lp)) < 1e-5
     m = pol.train_step(flat, [1.0, -1.0, 0.5] * 3)
     assert m["clipfrac"] == 0.0 and m["clipfrac_lower"] == 0.0
@@ -85,8 +91,9 @@ def test_mixed_temperatures_in_one_batch_are_each_scored_at_their_own(policy):
     hot = policy.generate(PROMPTS[:2], GenerationConfig(n=1, temperature=1.3, max_new_tokens=8, seed=2))
     cold = policy.generate(PROMPTS[:2], GenerationConfig(n=1, temperature=0.7, max_new_tokens=8, seed=2))
     flat = [row[0] for row in hot + cold]
-    scored = policy.logprobs([s.prompt_ids for s in flat], [s.response_ids for s in flat],
-                             temperature=[s.temperature for s in flat])
+    scored = policy.logprobs(
+        [s.prompt_ids for s in flat], [s.response_ids for s in flat], temperature=[s.temperature for s in flat]
+    )
     for s, lp in zip(flat, scored):
         ref = reference_logprobs(policy.model, s.prompt_ids, s.response_ids, s.temperature)
         assert max(abs(a - b) for a, b in zip(lp, ref)) < 1e-4

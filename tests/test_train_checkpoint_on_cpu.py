@@ -27,6 +27,7 @@ from codea1.train.metrics import MetricsLogger, read_metrics, truncate_metrics
 def _saver(text: str):
     def save(path: Path) -> None:
         (path / "weights.txt").write_text(text)
+
     return save
 
 
@@ -120,8 +121,9 @@ def test_a_library_error_for_a_failed_write_is_a_user_error_too(tmp_path: Path, 
 
     def safetensors_full(path: Path) -> None:
         (path / "model.safetensors").write_bytes(b"x" * 10)
-        raise SafetensorError('Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: '
-                              '"No space left on device" })')
+        raise SafetensorError(
+            'Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: "No space left on device" })'
+        )
 
     with pytest.raises(UserError, match="the disk is full"):
         save_checkpoint(tmp_path, TrainerState(step=1), {"p": safetensors_full})
@@ -155,8 +157,12 @@ def test_storage_failures_are_recognised_from_each_library() -> None:
 def _can_mount_tmpfs(path: Path) -> bool:
     if os.geteuid() != 0:
         return False
-    return subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(path)], capture_output=True,
-                          check=False).returncode == 0
+    return (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(path)], capture_output=True, check=False
+        ).returncode
+        == 0
+    )
 
 
 def test_training_on_a_full_disk_ends_in_one_sentence(tmp_path: Path) -> None:
@@ -168,12 +174,28 @@ def test_training_on_a_full_disk_ends_in_one_sentence(tmp_path: Path) -> None:
         pytest.skip("cannot mount a small tmpfs here (needs root and mount rights)")
     try:
         repo = Path(__file__).resolve().parents[1]
-        proc = subprocess.run([sys.executable, "-m", "codea1", "train", "--config",
-                               str(repo / "codea1" / "configs" / "tiny-cpu.yaml"), "--run-dir", str(disk / "run"),
-                               "--max-steps", "2", "train.checkpoint_every=1", "train.progress=false",
-                               "executor.uid_base=1700950000"],
-                              capture_output=True, text=True, timeout=300, check=False,
-                              env={**os.environ, "PYTHONPATH": str(repo)})
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "codea1",
+                "train",
+                "--config",
+                str(repo / "codea1" / "configs" / "tiny-cpu.yaml"),
+                "--run-dir",
+                str(disk / "run"),
+                "--max-steps",
+                "2",
+                "train.checkpoint_every=1",
+                "train.progress=false",
+                "executor.uid_base=1700950000",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+            env={**os.environ, "PYTHONPATH": str(repo)},
+        )
         assert proc.returncode == 2, proc.stderr[-2000:]
         assert "Traceback" not in proc.stderr
         last = proc.stderr.strip().splitlines()[-1]

@@ -11,16 +11,21 @@ import pytest
 from codea1.cli import main
 
 CONFIG = str(Path(__file__).resolve().parents[1] / "codea1" / "configs" / "tiny-cpu.yaml")
-OVERRIDES = ["game.M=2", "game.N=2", "train.batch_size=2", "data.limit=4", "game.tests_per_suite=2",
-             "train.checkpoint_every=1"]
+OVERRIDES = [
+    "game.M=2",
+    "game.N=2",
+    "train.batch_size=2",
+    "data.limit=4",
+    "game.tests_per_suite=2",
+    "train.checkpoint_every=1",
+]
 
 
 def train_args(run_dir: Path, *extra: str) -> list[str]:
     """`codea1 train` arguments: options first, then the key=value overrides."""
     options = [e for e in extra if e.startswith("--") or not ("=" in e)]
     overrides = [e for e in extra if e not in options]
-    return ["train", "--config", CONFIG, "--no-progress", "--run-dir", str(run_dir), *options, *OVERRIDES,
-            *overrides]
+    return ["train", "--config", CONFIG, "--no-progress", "--run-dir", str(run_dir), *options, *OVERRIDES, *overrides]
 
 
 def _error(capsys) -> str:
@@ -31,8 +36,11 @@ def _error(capsys) -> str:
 
 @pytest.mark.parametrize(
     ("override", "fragment"),
-    [("game.M=0", "'game.M' must be >= 1"), ("game.alpha=2", "'game.alpha' must be <= 1"),
-     ("game.colour=red", "unknown config key 'game.colour'")],
+    [
+        ("game.M=0", "'game.M' must be >= 1"),
+        ("game.alpha=2", "'game.alpha' must be <= 1"),
+        ("game.colour=red", "unknown config key 'game.colour'"),
+    ],
 )
 def test_bad_config_values_exit_2_naming_the_key(override: str, fragment: str, tmp_path: Path, capsys) -> None:
     assert main(train_args(tmp_path / "r", override)) == 2
@@ -46,8 +54,17 @@ def test_overrides_may_stand_between_options(tmp_path: Path, monkeypatch) -> Non
 
     seen = {}
     monkeypatch.setattr(loop, "train", lambda cfg, run_dir, **kwargs: seen.update(cfg=cfg, run_dir=run_dir))
-    argv = ["train", "game.M=3", "--config", CONFIG, "game.N=2", "--run-dir", str(tmp_path / "r"),
-            "--no-progress", "game.M=4"]
+    argv = [
+        "train",
+        "game.M=3",
+        "--config",
+        CONFIG,
+        "game.N=2",
+        "--run-dir",
+        str(tmp_path / "r"),
+        "--no-progress",
+        "game.M=4",
+    ]
     assert main(argv) == 0
     assert seen["run_dir"] == tmp_path / "r"
     assert (seen["cfg"].game.M, seen["cfg"].game.N) == (4, 2)  # all three applied, in order: the last M wins
@@ -123,8 +140,9 @@ def test_train_resume_and_report_through_the_cli(tmp_path: Path, capsys) -> None
 
 def test_demo_runs_end_to_end_on_a_tiny_preset(tmp_path: Path, capsys) -> None:
     run_dir = tmp_path / "demo"
-    assert main(["demo", "--config", CONFIG, "--steps", "1", "--run-dir", str(run_dir), *OVERRIDES,
-                 "eval.limit=2"]) == 0
+    assert (
+        main(["demo", "--config", CONFIG, "--steps", "1", "--run-dir", str(run_dir), *OVERRIDES, "eval.limit=2"]) == 0
+    )
     out = capsys.readouterr().out
     assert f"run directory: {run_dir}" in out and "report.html" in out
     summary = json.loads((run_dir / "eval.json").read_text())

@@ -13,8 +13,14 @@ from codea1.train.loop import batch_indices, derive_seed, epoch_permutation, pla
 from codea1.train.metrics import read_metrics
 
 CONFIGS = Path(__file__).resolve().parents[1] / "codea1" / "configs"
-SMALL = ["game.M=2", "game.N=2", "train.batch_size=2", "data.limit=6", "train.checkpoint_every=2",
-         "train.progress=false"]
+SMALL = [
+    "game.M=2",
+    "game.N=2",
+    "train.batch_size=2",
+    "data.limit=6",
+    "train.checkpoint_every=2",
+    "train.progress=false",
+]
 
 
 def _problems(cfg):
@@ -27,8 +33,8 @@ def test_data_order_is_a_fresh_permutation_per_epoch() -> None:
     n, size = 7, 3
     seen = batch_indices(0, n, 0, 4 * n)
     for epoch in range(4):
-        assert sorted(seen[epoch * n:(epoch + 1) * n]) == list(range(n))
-    assert seen[:n] != seen[n:2 * n]
+        assert sorted(seen[epoch * n : (epoch + 1) * n]) == list(range(n))
+    assert seen[:n] != seen[n : 2 * n]
     assert batch_indices(0, n, 5, size) == seen[5:8]  # a cursor reads the same order
     assert epoch_permutation(1, 0, n) != epoch_permutation(0, 0, n)
     assert derive_seed(0, 3, "gen_code") == derive_seed(0, 3, "gen_code") != derive_seed(0, 4, "gen_code")
@@ -54,10 +60,27 @@ def test_a1_run_writes_metrics_rollouts_checkpoints_and_book(a1_run: Path) -> No
 
     rows = read_metrics(a1_run / "metrics.jsonl")
     assert [r["step"] for r in rows] == [1, 2, 3]
-    for key in ("code_reward", "test_reward", "valid_ratio", "adv", "hist_pass", "gen_pass", "golden_pass_rate",
-                "mistake_book_size", "mistake_book_added", "mistake_book_removed", "code_kl", "test_kl",
-                "code_response_len", "code_tokens_per_s", "time_gen_code", "time_gen_tests", "time_execute",
-                "time_learn", "outside_model_frac"):
+    for key in (
+        "code_reward",
+        "test_reward",
+        "valid_ratio",
+        "adv",
+        "hist_pass",
+        "gen_pass",
+        "golden_pass_rate",
+        "mistake_book_size",
+        "mistake_book_added",
+        "mistake_book_removed",
+        "code_kl",
+        "test_kl",
+        "code_response_len",
+        "code_tokens_per_s",
+        "time_gen_code",
+        "time_gen_tests",
+        "time_execute",
+        "time_learn",
+        "outside_model_frac",
+    ):
         assert key in rows[-1], key
     assert 0.0 < sum(r["code_reward"] for r in rows)  # scripted GT codes pass their tests
     with MistakeBook(a1_run / "mistake_book.sqlite") as book:
@@ -80,8 +103,22 @@ def test_rollouts_rescore_with_codea1_score(a1_run: Path, tmp_path: Path) -> Non
 
     out = tmp_path / "scores.jsonl"
     rollouts = a1_run / "rollouts" / "step_1.jsonl"
-    assert main(["score", "--problems", "bundled", "--rollouts", str(rollouts), "--output", str(out),
-                 "--config", str(a1_run / "config.yaml")]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--problems",
+                "bundled",
+                "--rollouts",
+                str(rollouts),
+                "--output",
+                str(out),
+                "--config",
+                str(a1_run / "config.yaml"),
+            ]
+        )
+        == 0
+    )
     logged = [json.loads(x) for x in rollouts.read_text().splitlines()]
     rescored = [json.loads(x) for x in out.read_text().splitlines()]
     assert [r["question_id"] for r in rescored] == [r["question_id"] for r in logged]
@@ -133,18 +170,27 @@ def test_every_method_reads_the_same_questions_in_the_same_order(tmp_path) -> No
     write_problems_jsonl(problems, data)
     ids = {}
     for method in ("golden", "a1", "selfplay"):
-        cfg = load_config(CONFIGS / "tiny-cpu.yaml", [*SMALL, f"method={method}", f"data.train={data}",
-                                                      "data.limit=null", "train.data_epochs=2"])
+        cfg = load_config(
+            CONFIGS / "tiny-cpu.yaml",
+            [*SMALL, f"method={method}", f"data.train={data}", "data.limit=null", "train.data_epochs=2"],
+        )
         run_dir = tmp_path / method
         train(cfg, run_dir, max_steps=4, policy_factory=scripted_factory(problems))
-        ids[method] = [[json.loads(line)["question_id"] for line in
-                        (run_dir / "rollouts" / f"step_{k}.jsonl").read_text().splitlines()] for k in range(1, 5)]
+        ids[method] = [
+            [
+                json.loads(line)["question_id"]
+                for line in (run_dir / "rollouts" / f"step_{k}.jsonl").read_text().splitlines()
+            ]
+            for k in range(1, 5)
+        ]
     assert ids["golden"] == ids["a1"] == ids["selfplay"]
     seen = [q for step in ids["a1"] for q in step]
     assert len(set(seen)) == 5 and not {problems[i].id for i in (1, 4, 6)} & set(seen)  # one epoch of 5, then more
     with pytest.raises(UserError, match="require_golden_tests"):
-        cfg = load_config(CONFIGS / "tiny-cpu.yaml", [*SMALL, "method=golden", f"data.train={data}",
-                                                      "data.require_golden_tests=false"])
+        cfg = load_config(
+            CONFIGS / "tiny-cpu.yaml",
+            [*SMALL, "method=golden", f"data.train={data}", "data.require_golden_tests=false"],
+        )
         train(cfg, tmp_path / "refused", max_steps=1, policy_factory=scripted_factory(problems))
 
 
@@ -158,16 +204,17 @@ def test_replay_is_counted_and_happens_when_questions_come_back(tmp_path) -> Non
     assert [r["mistake_book_replayed"] for r in rows[:3]] == [0.0, 0.0, 0.0]
     assert sum(r["mistake_book_replayed"] for r in rows[3:]) > 0
     assert all(0 <= r["mistake_book_replay_questions"] <= cfg.train.batch_size for r in rows)
-    assert all(r["mistake_book_replayed"] <= cfg.game.history_size * r["mistake_book_replay_questions"]
-               for r in rows)
+    assert all(r["mistake_book_replayed"] <= cfg.game.history_size * r["mistake_book_replay_questions"] for r in rows)
 
 
 def test_training_writes_the_report_and_it_flags_a_collapse(a1_run: Path, tmp_path: Path) -> None:
     from codea1.train.report import collapses, make_plots
 
     assert (a1_run / "report.html").is_file() and (a1_run / "plots" / "rewards.png").is_file()
-    fell = [{"step": k, "code_reward": r, "golden_pass_rate": g}
-            for k, (r, g) in enumerate([(0.59, 0.575), (0.5, 0.5), (0.3, 0.2), (0.1, 0.05), (0.04, 0.025)], 1)]
+    fell = [
+        {"step": k, "code_reward": r, "golden_pass_rate": g}
+        for k, (r, g) in enumerate([(0.59, 0.575), (0.5, 0.5), (0.3, 0.2), (0.1, 0.05), (0.04, 0.025)], 1)
+    ]
     flags = collapses(fell)
     assert len(flags) == 2 and flags[0].startswith("R_C (the Code LLM's reward) collapsed: 0.545")
     assert collapses([{**r, "code_reward": 0.5, "golden_pass_rate": 0.5} for r in fell]) == []

@@ -22,19 +22,28 @@ from codea1.config import load_config
 
 CONFIGS = Path(__file__).resolve().parents[1] / "codea1" / "configs"
 STEPS = 5
-OVERRIDES = ["game.M=2", "game.N=2", "train.batch_size=2", "data.limit=6", "train.checkpoint_every=2",
-             "train.keep_checkpoints=2", "train.progress=false", "game.tests_per_suite=4", "train.max_steps=5"]
+OVERRIDES = [
+    "game.M=2",
+    "game.N=2",
+    "train.batch_size=2",
+    "data.limit=6",
+    "train.checkpoint_every=2",
+    "train.keep_checkpoints=2",
+    "train.progress=false",
+    "game.tests_per_suite=4",
+    "train.max_steps=5",
+]
 
 KILL_POINTS_ALL = [
-    "gen_code:1",          # before any checkpoint: resume starts from scratch
+    "gen_code:1",  # before any checkpoint: resume starts from scratch
     "gen_tests:2",
-    "execute:3",           # after a checkpoint, before the book update
-    "book:3",              # the book holds step 3, the checkpoint is step 2: rollback needed
+    "execute:3",  # after a checkpoint, before the book update
+    "book:3",  # the book holds step 3, the checkpoint is step 2: rollback needed
     "learn_code:4",
-    "learn_test:4",        # code policy updated in memory, test policy not yet
+    "learn_test:4",  # code policy updated in memory, test policy not yet
     "rollouts:5",
-    "metrics:3",           # metrics of step 3 written, then dropped and re-run on resume
-    "checkpoint:4",        # in the middle of writing checkpoint 4: a .tmp folder is left
+    "metrics:3",  # metrics of step 3 written, then dropped and re-run on resume
+    "checkpoint:4",  # in the middle of writing checkpoint 4: a .tmp folder is left
     "after_checkpoint:2",  # checkpoint complete, older ones not yet pruned
 ]
 KILL_POINTS_FAST = ["book:3", "checkpoint:4"]
@@ -53,10 +62,14 @@ def _child(run_dir: Path, resume: bool, kill_at: str | None) -> int:
             from codea1.data import load_problems
             from codea1.train.loop import train
 
-            cfg = load_config(run_dir / "config.yaml") if resume else load_config(CONFIGS / "tiny-cpu.yaml",
-                                                                                  OVERRIDES)
-            train(cfg, run_dir, resume=resume, policy_factory=scripted_factory(load_problems(cfg.data.train)),
-                  progress=False)
+            cfg = load_config(run_dir / "config.yaml") if resume else load_config(CONFIGS / "tiny-cpu.yaml", OVERRIDES)
+            train(
+                cfg,
+                run_dir,
+                resume=resume,
+                policy_factory=scripted_factory(load_problems(cfg.data.train)),
+                progress=False,
+            )
             code = 0
         except BaseException:  # noqa: BLE001  (a forked child must never return into pytest)
             traceback.print_exc()
@@ -85,8 +98,18 @@ def _fingerprint(run_dir: Path) -> dict:
         book_text = book.show()
         steps = book.step_log()
     rows = read_metrics(run_dir / "metrics.jsonl")
-    keys = ("step", "mistake_book_size", "mistake_book_added", "mistake_book_removed", "code_reward",
-            "test_reward", "code_loss", "code_kl", "test_loss", "test_kl")
+    keys = (
+        "step",
+        "mistake_book_size",
+        "mistake_book_added",
+        "mistake_book_removed",
+        "code_reward",
+        "test_reward",
+        "code_loss",
+        "code_kl",
+        "test_loss",
+        "test_kl",
+    )
     return {"book": book_text, "book_steps": steps, "metrics": [{k: r.get(k) for k in keys} for r in rows]}
 
 

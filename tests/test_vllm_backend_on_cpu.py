@@ -124,8 +124,11 @@ def fake_vllm(monkeypatch):
 
 
 def config(**sections: Any):
-    data = {"model": {"code_policy": "tiny-random", "mode": "full"}, "policy": {"kl_coef": 0.0},
-            "rollout": {"backend": "vllm", "vllm_sleep_level": 0}}
+    data = {
+        "model": {"code_policy": "tiny-random", "mode": "full"},
+        "policy": {"kl_coef": 0.0},
+        "rollout": {"backend": "vllm", "vllm_sleep_level": 0},
+    }
     for name, values in sections.items():
         data.setdefault(name, {}).update(values)
     return config_from_dict(data)
@@ -167,7 +170,11 @@ def test_engine_ignores_the_checkpoint_generation_config_and_samples_exactly_as_
         assert (kw["n"], kw["temperature"], kw["top_p"], kw["top_k"], kw["max_tokens"]) == (4, 0.7, 0.9, -1, 33)
         assert kw["stop"] == ["\n```"] and kw["include_stop_str_in_output"] is True
         assert (kw["repetition_penalty"], kw["presence_penalty"], kw["frequency_penalty"], kw["min_p"]) == (
-            1.0, 0.0, 0.0, 0.0)
+            1.0,
+            0.0,
+            0.0,
+            0.0,
+        )
         assert EOS_EXTRA in kw["stop_token_ids"] and code.tokenizer.eos_token_id in kw["stop_token_ids"]
         assert kw["logprobs"] is None
     seeds = [sp.seed for sp in params]
@@ -202,8 +209,9 @@ def test_prompts_render_with_the_chat_template_and_a_prefill_is_continued(fake_v
         assert all(s.prompt_ids == ids for s in group)
     # max_prompt_tokens keeps the last tokens, as the transformers backend does
     code.generate(PROMPTS[1:2], GenerationConfig(n=1, max_prompt_tokens=5))
-    full = tok(tok.apply_chat_template(PROMPTS[1], tokenize=False, add_generation_prompt=True),
-               add_special_tokens=False).input_ids
+    full = tok(
+        tok.apply_chat_template(PROMPTS[1], tokenize=False, add_generation_prompt=True), add_special_tokens=False
+    ).input_ids
     assert llm.calls("generate")[1][1][0]["prompt_token_ids"] == full[-5:]
 
 
@@ -222,8 +230,9 @@ def test_n_samples_grouped_per_prompt_in_order_with_learner_logprobs(fake_vllm, 
     # at another temperature the learner scores them under logits / T, as verl and TRL do
     warm = [s for g in code.generate(PROMPTS, GenerationConfig(n=2, seed=2, temperature=0.7)) for s in g]
     assert all(s.temperature == 0.7 for s in warm)
-    assert [s.logprobs for s in warm] == code.logprobs([s.prompt_ids for s in warm],
-                                                       [s.response_ids for s in warm], temperature=0.7)
+    assert [s.logprobs for s in warm] == code.logprobs(
+        [s.prompt_ids for s in warm], [s.response_ids for s in warm], temperature=0.7
+    )
     assert [s.logprobs for s in warm] != code.logprobs([s.prompt_ids for s in warm], [s.response_ids for s in warm])
 
 
@@ -319,8 +328,15 @@ def test_level_two_sleep_resends_full_weights_at_every_wake(fake_vllm, tmp_path)
     code.generate(PROMPTS, gen)
     names = [c[0] if c[0] != "wake_up" else f"wake_up:{c[1]}" for c in llm.log]
     assert names[:2] == ["generate", "sleep"]
-    assert names[2:] == ["wake_up:['weights']", "apply_model", "load_weights", "reset_prefix_cache",
-                         "wake_up:['kv_cache']", "generate", "sleep"]
+    assert names[2:] == [
+        "wake_up:['weights']",
+        "apply_model",
+        "load_weights",
+        "reset_prefix_cache",
+        "wake_up:['kv_cache']",
+        "generate",
+        "sleep",
+    ]
 
 
 def test_level_two_sleep_is_refused_for_lora():

@@ -22,10 +22,12 @@ def _choice(sample: Any) -> int:
 
 def wrong_variant(problem: Any) -> str:
     """GT, wrapped so that it returns None for inputs whose repr has a length divisible by 3."""
-    return (f"{problem.gt_solution}\n\n_gt_{problem.entry_point} = {problem.entry_point}\n\n"
-            f"def {problem.entry_point}(*args, **kwargs):\n"
-            f"    out = _gt_{problem.entry_point}(*args, **kwargs)\n"
-            f"    return None if len(repr(args)) % 3 == 0 else out\n")
+    return (
+        f"{problem.gt_solution}\n\n_gt_{problem.entry_point} = {problem.entry_point}\n\n"
+        f"def {problem.entry_point}(*args, **kwargs):\n"
+        f"    out = _gt_{problem.entry_point}(*args, **kwargs)\n"
+        f"    return None if len(repr(args)) % 3 == 0 else out\n"
+    )
 
 
 class ScriptedPolicy:
@@ -62,8 +64,10 @@ class ScriptedPolicy:
 
     def generate(self, prompts: list, gen: Any) -> list:
         out = self.policy.generate(prompts, gen)
-        return [[dataclasses.replace(s, text=self._text(self._problem(msgs), s)) for s in row]
-                for msgs, row in zip(prompts, out)]
+        return [
+            [dataclasses.replace(s, text=self._text(self._problem(msgs), s)) for s in row]
+            for msgs, row in zip(prompts, out)
+        ]
 
 
 def scripted_factory(problems: list):

@@ -15,5 +15,16 @@ from codea1.data.loaders import load_problems
 from codea1.data.problem import Problem, read_problems_jsonl, write_problems_jsonl
 from codea1.data.reference import load_reference_parquet
 
-__all__ = ["CheckResult", "Problem", "check_problems", "load_bundled", "load_humaneval", "load_kodcode",
-           "load_problems", "load_reference_parquet", "read_problems_jsonl", "time_limit", "write_problems_jsonl"]
+__all__ = [
+    "CheckResult",
+    "Problem",
+    "check_problems",
+    "load_bundled",
+    "load_humaneval",
+    "load_kodcode",
+    "load_problems",
+    "load_reference_parquet",
+    "read_problems_jsonl",
+    "time_limit",
+    "write_problems_jsonl",
+]

@@ -66,7 +66,7 @@ def _short(text: Any, limit: int = MAX_REASON) -> str:
 
 # Runs a pytest-style test program against the GT module (as `solution`). The sandbox child may not be able
 # to import pytest, so a minimal stand-in (raises, approx, mark) is provided when the import fails.
-PYTEST_HARNESS = '''
+PYTEST_HARNESS = """
 def __codea1_run_test_code():
     import math
     import re
@@ -135,19 +135,19 @@ def __codea1_run_test_code():
             fn()
             ran += 1
     return ran
-'''
+"""
 
 # Runs a `check(candidate)` program (EvalPlus / HumanEval) in its own namespace, which starts as a copy of
 # the GT module: check() may call GT helpers by name, and a GT function that is itself named `check`
 # (MBPP/56) is passed in before the program's own check() replaces that name.
-CHECK_HARNESS = '''
+CHECK_HARNESS = """
 def __codea1_run_test_code():
     namespace = dict(globals())
     candidate = globals()[__codea1_entry_point]
     exec(compile(__codea1_test_source, "<test_code>", "exec"), namespace)
     namespace["check"](candidate)
     return True
-'''
+"""
 
 
 def test_code_program(problem: Problem) -> str | None:
@@ -194,8 +194,12 @@ def check_problems(
     for i, problem in enumerate(problems):
         error = gt_problem(problem.gt_solution, problem.entry_point)
         if error is not None:
-            results[i] = CheckResult(id=problem.id, ok=False, reason=_short(problem.meta.get("gt_error") or error),
-                                     tests_total=len(problem.golden_tests))
+            results[i] = CheckResult(
+                id=problem.id,
+                ok=False,
+                reason=_short(problem.meta.get("gt_error") or error),
+                tests_total=len(problem.golden_tests),
+            )
         else:
             runnable.append(i)
     golden = [i for i in runnable if problems[i].golden_tests]
@@ -211,9 +215,16 @@ def check_problems(
     own = executor is None
     ex = Executor(workers=workers, memory_mb=memory_mb) if own else executor
     try:
-        cases = [AssertCase(code=_gt_program(problems[i]), tests=list(problems[i].golden_tests),
-                            entry_point=problems[i].entry_point, oracle=_gt_program(problems[i]), id=problems[i].id)
-                 for i in golden]
+        cases = [
+            AssertCase(
+                code=_gt_program(problems[i]),
+                tests=list(problems[i].golden_tests),
+                entry_point=problems[i].entry_point,
+                oracle=_gt_program(problems[i]),
+                id=problems[i].id,
+            )
+            for i in golden
+        ]
         with warnings.catch_warnings():  # tests parsed in this process may hold odd escapes in strings
             warnings.simplefilter("ignore", SyntaxWarning)
             warnings.simplefilter("ignore", DeprecationWarning)
@@ -228,14 +239,17 @@ def check_problems(
                 continue
             res.tests_passed = sum(r.status == "pass" for r in job.results)
             res.gt_seconds = max((r.seconds for r in job.results), default=0.0)
-            res.failures = [_golden_failure(k, t, r) for k, (t, r) in enumerate(zip(tests, job.results))
-                            if r.status != "pass"]
+            res.failures = [
+                _golden_failure(k, t, r) for k, (t, r) in enumerate(zip(tests, job.results)) if r.status != "pass"
+            ]
             if res.failures:
                 res.ok = False
                 res.reason = res.failures[0]
         done_before = len(golden)
-        jobs = [Job(id=problems[i].id, code=programs[i], calls=["__codea1_run_test_code()"],
-                    timeout=test_code_timeout) for i in with_code]
+        jobs = [
+            Job(id=problems[i].id, code=programs[i], calls=["__codea1_run_test_code()"], timeout=test_code_timeout)
+            for i in with_code
+        ]
         for i, job in zip(with_code, ex.run(jobs, progress=report) if jobs else []):
             res = results[i]
             if not job.defined:

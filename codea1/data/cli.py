@@ -27,16 +27,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-SPEC_HELP = ("problem source: bundled, bundled:train, bundled:eval, humaneval, kodcode, kodcode:PATH, "
-             "a .jsonl of problems or a reference-schema .parquet")
+SPEC_HELP = (
+    "problem source: bundled, bundled:train, bundled:eval, humaneval, kodcode, kodcode:PATH, "
+    "a .jsonl of problems or a reference-schema .parquet"
+)
 
 
 def add_selection(parser: argparse.ArgumentParser) -> None:
     """The options that choose which problems of SPEC a subcommand works on (see `selection`)."""
     parser.add_argument("--split", choices=["train", "eval"], default=None, help="only this split")
     parser.add_argument("--difficulty", default=None, help="only this difficulty (easy/medium/hard)")
-    parser.add_argument("--source", default=None,
-                        help="only problems of this source (e.g. mbppplus, humanevalplus in the reference parquet)")
+    parser.add_argument(
+        "--source",
+        default=None,
+        help="only problems of this source (e.g. mbppplus, humanevalplus in the reference parquet)",
+    )
     parser.add_argument("--limit", type=int, default=None, help="only the first N problems (after the filters)")
 
 
@@ -54,10 +59,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     check.add_argument("spec", metavar="SPEC", help=SPEC_HELP)
     check.add_argument("--workers", type=int, default=None, help="sandbox workers (default: CPUs available)")
     check.add_argument("--timeout", type=float, default=10.0, help="seconds per golden-test call (default 10)")
-    check.add_argument("--test-code-timeout", type=float, default=120.0,
-                       help="seconds for the source's whole test program per problem (default 120)")
-    check.add_argument("--memory-mb", type=int, default=1024,
-                       help="address space each sandboxed GT run may add, MiB (default 1024)")
+    check.add_argument(
+        "--test-code-timeout",
+        type=float,
+        default=120.0,
+        help="seconds for the source's whole test program per problem (default 120)",
+    )
+    check.add_argument(
+        "--memory-mb", type=int, default=1024, help="address space each sandboxed GT run may add, MiB (default 1024)"
+    )
     check.add_argument("--no-test-code", action="store_true", help="run only the golden asserts")
     add_selection(check)
     check.add_argument("--output", type=Path, default=None, help="write a JSON report here")
@@ -81,14 +91,23 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     dec = data_sub.add_parser("decontaminate", help="drop training problems that near-duplicate held-out ones")
     dec.add_argument("spec", metavar="SPEC", help=SPEC_HELP + " (the training problems)")
-    dec.add_argument("--against", action="append", required=True, metavar="HELD_OUT",
-                     help="a held-out problem source (repeat for several)")
+    dec.add_argument(
+        "--against",
+        action="append",
+        required=True,
+        metavar="HELD_OUT",
+        help="a held-out problem source (repeat for several)",
+    )
     dec.add_argument("--output", type=Path, required=True, help="the .jsonl of the training problems kept")
     dec.add_argument("--report", type=Path, default=None, help="write the pairs found as JSON here")
-    dec.add_argument("--no-behaviour", action="store_true",
-                     help="textual signals only (no sandbox run of each GT on the other's golden tests)")
-    dec.add_argument("--threshold", type=float, default=0.5,
-                     help="description bigram Jaccard index that makes a pair (default 0.5)")
+    dec.add_argument(
+        "--no-behaviour",
+        action="store_true",
+        help="textual signals only (no sandbox run of each GT on the other's golden tests)",
+    )
+    dec.add_argument(
+        "--threshold", type=float, default=0.5, help="description bigram Jaccard index that makes a pair (default 0.5)"
+    )
     dec.add_argument("--workers", type=int, default=None, help="sandbox workers (default: CPUs available)")
     add_selection(dec)
     dec.set_defaults(func=run_decontaminate)
@@ -119,17 +138,31 @@ def run_check(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise UserError("--workers must be at least 1")
     started = time.perf_counter()
-    with Executor(workers=args.workers, memory_mb=args.memory_mb) as executor, Progress(
-        TextColumn("checking GT"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-        console=console, transient=True,
-    ) as bar:
+    with (
+        Executor(workers=args.workers, memory_mb=args.memory_mb) as executor,
+        Progress(
+            TextColumn("checking GT"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
+        ) as bar,
+    ):
         task = bar.add_task("check", total=None)
 
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        results = check_problems(problems, executor, timeout=args.timeout, test_code_timeout=args.test_code_timeout,
-                                 run_test_code=not args.no_test_code, progress=progress)
+        results = check_problems(
+            problems,
+            executor,
+            timeout=args.timeout,
+            test_code_timeout=args.test_code_timeout,
+            run_test_code=not args.no_test_code,
+            progress=progress,
+        )
         isolation = executor.isolation_level
     elapsed = time.perf_counter() - started
     failing = [r for r in results if not r.ok]
@@ -154,8 +187,12 @@ def run_check(args: argparse.Namespace) -> int:
     )
     if args.output is not None:
         report = {
-            "spec": args.spec, "problems": len(results), "ok": len(results) - len(failing),
-            "failing": len(failing), "seconds": round(elapsed, 2), "isolation": isolation,
+            "spec": args.spec,
+            "problems": len(results),
+            "ok": len(results) - len(failing),
+            "failing": len(failing),
+            "seconds": round(elapsed, 2),
+            "isolation": isolation,
             "results": [r.to_dict() for r in results],
         }
         args.output.parent.mkdir(parents=True, exist_ok=True)
@@ -191,23 +228,28 @@ def run_split(args: argparse.Namespace) -> int:
 
     problems = load_problems(args.spec, **selection(args))
     if not 0 < args.held_out < len(problems):
-        raise UserError(f"--held-out must be between 1 and {len(problems) - 1} for {len(problems)} problems, "
-                        f"got {args.held_out}")
+        raise UserError(
+            f"--held-out must be between 1 and {len(problems) - 1} for {len(problems)} problems, got {args.held_out}"
+        )
     train_ids, held_ids = split_ids([p.id for p in problems], args.held_out, args.seed)
     by_id = {p.id: p for p in problems}
     write_problems_jsonl([by_id[i] for i in train_ids], args.train_output)
     write_problems_jsonl([by_id[i] for i in held_ids], args.held_out_output)
-    print(f"wrote {len(train_ids)} training problems to {args.train_output} and {len(held_ids)} held-out "
-          f"problems to {args.held_out_output} (seed {args.seed})")
+    print(
+        f"wrote {len(train_ids)} training problems to {args.train_output} and {len(held_ids)} held-out "
+        f"problems to {args.held_out_output} (seed {args.seed})"
+    )
     return 0
 
 
 def print_pairs(pairs: list, write: Any = print) -> None:
     """One line per contamination pair: the two ids, entry points and signals."""
     for p in pairs:
-        write(f"  {p.train_id} ({p.train_entry_point}) ~ {p.held_out_id} ({p.held_out_entry_point}): "
-              f"{', '.join(p.signals)}" + (f" (description {p.description_similarity:.2f})"
-                                           if "description" in p.signals else ""))
+        write(
+            f"  {p.train_id} ({p.train_entry_point}) ~ {p.held_out_id} ({p.held_out_entry_point}): "
+            f"{', '.join(p.signals)}"
+            + (f" (description {p.description_similarity:.2f})" if "description" in p.signals else "")
+        )
 
 
 def run_decontaminate(args: argparse.Namespace) -> int:
@@ -218,8 +260,12 @@ def run_decontaminate(args: argparse.Namespace) -> int:
 
     train = load_problems(args.spec, **selection(args))
     held = [p for spec in args.against for p in load_problems(spec)]
-    settings = {"against": args.against, "behaviour": not args.no_behaviour, "ngram_threshold": args.threshold,
-                "tests_per_problem": decontam.TESTS_PER_PROBLEM}
+    settings = {
+        "against": args.against,
+        "behaviour": not args.no_behaviour,
+        "ngram_threshold": args.threshold,
+        "tests_per_problem": decontam.TESTS_PER_PROBLEM,
+    }
     if args.no_behaviour:
         kept, pairs = decontam.decontaminate(train, held, None, ngram_threshold=args.threshold, behaviour=False)
     else:
@@ -230,8 +276,11 @@ def run_decontaminate(args: argparse.Namespace) -> int:
     write_problems_jsonl(kept, args.output)
     if args.report is not None:
         args.report.parent.mkdir(parents=True, exist_ok=True)
-        args.report.write_text(json.dumps(decontam.report(train, held, kept, pairs, settings), indent=1),
-                               encoding="utf-8")
-    print(f"kept {len(kept)} of {len(train)} problems ({len(train) - len(kept)} dropped, {len(pairs)} pairs) "
-          f"in {args.output}")
+        args.report.write_text(
+            json.dumps(decontam.report(train, held, kept, pairs, settings), indent=1), encoding="utf-8"
+        )
+    print(
+        f"kept {len(kept)} of {len(train)} problems ({len(train) - len(kept)} dropped, {len(pairs)} pairs) "
+        f"in {args.output}"
+    )
     return 0

@@ -26,13 +26,65 @@ from typing import Any
 
 from codea1.data.problem import Problem
 
-STOP_WORDS = frozenset([
-    "a", "an", "the", "of", "to", "in", "on", "for", "from", "with", "by", "and", "or", "is", "are", "be",
-    "as", "at", "that", "this", "it", "its", "into", "given", "which", "whether", "if", "then", "than",
-    "not", "no", "all", "any", "each", "every", "number", "numbers", "list", "lists", "string", "strings",
-    "value", "values", "element", "elements", "write", "python", "function", "program", "find", "return",
-    "returns", "check", "count", "get",
-])
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "from",
+        "with",
+        "by",
+        "and",
+        "or",
+        "is",
+        "are",
+        "be",
+        "as",
+        "at",
+        "that",
+        "this",
+        "it",
+        "its",
+        "into",
+        "given",
+        "which",
+        "whether",
+        "if",
+        "then",
+        "than",
+        "not",
+        "no",
+        "all",
+        "any",
+        "each",
+        "every",
+        "number",
+        "numbers",
+        "list",
+        "lists",
+        "string",
+        "strings",
+        "value",
+        "values",
+        "element",
+        "elements",
+        "write",
+        "python",
+        "function",
+        "program",
+        "find",
+        "return",
+        "returns",
+        "check",
+        "count",
+        "get",
+    ]
+)
 DESCRIPTION_THRESHOLD = 0.5
 TESTS_PER_PROBLEM = 3
 
@@ -79,7 +131,7 @@ def description_words(text: str) -> list[str]:
 def _ngrams(words: Sequence[str], n: int) -> set[tuple[str, ...]]:
     if len(words) < n:
         return {tuple(words)} if words else set()
-    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
 
 
 def description_similarity(a: str, b: str, n: int = 2) -> float:
@@ -118,9 +170,14 @@ def _program(problem: Problem) -> str:
     return f"{imports}\n{problem.gt_solution}" if imports else problem.gt_solution
 
 
-def _passes_foreign_tests(executor: Any, hosts: Sequence[Problem], guests: Sequence[Problem],
-                          tests_per_problem: int, timeout: float,
-                          progress: Callable[[int, int], None] | None) -> set[tuple[str, str]]:
+def _passes_foreign_tests(
+    executor: Any,
+    hosts: Sequence[Problem],
+    guests: Sequence[Problem],
+    tests_per_problem: int,
+    timeout: float,
+    progress: Callable[[int, int], None] | None,
+) -> set[tuple[str, str]]:
     """(host id, guest id) for every guest whose first tests all pass on the host's GT (renamed to it):
     one sandbox case per host holding every guest's tests."""
     from codea1.oracle import AssertCase, run_assertions
@@ -148,9 +205,15 @@ def _passes_foreign_tests(executor: Any, hosts: Sequence[Problem], guests: Seque
     return found
 
 
-def behaviour_pairs(train: Sequence[Problem], held_out: Sequence[Problem], executor: Any, *,
-                    tests_per_problem: int = TESTS_PER_PROBLEM, timeout: float = 1.0,
-                    progress: Callable[[int, int], None] | None = None) -> set[tuple[str, str]]:
+def behaviour_pairs(
+    train: Sequence[Problem],
+    held_out: Sequence[Problem],
+    executor: Any,
+    *,
+    tests_per_problem: int = TESTS_PER_PROBLEM,
+    timeout: float = 1.0,
+    progress: Callable[[int, int], None] | None = None,
+) -> set[tuple[str, str]]:
     """(train id, held-out id) of every pair whose GTs pass each other's first golden tests."""
     train = [p for p in train if p.golden_tests]
     held_out = [p for p in held_out if p.golden_tests]
@@ -163,17 +226,29 @@ def behaviour_pairs(train: Sequence[Problem], held_out: Sequence[Problem], execu
 # the whole check
 
 
-def find_pairs(train: Sequence[Problem], held_out: Sequence[Problem], executor: Any = None, *,
-               ngram_threshold: float = DESCRIPTION_THRESHOLD, behaviour: bool = True,
-               tests_per_problem: int = TESTS_PER_PROBLEM, timeout: float = 1.0,
-               progress: Callable[[int, int], None] | None = None) -> list[ContaminationPair]:
+def find_pairs(
+    train: Sequence[Problem],
+    held_out: Sequence[Problem],
+    executor: Any = None,
+    *,
+    ngram_threshold: float = DESCRIPTION_THRESHOLD,
+    behaviour: bool = True,
+    tests_per_problem: int = TESTS_PER_PROBLEM,
+    timeout: float = 1.0,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[ContaminationPair]:
     """Every (training, held-out) pair that a signal flags, in training order. `behaviour` needs an
     executor (a `codea1.sandbox.Executor`); without one only the textual signals are used."""
     by_name: dict[str, list[Problem]] = {}
     for h in held_out:
         by_name.setdefault(normalise_name(h.entry_point), []).append(h)
-    acted = behaviour_pairs(train, held_out, executor, tests_per_problem=tests_per_problem, timeout=timeout,
-                            progress=progress) if behaviour and executor is not None else set()
+    acted = (
+        behaviour_pairs(
+            train, held_out, executor, tests_per_problem=tests_per_problem, timeout=timeout, progress=progress
+        )
+        if behaviour and executor is not None
+        else set()
+    )
     held_words = [(h, _ngrams(description_words(h.description), 2)) for h in held_out]
     pairs: list[ContaminationPair] = []
     for t in train:
@@ -188,35 +263,72 @@ def find_pairs(train: Sequence[Problem], held_out: Sequence[Problem], executor: 
             if (t.id, h.id) in acted:
                 signals.append("behaviour")
             if signals:
-                pairs.append(ContaminationPair(t.id, h.id, signals, t.entry_point, h.entry_point, round(sim, 3),
-                                               t.description[:200], h.description[:200]))
+                pairs.append(
+                    ContaminationPair(
+                        t.id,
+                        h.id,
+                        signals,
+                        t.entry_point,
+                        h.entry_point,
+                        round(sim, 3),
+                        t.description[:200],
+                        h.description[:200],
+                    )
+                )
     return pairs
 
 
-def decontaminate(train: Sequence[Problem], held_out: Sequence[Problem], executor: Any = None, **kwargs: Any
-                  ) -> tuple[list[Problem], list[ContaminationPair]]:
+def decontaminate(
+    train: Sequence[Problem], held_out: Sequence[Problem], executor: Any = None, **kwargs: Any
+) -> tuple[list[Problem], list[ContaminationPair]]:
     """The training problems that no signal pairs with a held-out problem (order kept), and the pairs.
     A training problem whose id is also a held-out id is always a pair ("same id")."""
     held_ids = {h.id for h in held_out}
-    pairs = [ContaminationPair(t.id, t.id, ["same id"], t.entry_point, t.entry_point, 1.0,
-                               t.description[:200], t.description[:200]) for t in train if t.id in held_ids]
+    pairs = [
+        ContaminationPair(
+            t.id, t.id, ["same id"], t.entry_point, t.entry_point, 1.0, t.description[:200], t.description[:200]
+        )
+        for t in train
+        if t.id in held_ids
+    ]
     rest = [t for t in train if t.id not in held_ids]
     pairs += find_pairs(rest, held_out, executor, **kwargs)
     dropped = {p.train_id for p in pairs}
     return [t for t in train if t.id not in dropped], pairs
 
 
-def report(train: Sequence[Problem], held_out: Sequence[Problem], kept: Sequence[Problem],
-           pairs: Sequence[ContaminationPair], settings: dict[str, Any] | None = None) -> dict[str, Any]:
+def report(
+    train: Sequence[Problem],
+    held_out: Sequence[Problem],
+    kept: Sequence[Problem],
+    pairs: Sequence[ContaminationPair],
+    settings: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The decontamination report as plain data (written as decontamination.json)."""
     counts: dict[str, int] = {}
     for p in pairs:
         for s in p.signals:
             counts[s] = counts.get(s, 0) + 1
-    return {"train": len(train), "held_out": len(held_out), "kept": len(kept),
-            "dropped": len({p.train_id for p in pairs}), "pairs": len(pairs), "pairs_by_signal": counts,
-            "settings": settings or {}, "pair_list": [p.to_dict() for p in pairs]}
+    return {
+        "train": len(train),
+        "held_out": len(held_out),
+        "kept": len(kept),
+        "dropped": len({p.train_id for p in pairs}),
+        "pairs": len(pairs),
+        "pairs_by_signal": counts,
+        "settings": settings or {},
+        "pair_list": [p.to_dict() for p in pairs],
+    }
 
 
-__all__ = ["ContaminationPair", "behaviour_pairs", "decontaminate", "description_similarity",
-           "description_words", "find_pairs", "normalise_name", "renamed_test", "report"]
+__all__ = [
+    "ContaminationPair",
+    "behaviour_pairs",
+    "decontaminate",
+    "description_similarity",
+    "description_words",
+    "find_pairs",
+    "normalise_name",
+    "renamed_test",
+    "report",
+]

@@ -53,8 +53,9 @@ def candidate_asserts(test_code: str, entry_point: str) -> list[str]:
                 continue
             call, _, expected = parts
             call_node = ast.parse(call, mode="eval").body
-            if not (isinstance(call_node, ast.Call) and isinstance(call_node.func, ast.Name)
-                    and call_node.func.id == param):
+            if not (
+                isinstance(call_node, ast.Call) and isinstance(call_node.func, ast.Name) and call_node.func.id == param
+            ):
                 continue
             call_names = {n.id for n in ast.walk(call_node) if isinstance(n, ast.Name)}
             expected_names = {n.id for n in ast.walk(ast.parse(expected)) if isinstance(n, ast.Name)}
@@ -81,20 +82,23 @@ def load_humaneval(path: str | Path | None = None) -> list[Problem]:
             error = gt_problem(gt, row["entry_point"])
             if error:
                 meta["gt_error"] = error
-            problems.append(Problem(
-                id=row["task_id"],
-                prompt=row["prompt"],
-                description=_docstring(row["prompt"], row["entry_point"]) or row["prompt"],
-                entry_point=row["entry_point"],
-                gt_solution=gt,
-                golden_tests=candidate_asserts(row["test"], row["entry_point"]),
-                imports="\n".join(line for line in row["prompt"].splitlines()
-                                  if line.startswith(("import ", "from "))),
-                source="humaneval",
-                test_code=row["test"],
-                split="eval",
-                meta=meta,
-            ))
+            problems.append(
+                Problem(
+                    id=row["task_id"],
+                    prompt=row["prompt"],
+                    description=_docstring(row["prompt"], row["entry_point"]) or row["prompt"],
+                    entry_point=row["entry_point"],
+                    gt_solution=gt,
+                    golden_tests=candidate_asserts(row["test"], row["entry_point"]),
+                    imports="\n".join(
+                        line for line in row["prompt"].splitlines() if line.startswith(("import ", "from "))
+                    ),
+                    source="humaneval",
+                    test_code=row["test"],
+                    split="eval",
+                    meta=meta,
+                )
+            )
     return problems
 
 

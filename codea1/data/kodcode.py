@@ -27,10 +27,33 @@ from codea1.errors import UserError
 from codea1.sandbox.asserts import split_assert
 
 HUB_ID = "KodCode/KodCode-V1"
-SAFE_BUILTINS = frozenset({
-    "abs", "all", "any", "bool", "dict", "float", "frozenset", "int", "len", "list", "max", "min", "range",
-    "reversed", "round", "set", "sorted", "str", "sum", "tuple", "True", "False", "None",
-})
+SAFE_BUILTINS = frozenset(
+    {
+        "abs",
+        "all",
+        "any",
+        "bool",
+        "dict",
+        "float",
+        "frozenset",
+        "int",
+        "len",
+        "list",
+        "max",
+        "min",
+        "range",
+        "reversed",
+        "round",
+        "set",
+        "sorted",
+        "str",
+        "sum",
+        "tuple",
+        "True",
+        "False",
+        "None",
+    }
+)
 
 PROMPT = """{question}
 
@@ -98,8 +121,11 @@ def pytest_asserts(test_code: str, entry_point: str) -> list[str]:
             if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
                 continue
             call, expected = test.left, test.comparators[0]
-            if (not _calls(call, entry_point) or not _free_names(call) <= allowed
-                    or not _free_names(expected) <= SAFE_BUILTINS):
+            if (
+                not _calls(call, entry_point)
+                or not _free_names(call) <= allowed
+                or not _free_names(expected) <= SAFE_BUILTINS
+            ):
                 continue
             try:
                 statement = f"assert {ast.unparse(call)} == {ast.unparse(expected)}"
@@ -131,8 +157,10 @@ def row_to_problem(row: dict[str, Any], where: str) -> Problem | None:
             raise UserError(f"{where}: field '{name}' is missing or not a non-empty string")
     entry_point = _entry_point(row)
     if entry_point is None:
-        raise UserError(f"{where} ({row['question_id']}): field 'test_info' names no function and the test "
-                        "has no `from solution import NAME`")
+        raise UserError(
+            f"{where} ({row['question_id']}): field 'test_info' names no function and the test "
+            "has no `from solution import NAME`"
+        )
     if parse_error(row["solution"]) is None and not defines(row["solution"], entry_point):
         return None
     info = row.get("test_info") or [{}]
@@ -184,12 +212,19 @@ def _open_dataset(dataset_or_path: Any, split: str) -> Iterable[dict[str, Any]]:
     except UserError:
         raise
     except Exception as exc:  # noqa: BLE001 - hub/offline/format errors all mean: cannot read this dataset
-        raise UserError(f"{spec}: cannot load the KodCode dataset ({type(exc).__name__}: {str(exc)[:200]}); "
-                        "pass a local path or check the network / HF_HUB_OFFLINE") from None
+        raise UserError(
+            f"{spec}: cannot load the KodCode dataset ({type(exc).__name__}: {str(exc)[:200]}); "
+            "pass a local path or check the network / HF_HUB_OFFLINE"
+        ) from None
 
 
-def load_kodcode(dataset_or_path: Any = HUB_ID, difficulty: str | Iterable[str] | None = None, *,
-                 split: str = "train", limit: int | None = None) -> list[Problem]:
+def load_kodcode(
+    dataset_or_path: Any = HUB_ID,
+    difficulty: str | Iterable[str] | None = None,
+    *,
+    split: str = "train",
+    limit: int | None = None,
+) -> list[Problem]:
     """KodCode-V1 rows as Problems, optionally only those with the given gpt_difficulty value(s)."""
     wanted = None
     if difficulty is not None:
@@ -200,8 +235,9 @@ def load_kodcode(dataset_or_path: Any = HUB_ID, difficulty: str | Iterable[str] 
     for index, row in enumerate(rows):
         if wanted is not None and (row.get("gpt_difficulty") or row.get("difficulty")) not in wanted:
             continue
-        problem = row_to_problem(dict(row), f"{dataset_or_path if isinstance(dataset_or_path, str) else 'kodcode'} "
-                                            f"row {index}")
+        problem = row_to_problem(
+            dict(row), f"{dataset_or_path if isinstance(dataset_or_path, str) else 'kodcode'} row {index}"
+        )
         if problem is None:
             skipped += 1
             continue
@@ -209,6 +245,10 @@ def load_kodcode(dataset_or_path: Any = HUB_ID, difficulty: str | Iterable[str] 
         if limit is not None and len(problems) >= limit:
             break
     if skipped:
-        warnings.warn(f"KodCode: skipped {skipped} row(s) whose solution has no module-level entry point "
-                      "function (e.g. class-based tasks)", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"KodCode: skipped {skipped} row(s) whose solution has no module-level entry point "
+            "function (e.g. class-based tasks)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return problems

@@ -45,13 +45,22 @@ def _load(spec: str, difficulty: str | None, limit: int | None) -> list[Problem]
         from codea1.data.reference import load_reference_parquet
 
         return load_reference_parquet(path)
-    raise UserError(f"problem source '{spec}' is unknown; use one of {', '.join(NAMED)}, "
-                    "a .jsonl file of problems or a reference-schema .parquet file")
+    raise UserError(
+        f"problem source '{spec}' is unknown; use one of {', '.join(NAMED)}, "
+        "a .jsonl file of problems or a reference-schema .parquet file"
+    )
 
 
-def load_problems(spec: str, *, split: str | None = None, limit: int | None = None, check: bool = False,
-                  difficulty: str | None = None, workers: int | None = None,
-                  source: str | None = None) -> list[Problem]:
+def load_problems(
+    spec: str,
+    *,
+    split: str | None = None,
+    limit: int | None = None,
+    check: bool = False,
+    difficulty: str | None = None,
+    workers: int | None = None,
+    source: str | None = None,
+) -> list[Problem]:
     """Problems from `spec` (see module doc), filtered by split, difficulty and source (the Problem's
     `source` field, e.g. "mbppplus" in the reference parquet), at most `limit` of them.
 
@@ -73,11 +82,15 @@ def load_problems(spec: str, *, split: str | None = None, limit: int | None = No
         kept, failed = drop_failing(problems, check_problems(problems, workers=workers))
         if failed:
             shown = ", ".join(r.id for r in failed[:5]) + (", ..." if len(failed) > 5 else "")
-            warnings.warn(f"{spec}: dropped {len(failed)} of {len(problems)} problems whose GT fails its own "
-                          f"tests ({shown}); run `codea1 data check {spec}` for the reasons",
-                          RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"{spec}: dropped {len(failed)} of {len(problems)} problems whose GT fails its own "
+                f"tests ({shown}); run `codea1 data check {spec}` for the reasons",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         problems = kept
     if not problems:
-        raise UserError(f"{spec}: no problems left (split={split}, difficulty={difficulty}, source={source}, "
-                        f"limit={limit})")
+        raise UserError(
+            f"{spec}: no problems left (split={split}, difficulty={difficulty}, source={source}, limit={limit})"
+        )
     return problems

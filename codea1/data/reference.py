@@ -83,12 +83,12 @@ def _first_elements(text: str, limit: int) -> list[str]:
         elif tok in ")]}":
             depth -= 1
             if depth == 0:
-                tail = text[last_sep + 1:match.start()].strip()
+                tail = text[last_sep + 1 : match.start()].strip()
                 if tail:
                     elements.append(tail)
                 break
         elif depth == 1:  # a comma between elements
-            elements.append(text[last_sep + 1:match.start()].strip())
+            elements.append(text[last_sep + 1 : match.start()].strip())
             last_sep = match.start()
     return elements
 
@@ -116,14 +116,23 @@ def _assertion_loop(body: list[ast.stmt]) -> tuple[str, Any, bool] | None:
         if not isinstance(node, ast.For) or len(node.body) != 1 or not isinstance(node.body[0], ast.Expr):
             continue
         call = node.body[0].value
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "assertion"
-                and len(call.args) == 3):
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == "assertion"
+            and len(call.args) == 3
+        ):
             continue
         inner, expected, atol = call.args
         by_ref = isinstance(expected, ast.Call) and isinstance(expected.func, ast.Name)
-        if (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and len(inner.args) == 1
-                and isinstance(inner.args[0], ast.Starred) and (isinstance(expected, ast.Name) or by_ref)
-                and isinstance(atol, ast.Constant)):
+        if (
+            isinstance(inner, ast.Call)
+            and isinstance(inner.func, ast.Name)
+            and len(inner.args) == 1
+            and isinstance(inner.args[0], ast.Starred)
+            and (isinstance(expected, ast.Name) or by_ref)
+            and isinstance(atol, ast.Constant)
+        ):
             return inner.func.id, atol.value, not by_ref
     return None
 
@@ -177,7 +186,7 @@ def check_program_facts(test_code: str, entry_point: str) -> dict[str, Any]:
     if loop_at is None:
         return facts
     try:
-        loop_tree = ast.parse(textwrap.dedent(test_code[loop_at.start():body_end]))
+        loop_tree = ast.parse(textwrap.dedent(test_code[loop_at.start() : body_end]))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return facts
     loop = _assertion_loop(loop_tree.body)
@@ -192,8 +201,8 @@ def check_program_facts(test_code: str, entry_point: str) -> dict[str, Any]:
     if comparison == "other" or not with_results or "results" not in positions:
         return facts  # golden asserts need the expected values written out
     scan = 4 * GOLDEN_LIMIT  # elements read, to find GOLDEN_LIMIT usable pairs
-    inputs = _first_elements(test_code[positions["inputs"]:body_end], scan)
-    results = _first_elements(test_code[positions["results"]:body_end], scan)
+    inputs = _first_elements(test_code[positions["inputs"] : body_end], scan)
+    results = _first_elements(test_code[positions["results"] : body_end], scan)
     tests: list[str] = []
     for args_src, expected in zip(inputs, results):
         if len(tests) >= GOLDEN_LIMIT:
@@ -229,7 +238,7 @@ def evalplus_prompt(task_id: str, problem_text: str) -> str:
     docstring); for MBPP+ only its docstring, as EvalPlus's MBPP+ prompt is `\"\"\"<task, example
     assert>\"\"\"` + newline (the row puts imports and a signature above it, with the docstring unindented)."""
     if task_id.lower().startswith("mbpp/") and '"""' in problem_text:
-        return problem_text[problem_text.index('"""'):].rstrip("\n") + "\n"
+        return problem_text[problem_text.index('"""') :].rstrip("\n") + "\n"
     return problem_text
 
 
@@ -243,8 +252,11 @@ def completion_prefix(task_id: str, prompt: str) -> str:
     """
     head, marker, question = prompt.partition(QUESTION_MARKER)
     code_start = ("def ", "import ", "from ", "class ", "@")
-    if (not marker or any(line.startswith(code_start) for line in head.splitlines())
-            or not any(line.startswith("def ") for line in question.splitlines())):
+    if (
+        not marker
+        or any(line.startswith(code_start) for line in head.splitlines())
+        or not any(line.startswith("def ") for line in question.splitlines())
+    ):
         return prompt
     return evalplus_prompt(task_id, question)
 
@@ -323,8 +335,10 @@ def load_reference_parquet(path: str | Path, sources: Iterable[str] | None = Non
         raise UserError(f"{path}: not a readable parquet file ({type(exc).__name__}: {exc})") from None
     missing = [c for c in REQUIRED_COLUMNS if c not in table.column_names]
     if missing:
-        raise UserError(f"{path}: column(s) {', '.join(missing)} missing; expected the reference schema "
-                        f"({', '.join(REQUIRED_COLUMNS)})")
+        raise UserError(
+            f"{path}: column(s) {', '.join(missing)} missing; expected the reference schema "
+            f"({', '.join(REQUIRED_COLUMNS)})"
+        )
     wanted = set(sources) if sources is not None else None
     problems = []
     for index, row in enumerate(table.to_pylist()):

@@ -121,17 +121,17 @@ def load_benchmark(spec: str, data: str | None = None, limit: int | None = None)
         from codea1.eval.bigcodebench import load_bigcodebench
 
         if not data:
-            raise UserError(f"{spec} needs its data: pass --data FILE (BigCodeBench tasks as .jsonl[.gz] or "
-                            f".parquet with task_id, instruct_prompt, complete_prompt, code_prompt, "
-                            f"canonical_solution, test, entry_point, libs)")
+            raise UserError(
+                f"{spec} needs its data: pass --data FILE (BigCodeBench tasks as .jsonl[.gz] or "
+                f".parquet with task_id, instruct_prompt, complete_prompt, code_prompt, "
+                f"canonical_solution, test, entry_point, libs)"
+            )
         problems = load_bigcodebench(data, BIGCODEBENCH[spec])
     elif spec == "humaneval" or spec.startswith("bundled"):
         try:
             from codea1.data import load_problems  # type: ignore[attr-defined]
         except ImportError:
-            raise UserError(
-                f"benchmark '{spec}' needs codea1.data.load_problems, which this build lacks"
-            ) from None
+            raise UserError(f"benchmark '{spec}' needs codea1.data.load_problems, which this build lacks") from None
         problems = load_problems(spec)
     else:
         path = Path(spec)

@@ -52,8 +52,7 @@ from typing import Any
 from codea1.data.problem import Problem
 from codea1.errors import UserError
 
-FIELDS = ("task_id", "complete_prompt", "instruct_prompt", "canonical_solution", "code_prompt", "test",
-          "entry_point")
+FIELDS = ("task_id", "complete_prompt", "instruct_prompt", "canonical_solution", "code_prompt", "test", "entry_point")
 DEFAULT_TEST_TIMEOUT = 20.0  # seconds per test method (BigCodeBench's tests use pandas, files, mocks)
 SPLITS = ("instruct", "complete")
 
@@ -261,8 +260,13 @@ def bigcodebench_problem(row: dict[str, Any], where: str, split: str = "instruct
         source="bigcodebench",
         test_code=row["test"],
         split="eval",
-        meta={"test_format": "bigcodebench", "libs": _libs(row.get("libs")), "code_prompt": code_prompt,
-              "complete_prompt": row["complete_prompt"], "bcb_split": split},
+        meta={
+            "test_format": "bigcodebench",
+            "libs": _libs(row.get("libs")),
+            "code_prompt": code_prompt,
+            "complete_prompt": row["complete_prompt"],
+            "bcb_split": split,
+        },
     )
 
 
@@ -312,8 +316,9 @@ def job_for(job_id: str, problem: Problem, program: str, methods: list[str], tim
         program = "\n".join(ln for ln in program.splitlines() if not ln.startswith("from __future__ import"))
     head = "".join(f"{ln}\n" for ln in future)
     code = f"{head}{PRELUDE}\n{program}\n{RESTORE}\n{problem.test_code}\n{harness}"
-    return Job(id=job_id, code=code, calls=[f"__codea1_bcb_case({m!r})" for m in methods], expected=None,
-               timeout=timeout)
+    return Job(
+        id=job_id, code=code, calls=[f"__codea1_bcb_case({m!r})" for m in methods], expected=None, timeout=timeout
+    )
 
 
 def outcomes(result: Any, n: int) -> list[str]:
@@ -341,8 +346,13 @@ def verdict(candidate: list[str], gt: list[str]) -> tuple[bool, int | None]:
     return len(candidate) == len(gt), None
 
 
-def prepare_bigcodebench(problems: list[Problem], executor: Any, *, timeout: float = DEFAULT_TEST_TIMEOUT,
-                         progress: Callable[[int, int], None] | None = None) -> list[BCBTask]:
+def prepare_bigcodebench(
+    problems: list[Problem],
+    executor: Any,
+    *,
+    timeout: float = DEFAULT_TEST_TIMEOUT,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[BCBTask]:
     """Runs every canonical solution; a task whose canonical solution does not pass is excluded."""
     tasks = [BCBTask(p.id, p, test_methods(p.test_code), []) for p in problems]
     jobs, owners = [], []
@@ -362,16 +372,29 @@ def prepare_bigcodebench(problems: list[Problem], executor: Any, *, timeout: flo
     return tasks
 
 
-def score_bigcodebench(tasks: list[BCBTask], samples: list[tuple[str, str]], executor: Any, *,
-                       timeout: float = DEFAULT_TEST_TIMEOUT,
-                       progress: Callable[[int, int], None] | None = None) -> list[Any]:
+def score_bigcodebench(
+    tasks: list[BCBTask],
+    samples: list[tuple[str, str]],
+    executor: Any,
+    *,
+    timeout: float = DEFAULT_TEST_TIMEOUT,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Any]:
     """Verdicts (code_eval.SampleResult) for (task_id, solution) pairs, in input order."""
     from codea1.eval.code_eval import sample_records
 
     records = sample_records(tasks, samples)
     owners = [(task, res) for res, task in records if task is not None]
-    jobs = [job_for(f"{task.task_id}#{res.index}", task.problem, candidate_program(task.problem, res.solution),
-                    task.methods, timeout) for task, res in owners]
+    jobs = [
+        job_for(
+            f"{task.task_id}#{res.index}",
+            task.problem,
+            candidate_program(task.problem, res.solution),
+            task.methods,
+            timeout,
+        )
+        for task, res in owners
+    ]
     for (task, res), out in zip(owners, executor.run(jobs, progress)):
         got = outcomes(out, len(task.methods))
         passed, first = verdict(got, task.gt_outcomes)
@@ -387,10 +410,16 @@ def score_bigcodebench(tasks: list[BCBTask], samples: list[tuple[str, str]], exe
     return [res for res, _ in records]
 
 
-def evaluate_bigcodebench(problems: list[Problem], samples: list[tuple[str, str]], executor: Any,
-                          ks: list[int] | None = None, progress_prepare: Callable | None = None,
-                          progress_score: Callable | None = None, *, timeout: float = DEFAULT_TEST_TIMEOUT
-                          ) -> tuple[dict[str, Any], list[Any], list[BCBTask]]:
+def evaluate_bigcodebench(
+    problems: list[Problem],
+    samples: list[tuple[str, str]],
+    executor: Any,
+    ks: list[int] | None = None,
+    progress_prepare: Callable | None = None,
+    progress_score: Callable | None = None,
+    *,
+    timeout: float = DEFAULT_TEST_TIMEOUT,
+) -> tuple[dict[str, Any], list[Any], list[BCBTask]]:
     """prepare + score + summarize (the same summary as the other code benchmarks)."""
     from codea1.eval.code_eval import summarize
 

@@ -147,9 +147,7 @@ def _list_elements(body: list[ast.stmt], name: str) -> list[ast.expr] | None:
     return None
 
 
-def parse_evalplus(
-    test_code: str, entry_point: str, gt_fallback: bool = True, task_id: str = ""
-) -> CheckSpec | None:
+def parse_evalplus(test_code: str, entry_point: str, gt_fallback: bool = True, task_id: str = "") -> CheckSpec | None:
     """Parses an EvalPlus check() program; None when it is not of that shape.
 
     task_id selects EvalPlus's special oracle of the task, if any (see evalplus_oracle)."""

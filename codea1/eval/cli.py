@@ -33,29 +33,48 @@ def _ks(text: str) -> list[int]:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--output", "-o", default=None, help="summary JSON path (records, tables written next to it)"
-    )
+    p.add_argument("--output", "-o", default=None, help="summary JSON path (records, tables written next to it)")
     p.add_argument("--limit", type=int, default=None, help="only the first N problems/functions")
     p.add_argument("--workers", type=int, default=None, help="sandbox workers (default: CPU count)")
     p.add_argument("--memory-mb", type=int, default=4096, help="address space per sandboxed program (MiB)")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (recorded)")
     p.add_argument("--dtype", default="float32", help="model dtype: float32 | bfloat16 | float16")
-    p.add_argument("--config", default=None, help="take the sampling settings from this config's `eval` "
-                                                   "section (a preset or a run's config.yaml); the options "
-                                                   "below override single keys")
-    p.add_argument("--engine", choices=("transformers", "vllm"), default="transformers",
-                   help="what samples from --model: transformers (CPU or GPU), or vllm (a GPU; the 'vllm' extra)")
+    p.add_argument(
+        "--config",
+        default=None,
+        help="take the sampling settings from this config's `eval` "
+        "section (a preset or a run's config.yaml); the options "
+        "below override single keys",
+    )
+    p.add_argument(
+        "--engine",
+        choices=("transformers", "vllm"),
+        default="transformers",
+        help="what samples from --model: transformers (CPU or GPU), or vllm (a GPU; the 'vllm' extra)",
+    )
     p.add_argument("--tensor-parallel-size", type=int, default=1, help="--engine vllm: GPUs the engine spans")
-    p.add_argument("--gpu-memory-utilization", type=float, default=0.9,
-                   help="--engine vllm: share of each GPU's memory the engine takes (two engines, as in "
-                        "`eval collab` with two models, need less than half each)")
-    p.add_argument("--max-model-len", type=int, default=None,
-                   help="--engine vllm: prompt + response tokens (default: the model's own limit)")
+    p.add_argument(
+        "--gpu-memory-utilization",
+        type=float,
+        default=0.9,
+        help="--engine vllm: share of each GPU's memory the engine takes (two engines, as in "
+        "`eval collab` with two models, need less than half each)",
+    )
+    p.add_argument(
+        "--max-model-len",
+        type=int,
+        default=None,
+        help="--engine vllm: prompt + response tokens (default: the model's own limit)",
+    )
     defaults = Config().eval
     for f in dataclasses.fields(Sampling):  # the sampling keys of the eval section, one option each
-        p.add_argument(f"--{f.name.replace('_', '-')}", dest=f"eval_{f.name}", metavar="VALUE", default=None,
-                       help=f"eval.{f.name}: {f.metadata['help']} (default {getattr(defaults, f.name)!r})")
+        p.add_argument(
+            f"--{f.name.replace('_', '-')}",
+            dest=f"eval_{f.name}",
+            metavar="VALUE",
+            default=None,
+            help=f"eval.{f.name}: {f.metadata['help']} (default {getattr(defaults, f.name)!r})",
+        )
 
 
 def register(sub: Any) -> None:
@@ -67,32 +86,29 @@ def register(sub: Any) -> None:
     src.add_argument("--model", help="model name or path (tiny-random, smollm2-135m, a local dir, a hub id)")
     src.add_argument("--samples", help="EvalPlus-style JSONL of {task_id, solution} to score without a model")
     p.add_argument(
-        "--benchmark", default="humaneval+",
-        help="humaneval+ | mbpp+ | bigcodebench | bigcodebench-complete | humaneval | bundled | PATH"
+        "--benchmark",
+        default="humaneval+",
+        help="humaneval+ | mbpp+ | bigcodebench | bigcodebench-complete | humaneval | bundled | PATH",
     )
-    p.add_argument("--data", default=None, help="data file for humaneval+/mbpp+ (or $CODEA1_EVAL_DATA), "
-                                                "or the BigCodeBench .jsonl/.parquet for bigcodebench")
+    p.add_argument(
+        "--data",
+        default=None,
+        help="data file for humaneval+/mbpp+ (or $CODEA1_EVAL_DATA), "
+        "or the BigCodeBench .jsonl/.parquet for bigcodebench",
+    )
     p.add_argument("--n", type=int, default=32, help="samples per problem")
     p.add_argument("--k", type=_ks, default=[1], help="pass@k values, e.g. 1,5,10 (k <= n)")
     _common(p)
     p.set_defaults(func=cmd_code)
 
-    p = esub.add_parser(
-        "tests", help="pass@k, mut@k, Mul and coverage of a Test LLM's tests (UnLeakedTestBench)"
-    )
+    p = esub.add_parser("tests", help="pass@k, mut@k, Mul and coverage of a Test LLM's tests (UnLeakedTestBench)")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--model", help="test model name or path")
-    src.add_argument(
-        "--tests", help="JSONL of {task_id, tests: [assert ...]} or {task_id, response} to score"
-    )
-    p.add_argument(
-        "--benchmark", default="ult-lite", help="ult-lite | PATH to a ULT file (Lite or full format)"
-    )
+    src.add_argument("--tests", help="JSONL of {task_id, tests: [assert ...]} or {task_id, response} to score")
+    p.add_argument("--benchmark", default="ult-lite", help="ult-lite | PATH to a ULT file (Lite or full format)")
     p.add_argument("--data", default=None, help="ULT file for 'ult-lite' (or $CODEA1_ULT_DATA)")
     p.add_argument("--k", type=int, default=5, help="tests per function")
-    p.add_argument(
-        "--whitebox", action="store_true", help="show a known-buggy mutant; report the attack rate"
-    )
+    p.add_argument("--whitebox", action="store_true", help="show a known-buggy mutant; report the attack rate")
     p.add_argument("--no-mutation", action="store_true", help="skip mut@k")
     p.add_argument("--no-coverage", action="store_true", help="skip coverage")
     _common(p)
@@ -108,26 +124,28 @@ def register(sub: Any) -> None:
     _common(p)
     p.set_defaults(func=cmd_collab)
 
-    p = esub.add_parser(
-        "export-tests", help="the test policy's GT-validated tests as golden tests (Problem JSONL)"
-    )
+    p = esub.add_parser("export-tests", help="the test policy's GT-validated tests as golden tests (Problem JSONL)")
     p.add_argument("--model", required=True, help="test model name or path")
-    p.add_argument(
-        "--benchmark", default="bundled", help="problems: a benchmark name or a Problem/parquet file"
-    )
+    p.add_argument("--benchmark", default="bundled", help="problems: a benchmark name or a Problem/parquet file")
     p.add_argument("--data", default=None)
     p.add_argument("--problems-out", required=True, help="Problem JSONL to write (golden_tests filled)")
     p.add_argument("--tests-per-problem", type=int, default=8)
     p.add_argument("--min-valid", type=int, default=1, help="leave out problems with fewer valid tests")
     _common(p)
     p.set_defaults(func=cmd_export)
-    p = esub.add_parser("table", help="the paper's table from `eval code` summaries: pass@1 on HumanEval+, "
-                                      "MBPP+, BigCodeBench and their average, one row per model")
+    p = esub.add_parser(
+        "table",
+        help="the paper's table from `eval code` summaries: pass@1 on HumanEval+, "
+        "MBPP+, BigCodeBench and their average, one row per model",
+    )
     p.add_argument("summaries", nargs="+", help="summary JSONs written by `codea1 eval code -o`")
     p.add_argument("--output", "-o", default=None, help="also write the rows as JSON here")
     p.set_defaults(func=cmd_table)
-    p = esub.add_parser("diff", help="paired differences (with 95%% bootstrap intervals over problems) between "
-                                     "two held-out evaluations of `codea1 compare` (evals/METHOD/step_N.json)")
+    p = esub.add_parser(
+        "diff",
+        help="paired differences (with 95%% bootstrap intervals over problems) between "
+        "two held-out evaluations of `codea1 compare` (evals/METHOD/step_N.json)",
+    )
     p.add_argument("new", help="the evaluation to measure")
     p.add_argument("old", help="the evaluation it is measured against")
     p.set_defaults(func=cmd_diff)
@@ -225,11 +243,7 @@ def read_samples(path: str, prompts: dict[str, str] | None = None) -> list[tuple
     with p.open(encoding="utf-8") as fh:
         for lineno, row in jsonl_rows(fh, p):
             code = row.get("solution", row.get("completion")) if isinstance(row, dict) else None
-            if (
-                not isinstance(row, dict)
-                or not isinstance(row.get("task_id"), str)
-                or not isinstance(code, str)
-            ):
+            if not isinstance(row, dict) or not isinstance(row.get("task_id"), str) or not isinstance(code, str):
                 raise UserError(
                     f"{p}:{lineno}: a sample needs a string 'task_id' and a string 'solution' or 'completion'"
                 )
@@ -244,8 +258,11 @@ def _sampling(args: argparse.Namespace) -> Any:
     exactly as the `eval` keys of a training config."""
     from codea1.config import load_section
 
-    overrides = [f"eval.{f.name}={getattr(args, 'eval_' + f.name)}" for f in dataclasses.fields(Sampling)
-                 if getattr(args, f"eval_{f.name}") is not None]
+    overrides = [
+        f"eval.{f.name}={getattr(args, 'eval_' + f.name)}"
+        for f in dataclasses.fields(Sampling)
+        if getattr(args, f"eval_{f.name}") is not None
+    ]
     return load_section("eval", args.config, overrides)
 
 
@@ -253,10 +270,19 @@ def _generator(args: argparse.Namespace, model: str) -> Any:
     """`model` loaded for sampling with the settings of `_sampling`."""
     from codea1.eval.generation import Generator
 
-    options = {"tensor_parallel_size": args.tensor_parallel_size,
-               "gpu_memory_utilization": args.gpu_memory_utilization, "max_model_len": args.max_model_len}
-    return Generator(model, _sampling(args), dtype=args.dtype, seed=args.seed, engine=args.engine,
-                     engine_options=options if args.engine == "vllm" else None)
+    options = {
+        "tensor_parallel_size": args.tensor_parallel_size,
+        "gpu_memory_utilization": args.gpu_memory_utilization,
+        "max_model_len": args.max_model_len,
+    }
+    return Generator(
+        model,
+        _sampling(args),
+        dtype=args.dtype,
+        seed=args.seed,
+        engine=args.engine,
+        engine_options=options if args.engine == "vllm" else None,
+    )
 
 
 def _solutions_from_model(problems: list, gen: Any, n: int) -> list[tuple[str, str]]:
@@ -379,12 +405,15 @@ def cmd_tests(args: argparse.Namespace) -> int:
 
             gen = _generator(args, args.model)
             extra["sampling"] = gen.record
-            shown = {
-                f.task_id: (buggy[f.task_id].code if buggy and f.task_id in buggy else f.code)
+            shown = {f.task_id: (buggy[f.task_id].code if buggy and f.task_id in buggy else f.code) for f in functions}
+            prompts = [
+                with_prefix(
+                    test_messages_whitebox(_ult_problem(f), shown[f.task_id], args.k),
+                    gen.sampling.response_prefix,
+                    _ult_problem(f),
+                )
                 for f in functions
-            }
-            prompts = [with_prefix(test_messages_whitebox(_ult_problem(f), shown[f.task_id], args.k),
-                                   gen.sampling.response_prefix, _ult_problem(f)) for f in functions]
+            ]
             t1 = time.monotonic()
             with progress_bar(f"sampling tests for {len(functions)} functions") as cb:
                 texts = gen.sample(prompts, 1, progress=cb)
@@ -413,9 +442,7 @@ def cmd_tests(args: argparse.Namespace) -> int:
     }
     summary["config"] = _environment(args, extra)
     paths = _paths(args.output, "eval-tests.json")
-    rows = [
-        r.to_dict() | ({"response": responses[r.task_id]} if r.task_id in responses else {}) for r in records
-    ]
+    rows = [r.to_dict() | ({"response": responses[r.task_id]} if r.task_id in responses else {}) for r in records]
     _write_outputs(paths, summary, rows, f"eval tests: {args.benchmark}")
     return 0
 
@@ -438,8 +465,12 @@ def cmd_collab(args: argparse.Namespace) -> int:
     gen = _generator(args, args.test_model or args.code_model)
     with progress_bar("sampling tests") as cb:
         texts = gen.sample(
-            [with_prefix(test_messages_blackbox(p, args.tests_per_problem), gen.sampling.response_prefix, p)
-             for p in problems], 1, progress=cb
+            [
+                with_prefix(test_messages_blackbox(p, args.tests_per_problem), gen.sampling.response_prefix, p)
+                for p in problems
+            ],
+            1,
+            progress=cb,
         )
     tests = {
         p.id: [t.statement for t in parse_test_suite(g[0], p.entry_point).tests][: args.tests_per_problem]
@@ -448,9 +479,7 @@ def cmd_collab(args: argparse.Namespace) -> int:
     with _executor(args) as ex:
         tasks = prepare_tasks(problems, ex)
         summary, records = collaborate(tasks, solutions, tests, ex)
-    summary["config"] = _environment(
-        args, {"code_sampling": code_record | {"n": args.n}, "test_sampling": gen.record}
-    )
+    summary["config"] = _environment(args, {"code_sampling": code_record | {"n": args.n}, "test_sampling": gen.record})
     paths = _paths(args.output, "eval-collab.json")
     _write_outputs(paths, summary, [r.to_dict() for r in records], f"eval collab: {args.benchmark}")
     return 0
@@ -467,24 +496,21 @@ def cmd_export(args: argparse.Namespace) -> int:
     gen = _generator(args, args.model)
     with progress_bar("sampling tests") as cb:
         texts = gen.sample(
-            [with_prefix(test_messages_blackbox(p, args.tests_per_problem), gen.sampling.response_prefix, p)
-             for p in problems], 1, progress=cb
+            [
+                with_prefix(test_messages_blackbox(p, args.tests_per_problem), gen.sampling.response_prefix, p)
+                for p in problems
+            ],
+            1,
+            progress=cb,
         )
-    tests = {
-        p.id: [t.statement for t in parse_test_suite(g[0], p.entry_point).tests]
-        for p, g in zip(problems, texts)
-    }
+    tests = {p.id: [t.statement for t in parse_test_suite(g[0], p.entry_point).tests] for p, g in zip(problems, texts)}
     with _executor(args) as ex:
-        out, stats = validated_golden(
-            problems, tests, ex, max_tests=args.tests_per_problem, min_valid=args.min_valid
-        )
+        out, stats = validated_golden(problems, tests, ex, max_tests=args.tests_per_problem, min_valid=args.min_valid)
     write_problems_jsonl(out, args.problems_out)
     stats["problems_file"] = args.problems_out
     stats["config"] = _environment(args, {"sampling": gen.record})
     paths = _paths(args.output, str(Path(args.problems_out).with_suffix("")) + ".export.json")
-    _write_outputs(
-        paths, stats, [{"task_id": p.id, "golden_tests": p.golden_tests} for p in out], "export tests"
-    )
+    _write_outputs(paths, stats, [{"task_id": p.id, "golden_tests": p.golden_tests} for p in out], "export tests")
     return 0
 
 
@@ -504,16 +530,22 @@ def cmd_diff(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UserError(f"eval diff: {exc}") from None
     except (AttributeError, TypeError) as exc:
-        raise UserError(f"eval diff: a per-problem score is not a number ({exc}); pass the "
-                        "evals/METHOD/step_N.json files a `codea1 compare` writes") from None
+        raise UserError(
+            f"eval diff: a per-problem score is not a number ({exc}); pass the "
+            "evals/METHOD/step_N.json files a `codea1 compare` writes"
+        ) from None
     if not rows:
-        raise UserError("eval diff: the two files have no measure in common (they should be the "
-                        "evals/METHOD/step_N.json files a `codea1 compare` writes)")
+        raise UserError(
+            "eval diff: the two files have no measure in common (they should be the "
+            "evals/METHOD/step_N.json files a `codea1 compare` writes)"
+        )
     print("| measure | new | old | new - old [95% CI] | problems |\n|---|---|---|---|---|")
     for r in rows:
         lo, hi = r["ci95"]
-        print(f"| {r['measure']} | {100 * r['new']:.1f} | {100 * r['old']:.1f} | "
-              f"{100 * r['delta']:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}] | {r['problems']} |")
+        print(
+            f"| {r['measure']} | {100 * r['new']:.1f} | {100 * r['old']:.1f} | "
+            f"{100 * r['delta']:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}] | {r['problems']} |"
+        )
     return 0
 
 

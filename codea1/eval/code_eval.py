@@ -150,11 +150,7 @@ def _local_verdicts(
             from codea1.sandbox.values import values_equal
 
             exp = task.expected[i]
-            ok = (
-                values_equal(r.value, exp)
-                if spec.ops[i] == "=="
-                else (r.value is exp and exp in (None, True, False))
-            )
+            ok = values_equal(r.value, exp) if spec.ops[i] == "==" else (r.value is exp and exp in (None, True, False))
             out.append((ok, "pass" if ok else "fail", None))
             continue
         got, want = as_typed(r.value), as_typed(task.expected[i])
@@ -193,9 +189,7 @@ def _apply_custom(verdicts: list[tuple[bool, str, str | None]], custom: _CustomC
         verdicts[j] = (ok, "pass" if ok else "fail", r.error)
 
 
-def _verdicts(
-    task: PreparedTask, start: int, results: list[Any], executor: Any
-) -> list[tuple[bool, str, str | None]]:
+def _verdicts(task: PreparedTask, start: int, results: list[Any], executor: Any) -> list[tuple[bool, str, str | None]]:
     """(passed, status, error) per call result (custom bodies evaluated in a clean child now)."""
     verdicts, custom = _local_verdicts(task, start, results)
     if custom is not None:
@@ -223,9 +217,7 @@ class _Run:
     def _job(self, calls: list[str]) -> Any:
         from codea1.sandbox import Job
 
-        return Job(
-            id=self.task.task_id, code=self.task.program(self.solution), calls=calls, timeout=self.timeout
-        )
+        return Job(id=self.task.task_id, code=self.task.program(self.solution), calls=calls, timeout=self.timeout)
 
     def _timed(self, results: list[Any]) -> None:
         self.seconds = max([self.seconds, *(r.seconds for r in results)])
@@ -285,9 +277,7 @@ class _HumanEvalRun(_Run):
     pending: calls check() made that have no outcome yet, in order (at first those it made against GT).
     """
 
-    def __init__(
-        self, task: PreparedTask, solution: str, result: SampleResult, timeout: float, chunk: int = 1
-    ) -> None:
+    def __init__(self, task: PreparedTask, solution: str, result: SampleResult, timeout: float, chunk: int = 1) -> None:
         super().__init__(task, solution, result, timeout)
         spec = task.spec
         self.names = [spec.callee, *helpers_to_stand_in(spec, task.problem.gt_solution, solution)]
@@ -340,9 +330,7 @@ class _HumanEvalRun(_Run):
         if run.unknown:  # check() went on with GT's answers: its verdict waits for the candidate's
             self.rounds += 1
             if self.rounds >= self.max_rounds:
-                self.finish(
-                    False, "fail", f"undecided: check() still made new calls after {self.rounds} rounds"
-                )
+                self.finish(False, "fail", f"undecided: check() still made new calls after {self.rounds} rounds")
                 return
             self.pending = [c for c in run.unknown if value_source(c) not in self.seen]
             if not self.pending:
@@ -418,14 +406,11 @@ def prepare_tasks(
         gt_timeout,
         gt_time_factor,
     )
-    _expected_values(
-        [t for t in tasks if not t.excluded and t.spec.mode != "humaneval"], executor, gt_timeout
-    )
+    _expected_values([t for t in tasks if not t.excluded and t.spec.mode != "humaneval"], executor, gt_timeout)
     # GT through the same path as a candidate, timed
     live = [t for t in tasks if not t.excluded]
     runs = [
-        _new_run(t, t.problem.gt_solution, SampleResult(t.task_id, 0, False, ""), gt_timeout, whole=True)
-        for t in live
+        _new_run(t, t.problem.gt_solution, SampleResult(t.task_id, 0, False, ""), gt_timeout, whole=True) for t in live
     ]
     _gt_expected(runs, executor, progress)
     for t, run in zip(live, runs):
@@ -611,9 +596,7 @@ def sample_records(tasks: list[Any], samples: list[tuple[str, str]]) -> list[tup
     return records
 
 
-def summarize(
-    tasks: list[PreparedTask], results: list[SampleResult], ks: list[int] | None = None
-) -> dict[str, Any]:
+def summarize(tasks: list[PreparedTask], results: list[SampleResult], ks: list[int] | None = None) -> dict[str, Any]:
     """{"pass@1", "pass@k"..., "avg@n", "tasks": {id: {"n", "correct"}}, "excluded": [...], ...}."""
     per: dict[str, dict[str, int]] = {}
     excluded = {t.task_id: t.reason for t in tasks if t.excluded}

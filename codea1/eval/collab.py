@@ -46,21 +46,36 @@ def collaborate(
 ) -> tuple[dict[str, Any], list[CollabRecord]]:
     """Picks one solution per (non-excluded) task with the tests; returns (summary, records)."""
     live = [t for t in tasks if not t.excluded and solutions.get(t.task_id)]
-    gt_runs = run_assertions(executor, [
-        AssertCase(code=t.program(t.problem.gt_solution), tests=tests.get(t.task_id, []),
-                   entry_point=t.problem.entry_point, oracle=t.program(t.problem.gt_solution), id=t.task_id)
-        for t in live], timeout=timeout)
+    gt_runs = run_assertions(
+        executor,
+        [
+            AssertCase(
+                code=t.program(t.problem.gt_solution),
+                tests=tests.get(t.task_id, []),
+                entry_point=t.problem.entry_point,
+                oracle=t.program(t.problem.gt_solution),
+                id=t.task_id,
+            )
+            for t in live
+        ],
+        timeout=timeout,
+    )
     valid: dict[str, list[str]] = {}
     for t, res in zip(live, gt_runs):
         stmts = tests.get(t.task_id, [])
-        valid[t.task_id] = (
-            [s for s, r in zip(stmts, res.results) if r.status == "pass"] if res.defined else []
-        )
+        valid[t.task_id] = [s for s, r in zip(stmts, res.results) if r.status == "pass"] if res.defined else []
     items, owners = [], []
     for t in live:
         for code in solutions[t.task_id]:
-            items.append(AssertCase(code=t.program(code), tests=valid[t.task_id], entry_point=t.problem.entry_point,
-                                    oracle=t.program(t.problem.gt_solution), id=t.task_id))
+            items.append(
+                AssertCase(
+                    code=t.program(code),
+                    tests=valid[t.task_id],
+                    entry_point=t.problem.entry_point,
+                    oracle=t.program(t.problem.gt_solution),
+                    id=t.task_id,
+                )
+            )
             owners.append(t.task_id)
     runs = run_assertions(executor, items, timeout=timeout) if items else []
     passes: dict[str, list[int]] = {}

@@ -26,9 +26,17 @@ def sampling_record(model: str, sampling: Sampling, *, dtype: str, seed: int) ->
 class Generator:
     """A loaded model that samples n responses per chat prompt."""
 
-    def __init__(self, model: str, sampling: Sampling, *, dtype: str = "float32", seed: int = 0,
-                 engine: str = "transformers", engine_options: dict[str, Any] | None = None,
-                 llm_class: Any = None):
+    def __init__(
+        self,
+        model: str,
+        sampling: Sampling,
+        *,
+        dtype: str = "float32",
+        seed: int = 0,
+        engine: str = "transformers",
+        engine_options: dict[str, Any] | None = None,
+        llm_class: Any = None,
+    ):
         import torch
 
         from codea1.models import load_model_and_tokenizer
@@ -42,8 +50,9 @@ class Generator:
         if engine == "vllm":
             from codea1.rl.vllm_backend import sampling_engine
 
-            self.rollout = sampling_engine(model, self.model, self.tokenizer, seed=seed, dtype=dtype,
-                                           llm_class=llm_class, **(engine_options or {}))
+            self.rollout = sampling_engine(
+                model, self.model, self.tokenizer, seed=seed, dtype=dtype, llm_class=llm_class, **(engine_options or {})
+            )
             self.model = None  # the engine holds its own copy of the weights
             return
         if engine != "transformers":

@@ -215,9 +215,7 @@ class _Finder(ast.NodeVisitor):
                     for to_name, to_text in COMPARE_OPS.values():
                         if to_name != from_name and to_name in targets:
                             # Cosmic-Ray swaps the operator leaf for " <op>" (its own leading space)
-                            self.add(
-                                f"ReplaceComparisonOperator_{from_name}_{to_name}", start, end, " " + to_text
-                            )
+                            self.add(f"ReplaceComparisonOperator_{from_name}_{to_name}", start, end, " " + to_text)
                 else:
                     self.skipped += 1
             left = right
@@ -270,9 +268,7 @@ class _Finder(ast.NodeVisitor):
                 self.skipped += 1
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
-        word, operator = (
-            ("and", "ReplaceAndWithOr") if isinstance(node.op, ast.And) else ("or", "ReplaceOrWithAnd")
-        )
+        word, operator = ("and", "ReplaceAndWithOr") if isinstance(node.op, ast.And) else ("or", "ReplaceOrWithAnd")
         replacement = "or" if word == "and" else "and"
         for left, right in zip(node.values, node.values[1:]):
             tokens = _gap_tokens(self.src.text, self.src.end(left), self.src.start(right))
@@ -319,9 +315,9 @@ class _Finder(ast.NodeVisitor):
         if tokens and tokens[-1][2] == "in":
             start = tokens[-1][1]  # the iterable and its prefix (parentheses included) become " []"
             end = self.src.end(node.iter)
-            while end < len(self.src.text) and self.src.text[start:end].count("(") > self.src.text[
-                start:end
-            ].count(")"):
+            while end < len(self.src.text) and self.src.text[start:end].count("(") > self.src.text[start:end].count(
+                ")"
+            ):
                 end += 1
             self.add("ZeroIterationForLoop", start, end, " []")
         else:
@@ -579,8 +575,14 @@ def run_programs(
         if blob is None:
             out[k] = ("undefined", error)
             continue
-        jobs.append(Job(id=f"program-{k}", code=_job_code(blob, calls, hint),
-                        calls=[f"__codea1_run({bool(stop_on_error)})"], timeout=timeout))
+        jobs.append(
+            Job(
+                id=f"program-{k}",
+                code=_job_code(blob, calls, hint),
+                calls=[f"__codea1_run({bool(stop_on_error)})"],
+                timeout=timeout,
+            )
+        )
         where.append(k)
     order = list(range(len(jobs)))
     random.SystemRandom().shuffle(order)  # which child runs GT, and when, is nothing a call can count on
@@ -610,9 +612,7 @@ class GroundTruthRun:
     seconds: float
 
 
-def run_ground_truth(
-    source: str, calls: list[str], executor: Any, *, timeout: float = 30.0
-) -> GroundTruthRun:
+def run_ground_truth(source: str, calls: list[str], executor: Any, *, timeout: float = 30.0) -> GroundTruthRun:
     """Runs GT once through the mutant harness: the reference values and GT's wall time for all calls.
 
     This run only sets the time limit and which calls are scored; the values mutants are compared with

@@ -36,16 +36,17 @@ def markdown_table(summary: dict[str, Any], title: str = "") -> str:
 
 
 def html_table(summary: dict[str, Any], title: str = "") -> str:
-    cells = "".join(
-        f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in rows_of(summary)
-    )
+    cells = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in rows_of(summary))
     head = f"<h3>{html.escape(title)}</h3>" if title else ""
     return f"{head}<table><tr><th>metric</th><th>value</th></tr>{cells}</table>\n"
 
 
 # the paper's code benchmarks, in its table's order: (display name, the `eval code --benchmark` names)
-PAPER_BENCHMARKS = (("HumanEval+", ("humaneval+",)), ("MBPP+", ("mbpp+",)),
-                    ("BigCodeBench", ("bigcodebench", "bigcodebench-complete")))
+PAPER_BENCHMARKS = (
+    ("HumanEval+", ("humaneval+",)),
+    ("MBPP+", ("mbpp+",)),
+    ("BigCodeBench", ("bigcodebench", "bigcodebench-complete")),
+)
 
 
 def paper_table(summaries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
@@ -62,8 +63,7 @@ def paper_table(summaries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], 
         args = (s.get("config") or {}).get("args") or {}
         bench = str(args.get("benchmark", ""))
         if bench not in names:
-            raise ValueError(f"not one of the paper's code benchmarks: {bench!r} (expected "
-                             f"{', '.join(sorted(names))})")
+            raise ValueError(f"not one of the paper's code benchmarks: {bench!r} (expected {', '.join(sorted(names))})")
         model = str(args.get("model") or args.get("samples") or "?")
         row = rows.setdefault(model, {"model": model})
         if names[bench] in row:
@@ -79,9 +79,11 @@ def paper_table(summaries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], 
     header = ["model", *(name for name, _ in PAPER_BENCHMARKS), "average"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in out:
-        cells = [row["model"]] + [f"{row[name]:.1f}" if row.get(name) is not None else "-"
-                                  for name, _ in PAPER_BENCHMARKS]
-        cells.append(f"{row['average']:.1f}" if row["average"] is not None
-                     else "- (missing: " + ", ".join(row["missing"]) + ")")
+        cells = [row["model"]] + [
+            f"{row[name]:.1f}" if row.get(name) is not None else "-" for name, _ in PAPER_BENCHMARKS
+        ]
+        cells.append(
+            f"{row['average']:.1f}" if row["average"] is not None else "- (missing: " + ", ".join(row["missing"]) + ")"
+        )
         lines.append("| " + " | ".join(cells) + " |")
     return out, "\n".join(lines) + "\n\npass@1 in %, from `codea1 eval code` summaries.\n"

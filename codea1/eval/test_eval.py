@@ -170,15 +170,15 @@ def score_tests(
 ) -> tuple[dict[str, Any], list[FunctionTestResult]]:
     """Scores given tests (task_id -> assert statements) of each function; returns (summary, records)."""
     chosen = [first_k(tests.get(fn.task_id, []), k) for fn in functions]
-    cases = [AssertCase(code=fn.program, tests=t, entry_point=fn.func_name, oracle=fn.program, id=fn.task_id)
-             for fn, t in zip(functions, chosen)]
+    cases = [
+        AssertCase(code=fn.program, tests=t, entry_point=fn.func_name, oracle=fn.program, id=fn.task_id)
+        for fn, t in zip(functions, chosen)
+    ]
     ran = run_assertions(executor, cases, timeout=timeout)
     records: list[FunctionTestResult] = []
     valid_calls: list[list[str]] = []
     for fn, t, res in zip(functions, chosen, ran):
-        valid = (
-            [bool(s) and r.status == "pass" for s, r in zip(t, res.results)] if res.defined else [False] * k
-        )
+        valid = [bool(s) and r.status == "pass" for s, r in zip(t, res.results)] if res.defined else [False] * k
         records.append(FunctionTestResult(task_id=fn.task_id, tests=t, valid=valid, all_valid=all(valid)))
         valid_calls.append([split_assert(s)[0] for s, v in zip(t, valid) if v])
     if mutation:
@@ -188,8 +188,10 @@ def score_tests(
         if progress is not None and skipped:
             progress(skipped, len(functions))
         with ThreadPoolExecutor(max(1, int(getattr(executor, "workers", 1) or 1))) as pool:
-            futures = {pool.submit(score_mutants, fn.code, calls, executor, prelude=ULT_PRELUDE): rec
-                       for fn, rec, calls in scored}
+            futures = {
+                pool.submit(score_mutants, fn.code, calls, executor, prelude=ULT_PRELUDE): rec
+                for fn, rec, calls in scored
+            }
             for done, future in enumerate(as_completed(futures), start=skipped + 1):
                 rec, report = futures[future], future.result()
                 rec.mutants, rec.killed = report.total, report.killed
@@ -212,8 +214,9 @@ def score_tests(
             # GT twice and the candidate, alike (one slot, same job but the program): a test cannot tell
             # which one it runs against, and a call whose GT value changes from run to run does not count
             gt = f"{ULT_PRELUDE}\n{fn.code}"
-            gt1, gt2, run = run_programs([gt, gt, f"{ULT_PRELUDE}\n{m.code}"], calls, executor, timeout=10.0,
-                                         stop_on_error=False)
+            gt1, gt2, run = run_programs(
+                [gt, gt, f"{ULT_PRELUDE}\n{m.code}"], calls, executor, timeout=10.0, stop_on_error=False
+            )
             records[i].exposed = _differs(run, gt1, gt2)
     return summarize_tests(records, k), records
 

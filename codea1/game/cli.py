@@ -16,8 +16,9 @@ from codea1.errors import UserError
 BOOK_FILE = "mistake_book.sqlite"
 # every game key is an option of `codea1 score` (--history-size is game.history_size), except those that
 # shape what is sampled, not how it is scored
-SCORED_KEYS = [f for f in dataclasses.fields(GameConfig) if f.name not in ("M", "N", "tests_requested",
-                                                                            "blackbox_tests")]
+SCORED_KEYS = [
+    f for f in dataclasses.fields(GameConfig) if f.name not in ("M", "N", "tests_requested", "blackbox_tests")
+]
 RENAMED_OPTIONS = {"--timeout": "--test-timeout", "--test-reward": "--selfplay-reward"}
 
 
@@ -37,19 +38,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     score.add_argument("--rollouts", required=True, help="input JSONL of rollouts")
     score.add_argument("--output", required=True, help="output JSONL of scores")
     score.add_argument("--mistake-book", default=None, help="SQLite Mistake Book to read and update (created if new)")
-    score.add_argument("--config", default=None,
-                       help="take the game settings from this config's `game` section (a preset or a run's "
-                            "config.yaml); the options below override single keys")
+    score.add_argument(
+        "--config",
+        default=None,
+        help="take the game settings from this config's `game` section (a preset or a run's "
+        "config.yaml); the options below override single keys",
+    )
     for f in SCORED_KEYS:
-        score.add_argument(f"--{f.name.replace('_', '-')}", dest=f"game_{f.name}", metavar="VALUE", default=None,
-                           help=f"game.{f.name}: {f.metadata['help']}")
+        score.add_argument(
+            f"--{f.name.replace('_', '-')}",
+            dest=f"game_{f.name}",
+            metavar="VALUE",
+            default=None,
+            help=f"game.{f.name}: {f.metadata['help']}",
+        )
     for old in RENAMED_OPTIONS:
         score.add_argument(old, dest=f"renamed_{old}", default=None, help=argparse.SUPPRESS)
     score.add_argument("--step", type=int, default=None, help="step tag of the book update (default: last + 1)")
     score.add_argument("--workers", type=int, default=None, help="sandbox workers (default: all CPUs)")
-    score.add_argument("--uid-base", type=int, default=None,
-                       help="uid of the first sandbox slot (slot k runs as uid-base - k); give concurrent codea1 "
-                            "processes on one machine different ranges, as each sweeps its slots' uids")
+    score.add_argument(
+        "--uid-base",
+        type=int,
+        default=None,
+        help="uid of the first sandbox slot (slot k runs as uid-base - k); give concurrent codea1 "
+        "processes on one machine different ranges, as each sweeps its slots' uids",
+    )
     score.set_defaults(func=cmd_score)
 
     mistakes = sub.add_parser("mistakes", help="inspect a Mistake Book (a run directory or its .sqlite file)")
@@ -121,8 +134,11 @@ def _config(args: argparse.Namespace):
     for old, new in RENAMED_OPTIONS.items():
         if getattr(args, f"renamed_{old}") is not None:
             raise UserError(f"option {old} is now {new}")
-    overrides = [f"game.{f.name}={getattr(args, 'game_' + f.name)}" for f in SCORED_KEYS
-                 if getattr(args, f"game_{f.name}") is not None]
+    overrides = [
+        f"game.{f.name}={getattr(args, 'game_' + f.name)}"
+        for f in SCORED_KEYS
+        if getattr(args, f"game_{f.name}") is not None
+    ]
     return load_section("game", args.config, overrides)
 
 
@@ -160,8 +176,10 @@ def cmd_score(args: argparse.Namespace) -> int:
     try:
         step = args.step if args.step is not None else book.last_step + 1
         if step <= book.last_step:
-            raise UserError(f"--step {step}: the Mistake Book {args.mistake_book} is already at step "
-                            f"{book.last_step}; give a later step or leave --step out")
+            raise UserError(
+                f"--step {step}: the Mistake Book {args.mistake_book} is already at step "
+                f"{book.last_step}; give a later step or leave --step out"
+            )
         results = []
         if good:
             chosen = [problems[item["row"]["question_id"]] for item in good]
@@ -186,8 +204,9 @@ def cmd_score(args: argparse.Namespace) -> int:
                     continue
                 result = by_line[id(item)]
                 record = result.to_dict()
-                record["mistake_book"] = summary["questions"].get(result.question_id,
-                                                                  {"added": 0, "removed": 0, "size": 0})
+                record["mistake_book"] = summary["questions"].get(
+                    result.question_id, {"added": 0, "removed": 0, "size": 0}
+                )
                 out.write(json.dumps(record, ensure_ascii=True) + "\n")
     finally:
         book.close()
@@ -196,8 +215,12 @@ def cmd_score(args: argparse.Namespace) -> int:
     if not good:
         print(f"codea1 score: no line of {rollouts} could be scored", file=sys.stderr)
         return 1
-    kept = f", Mistake Book {args.mistake_book} at step {step}: +{summary['added']} -{summary['removed']} " \
-           f"= {summary['size']} tests" if args.mistake_book else ""
+    kept = (
+        f", Mistake Book {args.mistake_book} at step {step}: +{summary['added']} -{summary['removed']} "
+        f"= {summary['size']} tests"
+        if args.mistake_book
+        else ""
+    )
     print(f"scored {len(good)} of {len(lines)} lines -> {args.output}{kept}", file=sys.stderr)
     return 0
 
@@ -226,8 +249,10 @@ def cmd_mistakes_stats(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(stats, indent=1))
         return 0
-    print(f"last step {stats['last_step']}: {stats['tests']} tests over {stats['questions']} questions, "
-          f"total frequency {stats['total_frequency']}")
+    print(
+        f"last step {stats['last_step']}: {stats['tests']} tests over {stats['questions']} questions, "
+        f"total frequency {stats['total_frequency']}"
+    )
     print(f"{'step':>6} {'added':>7} {'removed':>8} {'size':>7} {'questions':>10}")
     for row in stats["steps"]:
         print(f"{row['step']:>6} {row['added']:>7} {row['removed']:>8} {row['size']:>7} {row['questions']:>10}")

@@ -192,8 +192,9 @@ class MistakeBook:
         return [dict(zip(("step", "added", "removed", "size", "questions"), r)) for r in rows]
 
     def stats(self) -> dict[str, Any]:
-        total = self.conn.execute("SELECT COUNT(*), COUNT(DISTINCT question_id), COALESCE(SUM(frequency), 0) "
-                                  "FROM tests").fetchone()
+        total = self.conn.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT question_id), COALESCE(SUM(frequency), 0) FROM tests"
+        ).fetchone()
         return {
             "last_step": self.last_step,
             "tests": int(total[0]),
@@ -214,8 +215,10 @@ class MistakeBook:
         """
         step = int(step)
         if step <= self.last_step:
-            raise ValueError(f"Mistake Book step {step} is not after the last applied step {self.last_step}; "
-                             "call rollback_to() first when resuming")
+            raise ValueError(
+                f"Mistake Book step {step} is not after the last applied step {self.last_step}; "
+                "call rollback_to() first when resuming"
+            )
         added = removed = 0
         per_question: dict[str, dict[str, int]] = {}
         conn = self.conn

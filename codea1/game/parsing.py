@@ -173,11 +173,15 @@ class _Reader:
         if self.strict and self.entry_point and not _calls(left, self.entry_point):
             self.invalid()
             return
-        call = ast.Call(func=left.func, args=[_bare_name(a, env) for a in left.args],
-                        keywords=[ast.keyword(arg=k.arg, value=_bare_name(k.value, env)) for k in left.keywords])
+        call = ast.Call(
+            func=left.func,
+            args=[_bare_name(a, env) for a in left.args],
+            keywords=[ast.keyword(arg=k.arg, value=_bare_name(k.value, env)) for k in left.keywords],
+        )
         try:
-            parsed = ParsedTest(ast.unparse(call), COMPARISONS.get(type(test.ops[0]), "=="),
-                                ast.unparse(test.comparators[0]))
+            parsed = ParsedTest(
+                ast.unparse(call), COMPARISONS.get(type(test.ops[0]), "=="), ast.unparse(test.comparators[0])
+            )
         except (ValueError, RecursionError, MemoryError):
             if self.strict or count_dropped:
                 self.invalid()
@@ -186,10 +190,9 @@ class _Reader:
         self.suite.tests.append(parsed)
 
 
-
-
-def parse_test_suite(response: str | bytes | None, entry_point: str | None = None, max_tests: int = 0,
-                     validity: str = "reference") -> ParsedSuite:
+def parse_test_suite(
+    response: str | bytes | None, entry_point: str | None = None, max_tests: int = 0, validity: str = "reference"
+) -> ParsedSuite:
     """Parses one Test LLM response into a suite of (CALL, op, EXPECTED) tests, as the reference code does.
 
     With closed ```python (else ```) blocks: the blocks are joined and read statement by statement

@@ -120,8 +120,9 @@ class QuestionResult:
 def candidate_program(problem: Problem, code: str) -> str:
     """The program a candidate runs as: the problem's import lines and GT's top-level imports (the
     reference code hoists GT's imports above the candidate too), then the extracted code."""
-    header = "\n".join(dict.fromkeys(line for line in (problem.imports.strip(), gt_imports(problem.gt_solution))
-                                      if line))
+    header = "\n".join(
+        dict.fromkeys(line for line in (problem.imports.strip(), gt_imports(problem.gt_solution)) if line)
+    )
     return f"{header}\n{code}" if header else code
 
 
@@ -137,8 +138,11 @@ def gt_imports(gt_solution: str) -> str:
         tree = ast.parse(gt_solution)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ""
-    return "\n".join(ast.unparse(node) for node in tree.body if isinstance(node, ast.Import)
-                     or isinstance(node, ast.ImportFrom) and node.module != "__future__")
+    return "\n".join(
+        ast.unparse(node)
+        for node in tree.body
+        if isinstance(node, ast.Import) or isinstance(node, ast.ImportFrom) and node.module != "__future__"
+    )
 
 
 def _unique(items: Sequence[str]) -> list[str]:
@@ -162,12 +166,18 @@ class ParsedRound:
     suites: list[list[list[ParsedSuite]]]
 
 
-def parse_round(problems: Sequence[Problem], code_responses: Sequence[Sequence[str]],
-                test_responses: Sequence[Sequence[Sequence[str]]], config: GameConfig) -> ParsedRound:
+def parse_round(
+    problems: Sequence[Problem],
+    code_responses: Sequence[Sequence[str]],
+    test_responses: Sequence[Sequence[Sequence[str]]],
+    config: GameConfig,
+) -> ParsedRound:
     codes = [[extract_code(r) for r in per_q] for per_q in code_responses]
     suites = [
-        [[parse_test_suite(t, p.entry_point, config.max_tests_per_suite, config.test_validity) for t in per_code]
-         for per_code in per_q]
+        [
+            [parse_test_suite(t, p.entry_point, config.max_tests_per_suite, config.test_validity) for t in per_code]
+            for per_code in per_q
+        ]
         for p, per_q in zip(problems, test_responses)
     ]
     return ParsedRound(codes, suites)
@@ -254,12 +264,16 @@ def _written_out(entry_point: str, shape: _CallShape, values: dict[int, Any]) ->
 
 def values_program(problem: Problem) -> str:
     """Where argument expressions are evaluated: the problem's and GT's imports, no GT, no candidate."""
-    return "\n".join(dict.fromkeys(line for line in (problem.imports.strip(), gt_imports(problem.gt_solution))
-                                   if line))
+    return "\n".join(dict.fromkeys(line for line in (problem.imports.strip(), gt_imports(problem.gt_solution)) if line))
 
 
-def resolve_calls(problems: Sequence[Problem], suites: Sequence[Sequence[Sequence[ParsedSuite]]], executor: Any,
-                  config: GameConfig, progress: Progress | None = None) -> list[ResolvedCalls]:
+def resolve_calls(
+    problems: Sequence[Problem],
+    suites: Sequence[Sequence[Sequence[ParsedSuite]]],
+    executor: Any,
+    config: GameConfig,
+    progress: Progress | None = None,
+) -> list[ResolvedCalls]:
     """Values in: every CALL's arguments become plain values once, and the same values go to GT and to
     every candidate. Literal arguments are read here; any other argument expression is evaluated twice,
     each time in a fresh child holding only the imports (`values_program`), and must give the same plain
@@ -282,8 +296,14 @@ def resolve_calls(problems: Sequence[Problem], suites: Sequence[Sequence[Sequenc
                 _finish(out[q], call, problem.entry_point, shape, shape.values)
                 continue
             for attempt in (0, 1):  # two fresh children: a value that differs between them is not a value
-                jobs.append(Job(id=f"args:{problem.id}:{attempt}", code=values_program(problem),
-                                calls=[shape.parts[i][1] for i in pending], timeout=config.test_timeout))
+                jobs.append(
+                    Job(
+                        id=f"args:{problem.id}:{attempt}",
+                        code=values_program(problem),
+                        calls=[shape.parts[i][1] for i in pending],
+                        timeout=config.test_timeout,
+                    )
+                )
             plan.append((q, call, shape, pending))
     results = _run(executor, jobs, progress)
     for k, (q, call, shape, pending) in enumerate(plan):
@@ -335,9 +355,14 @@ class OracleAnswers:
     gt_error: str | None = None
 
 
-def ask_oracle(problems: Sequence[Problem], suites: Sequence[Sequence[Sequence[ParsedSuite]]], executor: Any,
-               config: GameConfig, progress: Progress | None = None,
-               resolved: Sequence[ResolvedCalls] | None = None) -> list[OracleAnswers]:
+def ask_oracle(
+    problems: Sequence[Problem],
+    suites: Sequence[Sequence[Sequence[ParsedSuite]]],
+    executor: Any,
+    config: GameConfig,
+    progress: Progress | None = None,
+    resolved: Sequence[ResolvedCalls] | None = None,
+) -> list[OracleAnswers]:
     """Runs every distinct resolved CALL of each question in GT's program (answers are keyed by the
     resolved CALL), and every non-literal EXPECTED in a job of its own, so each starts from GT's clean
     module state and no EXPECTED can change what another test's GT answer is."""
@@ -358,13 +383,20 @@ def ask_oracle(problems: Sequence[Problem], suites: Sequence[Sequence[Sequence[P
             else:
                 pending.append(source)
         for k in range(0, len(calls), GT_CALLS_PER_JOB):  # chunks: a slow GT is spread over workers
-            chunk = calls[k:k + GT_CALLS_PER_JOB]
-            jobs.append(Job(id=f"gt:{problem.id}#{k // GT_CALLS_PER_JOB}", code=gt_program(problem),
-                            calls=chunk, timeout=config.test_timeout))
+            chunk = calls[k : k + GT_CALLS_PER_JOB]
+            jobs.append(
+                Job(
+                    id=f"gt:{problem.id}#{k // GT_CALLS_PER_JOB}",
+                    code=gt_program(problem),
+                    calls=chunk,
+                    timeout=config.test_timeout,
+                )
+            )
             plan.append((q, "gt", chunk))
         for source in pending:  # one job each: an EXPECTED with side effects reaches no other test
-            jobs.append(Job(id=f"expected:{problem.id}", code=gt_program(problem), calls=[source],
-                            timeout=config.test_timeout))
+            jobs.append(
+                Job(id=f"expected:{problem.id}", code=gt_program(problem), calls=[source], timeout=config.test_timeout)
+            )
             plan.append((q, "expected", [source]))
     for (q, kind, sources), result in zip(plan, _run(executor, jobs, progress)):
         answer = answers[q]
@@ -381,8 +413,9 @@ def ask_oracle(problems: Sequence[Problem], suites: Sequence[Sequence[Sequence[P
     return answers
 
 
-def validate_suite(parsed: ParsedSuite, answers: OracleAnswers, config: GameConfig,
-                   resolved: ResolvedCalls | None = None) -> SuiteOracle:
+def validate_suite(
+    parsed: ParsedSuite, answers: OracleAnswers, config: GameConfig, resolved: ResolvedCalls | None = None
+) -> SuiteOracle:
     """Oracle validation of one suite: a CALL that cannot be turned into values is dropped (invalid), a
     repeated CALL (the same resolved call) is dropped (invalid), a CALL GT could not answer is dropped
     (invalid), and every other test is kept with its resolved CALL and GT's value; a wrong prediction of
@@ -404,7 +437,8 @@ def validate_suite(parsed: ParsedSuite, answers: OracleAnswers, config: GameConf
             continue
         value = answers.gt[call]
         ok = test.expected in answers.predicted and prediction_right(
-            test.op, answers.predicted[test.expected], value, config.test_validity, config.float_tol)
+            test.op, answers.predicted[test.expected], value, config.test_validity, config.float_tol
+        )
         if not ok:
             out.wrong_expected += 1
         out.kept.append(KeptTest(call, value, encode_expected(value), ok))
@@ -432,9 +466,12 @@ def _pairs(history: Sequence[StoredTest], suites: Sequence[SuiteOracle]) -> tupl
     return list(pairs), list(pairs.values())
 
 
-def _cure_pairs(history: Sequence[StoredTest], oracle_out: Sequence[Sequence[SuiteOracle]],
-                parsed: Sequence[Sequence[ParsedSuite]], resolved: ResolvedCalls | None = None
-                ) -> tuple[list[Pair], list[Any]]:
+def _cure_pairs(
+    history: Sequence[StoredTest],
+    oracle_out: Sequence[Sequence[SuiteOracle]],
+    parsed: Sequence[Sequence[ParsedSuite]],
+    resolved: ResolvedCalls | None = None,
+) -> tuple[list[Pair], list[Any]]:
     """CURE: every candidate runs the book tests, every kept test of the question, and the resolved calls
     GT could not answer (a correct code may raise there too), so tests can be judged across codes."""
     pairs, values = _pairs(history, [s for per_code in oracle_out for s in per_code])
@@ -448,10 +485,17 @@ def _cure_pairs(history: Sequence[StoredTest], oracle_out: Sequence[Sequence[Sui
     return pairs, values
 
 
-def run_matrix(problems: Sequence[Problem], parsed: ParsedRound, histories: Sequence[Sequence[StoredTest]],
-               oracle_out: Sequence[Sequence[Sequence[SuiteOracle]]], answers: Sequence[OracleAnswers],
-               executor: Any, config: GameConfig, progress: Progress | None = None,
-               resolved: Sequence[ResolvedCalls] | None = None) -> dict[tuple[int, int], CandidateRun]:
+def run_matrix(
+    problems: Sequence[Problem],
+    parsed: ParsedRound,
+    histories: Sequence[Sequence[StoredTest]],
+    oracle_out: Sequence[Sequence[Sequence[SuiteOracle]]],
+    answers: Sequence[OracleAnswers],
+    executor: Any,
+    config: GameConfig,
+    progress: Progress | None = None,
+    resolved: Sequence[ResolvedCalls] | None = None,
+) -> dict[tuple[int, int], CandidateRun]:
     """One sandbox job per candidate: its Mistake Book tests plus the kept tests of its N suites (in CURE
     mode, every test of the question). Identical (CALL, value) pairs run once. Every candidate runs,
     an empty one too: as in the reference code, code that compiles and runs is valid."""
@@ -460,19 +504,24 @@ def run_matrix(problems: Sequence[Problem], parsed: ParsedRound, histories: Sequ
     cure = config.selfplay_reward == "cure"
     jobs, plan = [], []
     for q, problem in enumerate(problems):
-        shared = _cure_pairs(histories[q], oracle_out[q], parsed.suites[q],
-                             resolved[q] if resolved is not None else None) if cure else None
+        shared = (
+            _cure_pairs(histories[q], oracle_out[q], parsed.suites[q], resolved[q] if resolved is not None else None)
+            if cure
+            else None
+        )
         for m, code in enumerate(parsed.codes[q]):
             pairs, values = shared if shared is not None else _pairs(histories[q], oracle_out[q][m])
             slowest = max((answers[q].gt_seconds.get(call, 0.0) for call, _ in pairs), default=0.0)
-            jobs.append(Job(
-                id=f"cand:{problem.id}:{m}",
-                code=candidate_program(problem, code),
-                calls=[call for call, _ in pairs],
-                expected=None if cure else values,
-                timeout=max(config.test_timeout, config.timeout_factor * slowest),
-                float_tol=config.float_tol,
-            ))
+            jobs.append(
+                Job(
+                    id=f"cand:{problem.id}:{m}",
+                    code=candidate_program(problem, code),
+                    calls=[call for call, _ in pairs],
+                    expected=None if cure else values,
+                    timeout=max(config.test_timeout, config.timeout_factor * slowest),
+                    float_tol=config.float_tol,
+                )
+            )
             plan.append((q, m, pairs, values))
     runs: dict[tuple[int, int], CandidateRun] = {}
     for (q, m, pairs, values), result in zip(plan, _run(executor, jobs, progress)):
@@ -489,8 +538,12 @@ def run_matrix(problems: Sequence[Problem], parsed: ParsedRound, histories: Sequ
 
 
 # ---------------------------------------------------------------------- stage 4: scores and book updates
-def score_question(history: Sequence[StoredTest], oracle_out: Sequence[Sequence[SuiteOracle]],
-                   runs: Sequence[CandidateRun], config: GameConfig) -> tuple[list[CodeScore], BookUpdate]:
+def score_question(
+    history: Sequence[StoredTest],
+    oracle_out: Sequence[Sequence[SuiteOracle]],
+    runs: Sequence[CandidateRun],
+    config: GameConfig,
+) -> tuple[list[CodeScore], BookUpdate]:
     """Code-A1's numbers for each candidate of one question, and the Mistake Book update from its valid
     candidates (book tests they passed, kept tests they failed)."""
     scores: list[CodeScore] = []
@@ -509,8 +562,14 @@ def score_question(history: Sequence[StoredTest], oracle_out: Sequence[Sequence[
     return scores, update
 
 
-def cure_rewards(scores: list[CodeScore], parsed: Sequence[Sequence[ParsedSuite]], answers: OracleAnswers,
-                 runs: Sequence[CandidateRun], config: GameConfig, resolved: ResolvedCalls | None = None) -> None:
+def cure_rewards(
+    scores: list[CodeScore],
+    parsed: Sequence[Sequence[ParsedSuite]],
+    answers: OracleAnswers,
+    runs: Sequence[CandidateRun],
+    config: GameConfig,
+    resolved: ResolvedCalls | None = None,
+) -> None:
     """Replaces each suite's test_reward by CURE's: the mean reward of its tests (unparseable statements
     count -1), judged on the question's valid codes with the test's OWN predicted value.
 
@@ -518,8 +577,14 @@ def cure_rewards(scores: list[CodeScore], parsed: Sequence[Sequence[ParsedSuite]
     GT-validated test of the question); the others are wrong codes.
     """
     codes = [m for m, run in enumerate(runs) if run.valid]
-    correct = [all(values_equal(runs[m].values.get(c, UNSERIALIZABLE), v, config.float_tol)
-                   for c, v in answers.gt.items() if c in runs[m].values) for m in codes]
+    correct = [
+        all(
+            values_equal(runs[m].values.get(c, UNSERIALIZABLE), v, config.float_tol)
+            for c, v in answers.gt.items()
+            if c in runs[m].values
+        )
+        for m in codes
+    ]
     for score, per_code in zip(scores, parsed):
         for n, suite in enumerate(per_code):
             firsts: dict[str, Any] = {}
@@ -531,9 +596,19 @@ def cure_rewards(scores: list[CodeScore], parsed: Sequence[Sequence[ParsedSuite]
                     continue
                 firsts.setdefault(call, t)  # the first test of each (resolved) CALL
             calls, tests = list(firsts), list(firsts.values())
-            matrix = [[prediction_right(t.op, answers.predicted.get(t.expected, UNSERIALIZABLE),
-                                        runs[c].values.get(call, UNSERIALIZABLE), config.test_validity,
-                                        config.float_tol) for call, t in zip(calls, tests)] for c in codes]
+            matrix = [
+                [
+                    prediction_right(
+                        t.op,
+                        answers.predicted.get(t.expected, UNSERIALIZABLE),
+                        runs[c].values.get(call, UNSERIALIZABLE),
+                        config.test_validity,
+                        config.float_tol,
+                    )
+                    for call, t in zip(calls, tests)
+                ]
+                for c in codes
+            ]
             per_test = cure_test_rewards(matrix, correct) if codes else [0.0] * len(tests)
             per_test += [-1.0] * (suite.unparseable + unresolved)
             penalty = suite.nonprintable if config.nonprintable_penalty else 0.0
@@ -563,13 +638,17 @@ def play_step(
         raise ValueError("play_step: problems, code_responses, test_responses and histories differ in length")
     for q, (per_code, per_tests) in enumerate(zip(code_responses, test_responses)):
         if len(per_code) != len(per_tests):
-            raise ValueError(f"play_step: question {q} has {len(per_code)} code responses but "
-                             f"{len(per_tests)} lists of test responses (one list per code)")
+            raise ValueError(
+                f"play_step: question {q} has {len(per_code)} code responses but "
+                f"{len(per_tests)} lists of test responses (one list per code)"
+            )
     parsed = parse_round(problems, code_responses, test_responses, config)
     resolved = resolve_calls(problems, parsed.suites, executor, config, progress)
     answers = ask_oracle(problems, parsed.suites, executor, config, progress, resolved)
-    oracle_out = [[[validate_suite(s, answers[q], config, resolved[q]) for s in per_code]
-                   for per_code in parsed.suites[q]] for q in range(len(problems))]
+    oracle_out = [
+        [[validate_suite(s, answers[q], config, resolved[q]) for s in per_code] for per_code in parsed.suites[q]]
+        for q in range(len(problems))
+    ]
     runs = run_matrix(problems, parsed, histories, oracle_out, answers, executor, config, progress, resolved)
     results = []
     for q, problem in enumerate(problems):
@@ -580,8 +659,11 @@ def play_step(
         selected = topvar_select([[s.test_reward for s in c.suites] for c in scores], config.topvar_ell)
         for score, chosen in zip(scores, selected):
             score.topvar_selected = chosen
-        results.append(QuestionResult(problem.id, scores, update, list(histories[q]), oracle_out[q],
-                                      parsed.codes[q], answers[q].gt_error))
+        results.append(
+            QuestionResult(
+                problem.id, scores, update, list(histories[q]), oracle_out[q], parsed.codes[q], answers[q].gt_error
+            )
+        )
     return results
 
 
@@ -615,10 +697,16 @@ def golden_step(
         if not problem.golden_tests:
             continue
         for m, response in enumerate(code_responses[q]):
-            cases.append(AssertCase(code=candidate_program(problem, extract_code(response)),
-                                    tests=list(problem.golden_tests), entry_point=problem.entry_point,
-                                    oracle=gt_program(problem), id=f"golden:{problem.id}:{m}",
-                                    float_tol=config.float_tol))
+            cases.append(
+                AssertCase(
+                    code=candidate_program(problem, extract_code(response)),
+                    tests=list(problem.golden_tests),
+                    entry_point=problem.entry_point,
+                    oracle=gt_program(problem),
+                    id=f"golden:{problem.id}:{m}",
+                    float_tol=config.float_tol,
+                )
+            )
             plan.append((q, m))
     rewards = [[0.0] * len(code_responses[q]) for q in range(len(problems))]
     for (q, m), result in zip(plan, run_assertions(executor, cases, config.test_timeout, progress)):
@@ -626,8 +714,9 @@ def golden_step(
     return rewards
 
 
-def golden_rewards(problem: Problem, code_responses: Sequence[str], executor: Any,
-                   config: GameConfig | None = None) -> list[float]:
+def golden_rewards(
+    problem: Problem, code_responses: Sequence[str], executor: Any, config: GameConfig | None = None
+) -> list[float]:
     """Golden-Tests rewards of one question's candidates (see golden_step)."""
     return golden_step([problem], [code_responses], executor, config)[0]
 

@@ -14,9 +14,7 @@ from __future__ import annotations
 from codea1.data.problem import Problem
 from codea1.game.config import GameConfig
 
-CODE_SYSTEM = (
-    "You are an expert Python programmer. You write correct, complete and efficient solutions."
-)
+CODE_SYSTEM = "You are an expert Python programmer. You write correct, complete and efficient solutions."
 
 CODE_TEMPLATE = """Solve the following programming task in Python.
 
@@ -25,9 +23,7 @@ CODE_TEMPLATE = """Solve the following programming task in Python.
 Write the complete function `{entry_point}` together with any imports and helpers it needs.
 Reply with a single ```python code block and nothing after it."""
 
-TEST_SYSTEM = (
-    "You are an expert software tester. You write short, precise unit tests that expose bugs."
-)
+TEST_SYSTEM = "You are an expert software tester. You write short, precise unit tests that expose bugs."
 
 WHITEBOX_TEMPLATE = """Here is a programming task and a candidate implementation of it.
 
@@ -115,4 +111,3 @@ def with_prefix(messages: list[dict[str, str]], template: str, problem: Problem)
     if not prefix:
         return messages
     return [*messages, {"role": "assistant", "content": prefix}]
-

@@ -189,4 +189,3 @@ def cure_suite_reward(test_rewards: Sequence[float], penalty: float = 0.0) -> fl
     writing nothing would beat writing a wrong test). Minus the format penalty."""
     base = sum(test_rewards) / len(test_rewards) if test_rewards else -1.0
     return base - penalty
-

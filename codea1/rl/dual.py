@@ -23,8 +23,13 @@ TEST_ADAPTER = "test"
 class DualPolicy:
     """One frozen base, two LoRA adapters; ``code`` and ``test`` are the two Policy-like halves."""
 
-    def __init__(self, model: Any, tokenizer: Any, code_config: PolicyConfig | None = None,
-                 test_config: PolicyConfig | None = None):
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        code_config: PolicyConfig | None = None,
+        test_config: PolicyConfig | None = None,
+    ):
         from peft import get_peft_model
 
         code_config = code_config or PolicyConfig(lora=True)

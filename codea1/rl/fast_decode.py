@@ -45,8 +45,9 @@ def _linear(weights: list[torch.nn.Linear], rows: int, pack: bool):
     biases = [m.bias for m in weights]
     bias = None
     if any(b is not None for b in biases):
-        bias = torch.cat([b.detach() if b is not None else m.weight.new_zeros(m.out_features)
-                          for b, m in zip(biases, weights)])
+        bias = torch.cat(
+            [b.detach() if b is not None else m.weight.new_zeros(m.out_features) for b, m in zip(biases, weights)]
+        )
     if pack:
         packed = torch.ops.mkl._mkl_reorder_linear_weight(w, rows)
         return lambda x: torch.ops.mkl._mkl_linear(x, packed, w, bias, rows)
@@ -73,8 +74,15 @@ class LlamaDecoder:
         try:
             for layer in layers:
                 attn, mlp = layer.self_attn, layer.mlp
-                linears = [attn.q_proj, attn.k_proj, attn.v_proj, attn.o_proj, mlp.gate_proj, mlp.up_proj,
-                           mlp.down_proj]
+                linears = [
+                    attn.q_proj,
+                    attn.k_proj,
+                    attn.v_proj,
+                    attn.o_proj,
+                    mlp.gate_proj,
+                    mlp.up_proj,
+                    mlp.down_proj,
+                ]
                 if any(type(m) is not torch.nn.Linear for m in linears):
                     return False  # adapters (peft) or quantised layers: the plain forward
                 if attn.head_dim != head_dim or getattr(attn, "sliding_window", None):
@@ -97,11 +105,17 @@ class LlamaDecoder:
         self.layers = []
         for layer in self.inner.layers:
             attn, mlp = layer.self_attn, layer.mlp
-            self.layers.append((
-                layer.input_layernorm, _linear([attn.q_proj, attn.k_proj, attn.v_proj], rows, pack),
-                _linear([attn.o_proj], rows, pack), layer.post_attention_layernorm,
-                _linear([mlp.gate_proj, mlp.up_proj], rows, pack), _linear([mlp.down_proj], rows, pack),
-                attn.scaling))
+            self.layers.append(
+                (
+                    layer.input_layernorm,
+                    _linear([attn.q_proj, attn.k_proj, attn.v_proj], rows, pack),
+                    _linear([attn.o_proj], rows, pack),
+                    layer.post_attention_layernorm,
+                    _linear([mlp.gate_proj, mlp.up_proj], rows, pack),
+                    _linear([mlp.down_proj], rows, pack),
+                    attn.scaling,
+                )
+            )
         self.keys: list[torch.Tensor] = []
         self.values: list[torch.Tensor] = []
         self.length = 0
@@ -163,8 +177,9 @@ class LlamaDecoder:
             keys, values = self.keys[i], self.values[i]
             keys[:, :, t] = qk[:, heads:].reshape(rows * kv_heads, d)
             values[:, t] = y[:, qk_width:].reshape(rows * kv_heads, d)
-            scores = torch.baddbmm(mask, qk[:, :heads].reshape(rows * kv_heads, group, d), keys[:, :, :n],
-                                   alpha=scaling)
+            scores = torch.baddbmm(
+                mask, qk[:, :heads].reshape(rows * kv_heads, group, d), keys[:, :, :n], alpha=scaling
+            )
             attn = torch.bmm(torch.softmax(scores, dim=-1), values[:, :n])  # [B * KV, G, D]
             h = h + out(attn.view(rows, heads * d))
             x = torch.rms_norm(h, norm_post.weight.shape, norm_post.weight, norm_post.variance_epsilon)

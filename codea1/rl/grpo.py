@@ -76,8 +76,7 @@ def group_advantages(
             raise ValueError("rewards tensor must be [groups, samples] (or pass group_ids)")
         out = torch.stack([_group_normalise(row, std_norm, eps) for row in scores]) if len(scores) else scores
         return out.float()
-    return [_group_normalise(torch.tensor(list(row), dtype=torch.float64), std_norm, eps).tolist()
-            for row in rewards]
+    return [_group_normalise(torch.tensor(list(row), dtype=torch.float64), std_norm, eps).tolist() for row in rewards]
 
 
 # --------------------------------------------------------------------------------------- aggregation
@@ -165,8 +164,7 @@ def policy_loss(
         cap = -advantages * dual_clip
         capped = torch.minimum(loss, cap)
         negative = advantages < 0
-        stats["clipfrac_lower"] = masked_mean((torch.gt(loss, cap) & negative).to(logprobs.dtype),
-                                              mask_f).detach()
+        stats["clipfrac_lower"] = masked_mean((torch.gt(loss, cap) & negative).to(logprobs.dtype), mask_f).detach()
         loss = torch.where(negative, capped, loss)
     else:
         stats["clipfrac_lower"] = torch.zeros((), dtype=logprobs.dtype)

@@ -34,8 +34,12 @@ class PackedBatch:
         return self.response_ids.shape[1]
 
     def to(self, device: torch.device | str) -> PackedBatch:
-        return PackedBatch(*(t.to(device) for t in (self.input_ids, self.attention_mask, self.position_ids,
-                                                     self.response_ids, self.response_mask)))
+        return PackedBatch(
+            *(
+                t.to(device)
+                for t in (self.input_ids, self.attention_mask, self.position_ids, self.response_ids, self.response_mask)
+            )
+        )
 
 
 def pack(prompts: Sequence[Sequence[int]], responses: Sequence[Sequence[int]], pad_id: int) -> PackedBatch:
@@ -75,9 +79,14 @@ def temperature_column(temperatures: float | Sequence[float], rows: int) -> torc
     return torch.tensor(values, dtype=torch.float32).view(rows, 1, 1)
 
 
-def forward_logprobs(model: torch.nn.Module, batch: PackedBatch, *, with_entropy: bool = False,
-                     entropy_grad: bool = False, temperature: float | Sequence[float] = 1.0
-                     ) -> tuple[torch.Tensor, torch.Tensor | None]:
+def forward_logprobs(
+    model: torch.nn.Module,
+    batch: PackedBatch,
+    *,
+    with_entropy: bool = False,
+    entropy_grad: bool = False,
+    temperature: float | Sequence[float] = 1.0,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Per-token log-probs ``[B, R]`` of the response tokens (float32) under ``softmax(logits / T)`` and,
     optionally, the entropy of each such next-token distribution ``[B, R]`` (detached unless
     ``entropy_grad``: by default it is logged, not optimised). ``temperature`` is one T for the batch or

@@ -61,17 +61,30 @@ def lora_config(cfg: PolicyConfig) -> Any:
     """The peft ``LoraConfig`` described by a PolicyConfig."""
     from peft import LoraConfig
 
-    return LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
-                      target_modules=list(cfg.lora_targets), task_type="CAUSAL_LM", bias="none")
+    return LoraConfig(
+        r=cfg.lora_r,
+        lora_alpha=cfg.lora_alpha,
+        lora_dropout=cfg.lora_dropout,
+        target_modules=list(cfg.lora_targets),
+        task_type="CAUSAL_LM",
+        bias="none",
+    )
 
 
 class Policy:
     """One trainable policy. See the module docstring for what it does; ``adapter_name`` selects one
     LoRA adapter of a shared peft model (the dual mode), which is made active before every use."""
 
-    def __init__(self, model: Any, tokenizer: Any, config: PolicyConfig | None = None, *,
-                 adapter_name: str | None = None, reference: Any = None,
-                 rollout: RolloutBackend | None = None):
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        config: PolicyConfig | None = None,
+        *,
+        adapter_name: str | None = None,
+        reference: Any = None,
+        rollout: RolloutBackend | None = None,
+    ):
         self.config = cfg = config or PolicyConfig()
         self.tokenizer = tokenizer
         if cfg.lora and not _is_peft(model):
@@ -101,14 +114,16 @@ class Policy:
         if cfg.kl_coef > 0 and self.adapter is None:
             self.reference = reference if reference is not None else make_reference(model, cfg.dtype)
 
-        self.optimizer = torch.optim.AdamW(self.params, lr=cfg.lr, betas=tuple(cfg.betas),
-                                           weight_decay=cfg.weight_decay)
+        self.optimizer = torch.optim.AdamW(
+            self.params, lr=cfg.lr, betas=tuple(cfg.betas), weight_decay=cfg.weight_decay
+        )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer,
-            lambda s: lr_factor(s, cfg.warmup_steps, cfg.total_steps, cfg.schedule, cfg.min_lr_ratio))
+            self.optimizer, lambda s: lr_factor(s, cfg.warmup_steps, cfg.total_steps, cfg.schedule, cfg.min_lr_ratio)
+        )
         # the sampling forward's log-probs equal ``logprobs`` only when that runs without autocast
         self.rollout: RolloutBackend = rollout or TransformersRollout(
-            self.model, tokenizer, self.logprobs, reuse_logprobs=cfg.dtype == "float32")
+            self.model, tokenizer, self.logprobs, reuse_logprobs=cfg.dtype == "float32"
+        )
 
     # ------------------------------------------------------------------------------------- plumbing
 
@@ -118,8 +133,10 @@ class Policy:
         tag = f".{self.adapter}."
         params = [p for n, p in self.model.named_parameters() if "lora_" in n and tag in n]
         if not params:
-            raise UserError(f"LoRA adapter {self.adapter!r} has no parameters; check lora_targets "
-                            f"{self.config.lora_targets} against the model's module names.")
+            raise UserError(
+                f"LoRA adapter {self.adapter!r} has no parameters; check lora_targets "
+                f"{self.config.lora_targets} against the model's module names."
+            )
         return params
 
     def _activate(self) -> None:
@@ -151,15 +168,22 @@ class Policy:
 
     # ----------------------------------------------------------------------------------- sampling
 
-    def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig | None = None
-                 ) -> list[list[Sample]]:
+    def generate(
+        self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig | None = None
+    ) -> list[list[Sample]]:
         """``gen.n`` samples per chat prompt (list of ``{"role", "content"}`` dicts), in prompt order."""
         self._activate()
         return self.rollout.generate(prompts, gen or GenerationConfig())
 
     @torch.no_grad()
-    def logprobs(self, prompt_ids: Sequence[Sequence[int]], response_ids: Sequence[Sequence[int]], *,
-                 reference: bool = False, temperature: float | Sequence[float] = 1.0) -> list[list[float]]:
+    def logprobs(
+        self,
+        prompt_ids: Sequence[Sequence[int]],
+        response_ids: Sequence[Sequence[int]],
+        *,
+        reference: bool = False,
+        temperature: float | Sequence[float] = 1.0,
+    ) -> list[list[float]]:
         """Per-token log-probs of each response given its prompt (of the reference if ``reference``), under
         ``softmax(logits / temperature)``: one temperature for all rows, or one per row."""
         self._activate()
@@ -198,9 +222,11 @@ class Policy:
         advantages = [float(a) for a in advantages]
         missing = [i for i, s in enumerate(samples) if len(s.logprobs) != len(s.response_ids)]
         if missing:  # samples from a backend without log-probs: on-policy, score them now
-            scored = self.logprobs([samples[i].prompt_ids for i in missing],
-                                   [samples[i].response_ids for i in missing],
-                                   temperature=[samples[i].temperature for i in missing])
+            scored = self.logprobs(
+                [samples[i].prompt_ids for i in missing],
+                [samples[i].response_ids for i in missing],
+                temperature=[samples[i].temperature for i in missing],
+            )
             for i, lp in zip(missing, scored):
                 samples[i] = dataclasses.replace(samples[i], logprobs=lp)
 
@@ -254,15 +280,18 @@ class Policy:
             r_len = batch.response_len
             if r_len == 0:
                 continue
-            old = torch.tensor([s.logprobs + [0.0] * (r_len - len(s.logprobs)) for s in mb],
-                               dtype=torch.float32, device=self.device)
+            old = torch.tensor(
+                [s.logprobs + [0.0] * (r_len - len(s.logprobs)) for s in mb], dtype=torch.float32, device=self.device
+            )
             adv = torch.tensor([advantages[i] for i in idx], dtype=torch.float32, device=self.device)
             temps = [s.temperature for s in mb]  # each sample's own distribution (logits / T)
             with self._autocast():
-                logp, entropy = forward_logprobs(self.model, batch, with_entropy=True,
-                                                 entropy_grad=cfg.entropy_coef > 0, temperature=temps)
-            pg_mat, pg_stats = policy_loss(logp, old, adv, mask, clip_low=cfg.clip_low,
-                                           clip_high=cfg.clip_high, dual_clip=cfg.dual_clip)
+                logp, entropy = forward_logprobs(
+                    self.model, batch, with_entropy=True, entropy_grad=cfg.entropy_coef > 0, temperature=temps
+                )
+            pg_mat, pg_stats = policy_loss(
+                logp, old, adv, mask, clip_low=cfg.clip_low, clip_high=cfg.clip_high, dual_clip=cfg.dual_clip
+            )
             agg = {"num_tokens": num_tokens, "num_seqs": num_seqs, "norm_constant": norm_constant}
             pg = agg_loss(pg_mat, mask, cfg.loss_agg, **agg)
             loss = pg
@@ -290,8 +319,13 @@ class Policy:
         else:
             self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
-        return {**sums, **token_stats, "grad_norm": float(grad_norm), "num_tokens": float(num_tokens),
-                "skipped": float(skipped)}
+        return {
+            **sums,
+            **token_stats,
+            "grad_norm": float(grad_norm),
+            "num_tokens": float(num_tokens),
+            "skipped": float(skipped),
+        }
 
     # ---------------------------------------------------------------------------------- save/load
 
@@ -317,8 +351,9 @@ class Policy:
             # save_embedding_layers=False: LoRA here never touches embeddings, and the "auto" check
             # would try to fetch the base config from the hub
             state = get_peft_model_state_dict(self.model, adapter_name=self.adapter, save_embedding_layers=False)
-            save_file({k: v.detach().contiguous().cpu() for k, v in state.items()},
-                      str(d / "adapter_model.safetensors"))
+            save_file(
+                {k: v.detach().contiguous().cpu() for k, v in state.items()}, str(d / "adapter_model.safetensors")
+            )
             config = self.model.peft_config[self.adapter]
             if not config.base_model_name_or_path:  # an adapter added to a peft model (dual-lora) names none
                 config.base_model_name_or_path = getattr(self.model.get_base_model(), "name_or_path", None)
@@ -331,8 +366,10 @@ class Policy:
         """Restore what ``save`` wrote (into this already-built policy)."""
         d = Path(directory)
         if not (d / "policy_state.json").is_file():
-            raise UserError(f"Policy checkpoint {d} is incomplete (no policy_state.json); point to a "
-                            "directory written by Policy.save.")
+            raise UserError(
+                f"Policy checkpoint {d} is incomplete (no policy_state.json); point to a "
+                "directory written by Policy.save."
+            )
         from safetensors.torch import load_file
 
         if self.adapter is not None:
@@ -349,8 +386,10 @@ class Policy:
             missing, unexpected = self.model.load_state_dict(state, strict=False)
             tied = _tied_names(self.model)
             if unexpected or [k for k in missing if k not in tied]:
-                raise UserError(f"Model checkpoint {d} does not match this model ({len(missing)} missing, "
-                                f"{len(unexpected)} unexpected weights).")
+                raise UserError(
+                    f"Model checkpoint {d} does not match this model ({len(missing)} missing, "
+                    f"{len(unexpected)} unexpected weights)."
+                )
         self.optimizer.load_state_dict(torch.load(d / "optimizer.pt", map_location=self.device))
         self.scheduler.load_state_dict(torch.load(d / "scheduler.pt"))
         _set_rng_state(torch.load(d / "rng.pt", weights_only=False))
@@ -444,6 +483,11 @@ def _build_policies(cfg: Any, *, test: bool = True, code: bool = True) -> tuple[
         return code_policy, None
     test_model, test_tok = load_model_and_tokenizer(cfg.test_model_name, dtype=load_dtype, device=device)
     same_start = code_policy is not None and cfg.test_model_name == cfg.model.code_policy
-    test_policy = Policy(test_model, test_tok, pcfg, adapter_name="test" if pcfg.lora else None,
-                         reference=code_policy.reference if same_start else None)
+    test_policy = Policy(
+        test_model,
+        test_tok,
+        pcfg,
+        adapter_name="test" if pcfg.lora else None,
+        reference=code_policy.reference if same_start else None,
+    )
     return code_policy, test_policy

@@ -65,9 +65,12 @@ class _PolicyHost:
 
         import torch
 
-        return {"host": socket.gethostname(), "pid": os.getpid(),
-                "roles": sorted(k for k, p in self.policies.items() if p is not None),
-                "cuda_devices": torch.cuda.device_count() if torch.cuda.is_available() else 0}
+        return {
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "roles": sorted(k for k, p in self.policies.items() if p is not None),
+            "cuda_devices": torch.cuda.device_count() if torch.cuda.is_available() else 0,
+        }
 
     def generate(self, role: str, prompts: list, gen: Any) -> list:
         import torch
@@ -103,8 +106,10 @@ class RemotePolicy:
             raise cause from None
         except ray.exceptions.RayError as exc:  # the actor or its node is gone, and its weights with it
             why = str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else type(exc).__name__
-            raise RuntimeError(f"the Ray actor of the {self.name} was lost ({why}); resume the run (codea1 "
-                               "train --resume) to restart it from the last checkpoint") from None
+            raise RuntimeError(
+                f"the Ray actor of the {self.name} was lost ({why}); resume the run (codea1 "
+                "train --resume) to restart it from the last checkpoint"
+            ) from None
 
     def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: Any = None) -> list:
         return self._get(self.handle.generate.remote(self.role, list(prompts), gen))
@@ -148,8 +153,9 @@ def build_ray_policies(cfg: Any, *, test: bool = True) -> tuple[RemotePolicy, Re
     handles: dict[str, RemotePolicy] = {}
     for roles in actor_groups(cfg, test):
         name = " and ".join({"code": "Code LLM", "test": "Test LLM"}[r] for r in roles)
-        handle = remote.options(num_cpus=place.cpus_per_policy, num_gpus=place.gpus_per_policy, max_restarts=0,
-                                max_task_retries=0).remote(data, roles)
+        handle = remote.options(
+            num_cpus=place.cpus_per_policy, num_gpus=place.gpus_per_policy, max_restarts=0, max_task_retries=0
+        ).remote(data, roles)
         for role in roles:
             handles[role] = RemotePolicy(handle, role, name)
     code = handles["code"]

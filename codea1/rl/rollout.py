@@ -44,15 +44,13 @@ class GenerationConfig(Sampling):
     @classmethod
     def of(cls, sampling: Sampling, *, n: int, seed: int | None) -> GenerationConfig:
         """The call config of a Sampling section (or a section that extends it, such as eval)."""
-        return cls(**{f.name: copy.deepcopy(getattr(sampling, f.name)) for f in fields(Sampling)}, n=n,
-                   seed=seed)
+        return cls(**{f.name: copy.deepcopy(getattr(sampling, f.name)) for f in fields(Sampling)}, n=n, seed=seed)
 
 
 class RolloutBackend(Protocol):
     """What the trainer needs from a sampling engine."""
 
-    def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig
-                 ) -> list[list[Sample]]:
+    def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig) -> list[list[Sample]]:
         """``n`` samples for each chat prompt, in prompt order."""
         ...
 
@@ -65,8 +63,9 @@ class RolloutBackend(Protocol):
         ...
 
 
-def render_prompts(tokenizer: Any, prompts: Sequence[Sequence[Mapping[str, str]]],
-                   max_prompt_tokens: int | None = None) -> list[list[int]]:
+def render_prompts(
+    tokenizer: Any, prompts: Sequence[Sequence[Mapping[str, str]]], max_prompt_tokens: int | None = None
+) -> list[list[int]]:
     """Chat messages -> token ids through the tokenizer's chat template, with the generation prompt.
 
     A prompt whose last message has role ``assistant`` is a prefill (a response prefix): it is rendered
@@ -77,8 +76,9 @@ def render_prompts(tokenizer: Any, prompts: Sequence[Sequence[Mapping[str, str]]
     for messages in prompts:
         messages = list(messages)
         if prefill_text(messages) is not None:
-            text = tokenizer.apply_chat_template(messages, continue_final_message=True,
-                                                 add_generation_prompt=False, tokenize=False)
+            text = tokenizer.apply_chat_template(
+                messages, continue_final_message=True, add_generation_prompt=False, tokenize=False
+            )
         else:
             text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         ids = tokenizer(text, add_special_tokens=False).input_ids
@@ -101,8 +101,9 @@ def rendered_prefix(tokenizer: Any, messages: Sequence[Mapping[str, str]]) -> st
     prefix = prefill_text(list(messages))
     if not prefix:
         return ""
-    text = tokenizer.apply_chat_template(list(messages), continue_final_message=True,
-                                         add_generation_prompt=False, tokenize=False)
+    text = tokenizer.apply_chat_template(
+        list(messages), continue_final_message=True, add_generation_prompt=False, tokenize=False
+    )
     return prefix if text.endswith(prefix) else prefix.rstrip()
 
 
@@ -113,8 +114,9 @@ def logprob_temperature(temperature: float) -> float:
     return float(temperature) if temperature > 0 else 1.0
 
 
-def sample_next(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p: float = 1.0
-                ) -> tuple[torch.Tensor, torch.Tensor]:
+def sample_next(
+    logits: torch.Tensor, temperature: float, top_k: int = 0, top_p: float = 1.0
+) -> tuple[torch.Tensor, torch.Tensor]:
     """One token per row of ``logits`` ``[B, V]`` and its log-prob under ``softmax(logits / T)``, with T
     the sampling temperature (``logprob_temperature``: 1 for greedy). top-k and top-p shape the draw but
     not the log-prob, as in verl and TRL.
@@ -227,8 +229,9 @@ def _growing_layer_class(base: type) -> type:
         key_buffer: torch.Tensor | None = None
         value_buffer: torch.Tensor | None = None
 
-        def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any
-                   ) -> tuple[torch.Tensor, torch.Tensor]:
+        def update(
+            self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any
+        ) -> tuple[torch.Tensor, torch.Tensor]:
             length, add = self.keys.shape[-2], key_states.shape[-2]
             if self.key_buffer is None or length + add > self.key_buffer.shape[-2]:
                 # room for the rest of the generation, at most GROW_STEP positions at a time (memory)
@@ -237,10 +240,10 @@ def _growing_layer_class(base: type) -> type:
                 self.value_buffer = self.values.new_empty(*self.values.shape[:-2], cap, self.values.shape[-1])
                 self.key_buffer[..., :length, :] = self.keys
                 self.value_buffer[..., :length, :] = self.values
-            self.key_buffer[..., length:length + add, :] = key_states
-            self.value_buffer[..., length:length + add, :] = value_states
-            self.keys = self.key_buffer[..., :length + add, :]
-            self.values = self.value_buffer[..., :length + add, :]
+            self.key_buffer[..., length : length + add, :] = key_states
+            self.value_buffer[..., length : length + add, :] = value_states
+            self.keys = self.key_buffer[..., : length + add, :]
+            self.values = self.value_buffer[..., : length + add, :]
             return self.keys, self.values
 
         def batch_select_indices(self, indices: torch.Tensor) -> None:
@@ -256,8 +259,9 @@ def _growing_layer_class(base: type) -> type:
     return GrowingLayer
 
 
-def _cut_response(ids: list[int], tokenizer: Any, eos_ids: set[int], stop: Sequence[str]
-                  ) -> tuple[list[int], str, bool]:
+def _cut_response(
+    ids: list[int], tokenizer: Any, eos_ids: set[int], stop: Sequence[str]
+) -> tuple[list[int], str, bool]:
     """Cut generated ids after the first EOS, then after the token completing the first stop string."""
     finished = False
     for i, t in enumerate(ids):
@@ -293,20 +297,27 @@ PACK_MAX_BYTES = 2 << 30
 
 
 def _mkl_packing_available() -> bool:
-    return bool(torch.backends.mkl.is_available() and hasattr(torch.ops.mkl, "_mkl_linear")
-                and hasattr(torch.ops.mkl, "_mkl_reorder_linear_weight"))
+    return bool(
+        torch.backends.mkl.is_available()
+        and hasattr(torch.ops.mkl, "_mkl_linear")
+        and hasattr(torch.ops.mkl, "_mkl_reorder_linear_weight")
+    )
 
 
 @contextlib.contextmanager
-def packed_linears(model: torch.nn.Module, rows: int, only: Sequence[torch.nn.Module] | None = None
-                   ) -> Iterator[int]:
+def packed_linears(model: torch.nn.Module, rows: int, only: Sequence[torch.nn.Module] | None = None) -> Iterator[int]:
     """Within the block, the model's float32 CPU ``nn.Linear`` layers (LoRA base layers included; or those
     of ``only``) compute with MKL-packed copies of their weights (``rows``: the batch rows to pack for);
     yields how many layers were packed (0 where MKL packing is unavailable, the model is not a float32 CPU
     model, or it is too large). Inference only: the packed product has no gradient."""
-    layers = [m for m in (model.modules() if only is None else only) if type(m) is torch.nn.Linear
-              and m.weight.device.type == "cpu" and m.weight.dtype == torch.float32
-              and m.weight.numel() >= PACK_MIN_PARAMS]
+    layers = [
+        m
+        for m in (model.modules() if only is None else only)
+        if type(m) is torch.nn.Linear
+        and m.weight.device.type == "cpu"
+        and m.weight.dtype == torch.float32
+        and m.weight.numel() >= PACK_MIN_PARAMS
+    ]
     if not layers or not _mkl_packing_available() or _linear_bytes(layers) > PACK_MAX_BYTES:
         yield 0
         return
@@ -317,8 +328,12 @@ def packed_linears(model: torch.nn.Module, rows: int, only: Sequence[torch.nn.Mo
             packed = torch.ops.mkl._mkl_reorder_linear_weight(weight, rows)
             bias = layer.bias.detach() if layer.bias is not None else None
 
-            def forward(x: torch.Tensor, packed: torch.Tensor = packed, weight: torch.Tensor = weight,
-                        bias: torch.Tensor | None = bias) -> torch.Tensor:
+            def forward(
+                x: torch.Tensor,
+                packed: torch.Tensor = packed,
+                weight: torch.Tensor = weight,
+                bias: torch.Tensor | None = bias,
+            ) -> torch.Tensor:
                 return torch.ops.mkl._mkl_linear(x, packed, weight, bias, rows)
 
             layer.forward = forward  # an instance attribute: nn.Module.__call__ finds it first
@@ -336,8 +351,7 @@ def _linear_bytes(modules: Iterable[torch.nn.Module]) -> int:
     return sum(m.weight.numel() * m.weight.element_size() for m in modules if isinstance(m, torch.nn.Linear))
 
 
-def zero_logprobs(prompts: list[list[int]], responses: list[list[int]], temperature: float = 1.0
-                  ) -> list[list[float]]:
+def zero_logprobs(prompts: list[list[int]], responses: list[list[int]], temperature: float = 1.0) -> list[list[float]]:
     """A backend's ``score`` where nobody needs log-probs (evaluation): zeros, one per response token."""
     return [[0.0] * len(r) for r in responses]
 
@@ -365,10 +379,17 @@ class TransformersRollout:
     *training* code path (the policy passes its own ``logprobs``).
     """
 
-    def __init__(self, model: torch.nn.Module, tokenizer: Any,
-                 score: Callable[[list[list[int]], list[list[int]]], list[list[float]]], *,
-                 engine: str = "loop", reuse_logprobs: bool = True, pack_weights: bool = True,
-                 fast_decode: bool = True):
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        tokenizer: Any,
+        score: Callable[[list[list[int]], list[list[int]]], list[list[float]]],
+        *,
+        engine: str = "loop",
+        reuse_logprobs: bool = True,
+        pack_weights: bool = True,
+        fast_decode: bool = True,
+    ):
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
         self.model = model
@@ -379,8 +400,7 @@ class TransformersRollout:
         self.pack_weights = pack_weights
         self.fast_decode = fast_decode
 
-    def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig
-                 ) -> list[list[Sample]]:
+    def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig) -> list[list[Sample]]:
         if gen.seed is not None:
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(gen.seed)
@@ -397,8 +417,7 @@ class TransformersRollout:
             ids |= set(extra if isinstance(extra, list) else [extra])
         return {int(i) for i in ids if i is not None}
 
-    def _generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig
-                  ) -> list[list[Sample]]:
+    def _generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig) -> list[list[Sample]]:
         tok = self.tokenizer
         prompt_ids = render_prompts(tok, prompts, gen.max_prompt_tokens)
         prefixes = [rendered_prefix(self.tokenizer, m) for m in prompts]
@@ -411,8 +430,12 @@ class TransformersRollout:
         self.model.eval()
         stack = contextlib.ExitStack()
         decoder = None
-        if self.engine == "loop" and self.fast_decode and LlamaDecoder.supports(self.model) \
-                and _linear_bytes(self.model.modules()) <= PACK_MAX_BYTES:  # a copy of the weights for the call
+        if (
+            self.engine == "loop"
+            and self.fast_decode
+            and LlamaDecoder.supports(self.model)
+            and _linear_bytes(self.model.modules()) <= PACK_MAX_BYTES
+        ):  # a copy of the weights for the call
             decoder = LlamaDecoder(self.model, gen.batch_size, pack=self.pack_weights and _mkl_packing_available())
         if self.engine == "loop" and self.pack_weights:  # same float32 results, faster on CPU (packed_linears)
             # the lean decoder stacks and packs the layers' weights itself: only the output layer here
@@ -420,7 +443,7 @@ class TransformersRollout:
             stack.enter_context(packed_linears(self.model, gen.batch_size, only))
         try:
             for start in range(0, len(rows), max(1, gen.batch_size)):
-                chunk = rows[start:start + gen.batch_size]
+                chunk = rows[start : start + gen.batch_size]
                 if self.engine == "hf-generate":
                     raw = self._hf_generate(chunk, gen, eos_ids, pad)
                     chunk_lp = None
@@ -430,31 +453,46 @@ class TransformersRollout:
                     cut = _cut_response(ids, tok, eos_ids, gen.stop)
                     responses.append(cut)
                     if logprobs is not None and chunk_lp is not None:
-                        logprobs.append(chunk_lp[i][:len(cut[0])])
+                        logprobs.append(chunk_lp[i][: len(cut[0])])
         finally:
             stack.close()
             self.model.train(was_training)
         temperature = logprob_temperature(gen.temperature)
         if logprobs is None:
             logprobs = self.score(rows, [r[0] for r in responses], temperature=temperature)
-        samples = [Sample(prompt_ids=list(p), response_ids=r[0], text=prefixes[k // gen.n] + r[1], logprobs=lp,
-                          finished=r[2], temperature=temperature)
-                   for k, (p, r, lp) in enumerate(zip(rows, responses, logprobs))]
-        return [samples[i * gen.n:(i + 1) * gen.n] for i in range(len(prompt_ids))]
+        samples = [
+            Sample(
+                prompt_ids=list(p),
+                response_ids=r[0],
+                text=prefixes[k // gen.n] + r[1],
+                logprobs=lp,
+                finished=r[2],
+                temperature=temperature,
+            )
+            for k, (p, r, lp) in enumerate(zip(rows, responses, logprobs))
+        ]
+        return [samples[i * gen.n : (i + 1) * gen.n] for i in range(len(prompt_ids))]
 
     # ------------------------------------------------------------------------------- hf-generate
 
-    def _hf_generate(self, chunk: list[list[int]], gen: GenerationConfig, eos_ids: set[int], pad: int
-                     ) -> list[list[int]]:
+    def _hf_generate(
+        self, chunk: list[list[int]], gen: GenerationConfig, eos_ids: set[int], pad: int
+    ) -> list[list[int]]:
         from transformers import GenerationConfig as HFGenerationConfig
 
         device = next(self.model.parameters()).device
         width = max(len(r) for r in chunk)
         input_ids = torch.tensor([[pad] * (width - len(r)) + r for r in chunk], device=device)
         attention = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in chunk], device=device)
-        settings: dict[str, Any] = {"max_new_tokens": gen.max_new_tokens, "pad_token_id": pad,
-                                    "eos_token_id": sorted(eos_ids), "use_cache": True,
-                                    "repetition_penalty": 1.0, "no_repeat_ngram_size": 0, "num_beams": 1}
+        settings: dict[str, Any] = {
+            "max_new_tokens": gen.max_new_tokens,
+            "pad_token_id": pad,
+            "eos_token_id": sorted(eos_ids),
+            "use_cache": True,
+            "repetition_penalty": 1.0,
+            "no_repeat_ngram_size": 0,
+            "num_beams": 1,
+        }
         if gen.temperature > 0:
             settings.update(do_sample=True, temperature=gen.temperature, top_p=gen.top_p, top_k=gen.top_k)
         else:
@@ -471,8 +509,9 @@ class TransformersRollout:
         holder.generation_config = HFGenerationConfig()
         try:
             with torch.no_grad():
-                out = self.model.generate(input_ids=input_ids, attention_mask=attention, generation_config=hf_gen,
-                                          **kwargs)
+                out = self.model.generate(
+                    input_ids=input_ids, attention_mask=attention, generation_config=hf_gen, **kwargs
+                )
         finally:
             holder.generation_config = saved
         return out[:, width:].tolist()
@@ -480,8 +519,14 @@ class TransformersRollout:
     # ------------------------------------------------------------------------------------- loop
 
     @torch.inference_mode()
-    def _sample_loop(self, chunk: list[list[int]], gen: GenerationConfig, eos_ids: set[int], pad: int,
-                     decoder: LlamaDecoder | None = None) -> tuple[list[list[int]], list[list[float]]]:
+    def _sample_loop(
+        self,
+        chunk: list[list[int]],
+        gen: GenerationConfig,
+        eos_ids: set[int],
+        pad: int,
+        decoder: LlamaDecoder | None = None,
+    ) -> tuple[list[list[int]], list[list[float]]]:
         """Generated ids (uncut: up to EOS, a detected stop string or ``max_new_tokens``) and their
         log-probs at the sampling temperature, for each row of ``chunk``. The prefill is the model's forward; the
         decoding steps are ``decoder``'s where given, else the model's forward too."""
@@ -495,8 +540,9 @@ class TransformersRollout:
         input_ids = torch.tensor([[pad] * (width - len(r)) + r for r in uniq], device=device)
         attention = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in uniq], device=device)
         positions = (attention.cumsum(-1) - 1).clamp(min=0)
-        out = model(input_ids=input_ids, attention_mask=attention, position_ids=positions, use_cache=True,
-                    logits_to_keep=1)
+        out = model(
+            input_ids=input_ids, attention_mask=attention, position_ids=positions, use_cache=True, logits_to_keep=1
+        )
         cache = _output_cache(out)
         cache_arg = _cache_argument(model)
         _reserve(cache, gen.max_new_tokens)
@@ -539,8 +585,13 @@ class TransformersRollout:
                 next_pos = next_pos + 1
                 continue
             attention = torch.cat([attention, attention.new_ones(len(active), 1)], dim=1)
-            out = model(input_ids=token[:, None], attention_mask=attention, position_ids=next_pos,
-                        use_cache=True, **{cache_arg: cache})
+            out = model(
+                input_ids=token[:, None],
+                attention_mask=attention,
+                position_ids=next_pos,
+                use_cache=True,
+                **{cache_arg: cache},
+            )
             cache = _output_cache(out)
             logits = out.logits[:, -1, :].float()
             next_pos = next_pos + 1

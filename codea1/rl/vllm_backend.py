@@ -111,8 +111,7 @@ class EngineHandle:
 
     _lora_ids = itertools.count(1)
 
-    def __init__(self, llm: Any, *, sleep_level: int = 0, lora: bool = False,
-                 adapter_root: str | None = None) -> None:
+    def __init__(self, llm: Any, *, sleep_level: int = 0, lora: bool = False, adapter_root: str | None = None) -> None:
         self.llm = llm
         self.sleep_level = int(sleep_level)
         self.lora = lora
@@ -191,16 +190,24 @@ class VLLMRollout:
     which the engine does not read with generation_config="vllm").
     """
 
-    def __init__(self, engine: EngineHandle, tokenizer: Any,
-                 score: Callable[[list[list[int]], list[list[int]]], list[list[float]]], *,
-                 adapter: str | None = None, stop_token_ids: Sequence[int] = (), policy: Any = None) -> None:
+    def __init__(
+        self,
+        engine: EngineHandle,
+        tokenizer: Any,
+        score: Callable[[list[list[int]], list[list[int]]], list[list[float]]],
+        *,
+        adapter: str | None = None,
+        stop_token_ids: Sequence[int] = (),
+        policy: Any = None,
+    ) -> None:
         self.engine = engine
         self.tokenizer = tokenizer
         self.score = score
         self.adapter = adapter
         eos = tokenizer.eos_token_id
-        self.stop_token_ids = sorted({*(eos if isinstance(eos, list) else [eos] if eos is not None else []),
-                                      *stop_token_ids})
+        self.stop_token_ids = sorted(
+            {*(eos if isinstance(eos, list) else [eos] if eos is not None else []), *stop_token_ids}
+        )
         self.policy = policy
         self.synced_step = getattr(policy, "step", 0) if policy is not None else None
         self.lora_request: Any = None  # None: the adapter is still its initial no-op (LoRA B = 0)
@@ -208,14 +215,15 @@ class VLLMRollout:
         self.syncs = 0
 
     # -- RolloutBackend -----------------------------------------------------------------------------
-    def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig
-                 ) -> list[list[Sample]]:
+    def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig) -> list[list[Sample]]:
         vllm = _vllm()
         engine = self.engine
         self._ensure_weights()
         prompt_ids = [render(self.tokenizer, p, gen.max_prompt_tokens) for p in prompts]
-        params = [vllm.SamplingParams(**sampling_kwargs(gen, self.stop_token_ids, prompt_seed(gen.seed, i, gen.n)))
-                  for i in range(len(prompt_ids))]
+        params = [
+            vllm.SamplingParams(**sampling_kwargs(gen, self.stop_token_ids, prompt_seed(gen.seed, i, gen.n)))
+            for i in range(len(prompt_ids))
+        ]
         inputs = [{"prompt_token_ids": ids} for ids in prompt_ids]
         kwargs: dict[str, Any] = {"use_tqdm": False}
         if self.lora_request is not None:
@@ -237,10 +245,11 @@ class VLLMRollout:
                 responses.append((list(c.token_ids), c.text, c.finish_reason == "stop"))
         temperature = logprob_temperature(gen.temperature)
         logprobs = self.score(rows, [r[0] for r in responses], temperature=temperature)
-        samples = [Sample(prompt_ids=p, response_ids=r[0], text=r[1], logprobs=lp, finished=r[2],
-                          temperature=temperature)
-                   for p, r, lp in zip(rows, responses, logprobs)]
-        return [samples[i * gen.n:(i + 1) * gen.n] for i in range(len(prompt_ids))]
+        samples = [
+            Sample(prompt_ids=p, response_ids=r[0], text=r[1], logprobs=lp, finished=r[2], temperature=temperature)
+            for p, r, lp in zip(rows, responses, logprobs)
+        ]
+        return [samples[i * gen.n : (i + 1) * gen.n] for i in range(len(prompt_ids))]
 
     def load_weights(self, state: Mapping[str, Any]) -> None:
         """Full weights into the engine (names as in the learner's state_dict)."""
@@ -285,12 +294,10 @@ class VLLMRollout:
         path = engine.adapter_dir(self.adapter or "adapter", lora_id)
         path.mkdir(parents=True, exist_ok=True)
         state = get_peft_model_state_dict(policy.model, adapter_name=self.adapter, save_embedding_layers=False)
-        save_file({k: v.detach().contiguous().cpu() for k, v in state.items()},
-                  str(path / "adapter_model.safetensors"))
+        save_file({k: v.detach().contiguous().cpu() for k, v in state.items()}, str(path / "adapter_model.safetensors"))
         policy.model.peft_config[self.adapter].save_pretrained(str(path))
         old = self._lora
-        self.lora_request = _vllm().lora.request.LoRARequest(lora_name=name, lora_int_id=lora_id,
-                                                             lora_path=str(path))
+        self.lora_request = _vllm().lora.request.LoRARequest(lora_name=name, lora_int_id=lora_id, lora_path=str(path))
         self._lora = (lora_id, path)
         if old is not None:
             engine.drop_lora(*old)
@@ -333,9 +340,17 @@ def lora_rank_slot(rank: int) -> int:
     raise UserError(f"policy.lora_r {rank} is above vLLM's largest LoRA rank ({LORA_RANK_SLOTS[-1]})")
 
 
-def engine_kwargs(source: str, *, seed: int, dtype: str, gpu_memory_utilization: float, tensor_parallel_size: int,
-                  enforce_eager: bool = False, max_model_len: int | None = None, sleep: bool = False
-                  ) -> dict[str, Any]:
+def engine_kwargs(
+    source: str,
+    *,
+    seed: int,
+    dtype: str,
+    gpu_memory_utilization: float,
+    tensor_parallel_size: int,
+    enforce_eager: bool = False,
+    max_model_len: int | None = None,
+    sleep: bool = False,
+) -> dict[str, Any]:
     """The `vllm.LLM` arguments of an engine for `source` (a model directory or hub id)."""
     kwargs: dict[str, Any] = {
         "model": source,
@@ -358,27 +373,44 @@ def build_engine(cfg: Any, source: str, *, lora: bool, llm_class: Any = None) ->
     """A vLLM engine for one base model, configured from the `rollout` section (and model/policy/seed)."""
     r = cfg.rollout
     if lora and r.vllm_sleep_level >= 2:
-        raise UserError("rollout.vllm_sleep_level 2 drops the engine's base weights, which LoRA policies "
-                        "never re-send; use level 1 with model.mode lora or dual-lora")
+        raise UserError(
+            "rollout.vllm_sleep_level 2 drops the engine's base weights, which LoRA policies "
+            "never re-send; use level 1 with model.mode lora or dual-lora"
+        )
     if llm_class is None:
         if r.vllm_sleep_level or r.vllm_gpu_memory_utilization < 0.9:
             # colocated with the learner: the engine runs in this process, so that weights load in place
             os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         llm_class = _vllm().LLM
-    kwargs = engine_kwargs(source, seed=cfg.seed, dtype=r.vllm_dtype,
-                           gpu_memory_utilization=r.vllm_gpu_memory_utilization,
-                           tensor_parallel_size=r.vllm_tensor_parallel_size, enforce_eager=r.vllm_enforce_eager,
-                           max_model_len=r.vllm_max_model_len, sleep=r.vllm_sleep_level > 0)
+    kwargs = engine_kwargs(
+        source,
+        seed=cfg.seed,
+        dtype=r.vllm_dtype,
+        gpu_memory_utilization=r.vllm_gpu_memory_utilization,
+        tensor_parallel_size=r.vllm_tensor_parallel_size,
+        enforce_eager=r.vllm_enforce_eager,
+        max_model_len=r.vllm_max_model_len,
+        sleep=r.vllm_sleep_level > 0,
+    )
     if lora:
         kwargs.update(enable_lora=True, max_lora_rank=lora_rank_slot(cfg.policy.lora_r), max_loras=2)
     llm = llm_class(**kwargs)
     return EngineHandle(llm, sleep_level=r.vllm_sleep_level, lora=lora)
 
 
-def sampling_engine(name: str, model: Any, tokenizer: Any, *, seed: int, dtype: str,
-                    gpu_memory_utilization: float = 0.9, tensor_parallel_size: int = 1,
-                    max_model_len: int | None = None, llm_class: Any = None, workdir: str | None = None
-                    ) -> VLLMRollout:
+def sampling_engine(
+    name: str,
+    model: Any,
+    tokenizer: Any,
+    *,
+    seed: int,
+    dtype: str,
+    gpu_memory_utilization: float = 0.9,
+    tensor_parallel_size: int = 1,
+    max_model_len: int | None = None,
+    llm_class: Any = None,
+    workdir: str | None = None,
+) -> VLLMRollout:
     """A VLLMRollout that only samples (`codea1 eval ... --engine vllm`): no learner to follow, no sleep, no
     log-probs (evaluation needs none). `model` and `tokenizer` are the loaded checkpoint (codea1.models):
     the tokenizer renders the prompts exactly as the transformers engine does, and a checkpoint the engine
@@ -397,14 +429,23 @@ def sampling_engine(name: str, model: Any, tokenizer: Any, *, seed: int, dtype: 
         tokenizer.save_pretrained(source)
     if llm_class is None:
         llm_class = _vllm().LLM
-    llm = llm_class(**engine_kwargs(source, seed=seed, dtype=dtype, gpu_memory_utilization=gpu_memory_utilization,
-                                    tensor_parallel_size=tensor_parallel_size, max_model_len=max_model_len))
+    llm = llm_class(
+        **engine_kwargs(
+            source,
+            seed=seed,
+            dtype=dtype,
+            gpu_memory_utilization=gpu_memory_utilization,
+            tensor_parallel_size=tensor_parallel_size,
+            max_model_len=max_model_len,
+        )
+    )
 
     return VLLMRollout(EngineHandle(llm), tokenizer, zero_logprobs, stop_token_ids=_eos_ids(model))
 
 
-def attach_vllm(cfg: Any, policies: Sequence[Any], *, llm_class: Any = None,
-                workdir: str | None = None) -> list[VLLMRollout]:
+def attach_vllm(
+    cfg: Any, policies: Sequence[Any], *, llm_class: Any = None, workdir: str | None = None
+) -> list[VLLMRollout]:
     """Gives each policy (None entries skipped) a VLLMRollout: one engine per base model, shared by the
     policies that start from it (dual-lora: one base, two adapters; full: weights swapped per policy)."""
     work = Path(workdir or tempfile.mkdtemp(prefix="codea1-vllm-"))
@@ -420,10 +461,17 @@ def attach_vllm(cfg: Any, policies: Sequence[Any], *, llm_class: Any = None,
             continue
         name = names[min(k, 1)]
         if name not in engines:
-            engines[name] = build_engine(cfg, _engine_source(name, policy, work), lora=bool(policy.adapter),
-                                         llm_class=llm_class)
-        backend = VLLMRollout(engines[name], policy.tokenizer, policy.logprobs, adapter=policy.adapter,
-                              stop_token_ids=_eos_ids(policy.model), policy=policy)
+            engines[name] = build_engine(
+                cfg, _engine_source(name, policy, work), lora=bool(policy.adapter), llm_class=llm_class
+            )
+        backend = VLLMRollout(
+            engines[name],
+            policy.tokenizer,
+            policy.logprobs,
+            adapter=policy.adapter,
+            stop_token_ids=_eos_ids(policy.model),
+            policy=policy,
+        )
         if not policy.adapter and engines[name].holder is None:
             engines[name].holder = (id(policy), policy.step)  # the engine starts with this policy's weights
         policy.rollout = backend

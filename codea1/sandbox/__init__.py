@@ -40,8 +40,19 @@ _EXPORTS = {
     "values_equal": "values",
 }
 
-__all__ = ["UNSERIALIZABLE", "CallResult", "Executor", "Job", "JobResult", "SandboxError", "from_json",
-           "isolation_level", "isolation_report", "to_json", "values_equal"]
+__all__ = [
+    "UNSERIALIZABLE",
+    "CallResult",
+    "Executor",
+    "Job",
+    "JobResult",
+    "SandboxError",
+    "from_json",
+    "isolation_level",
+    "isolation_report",
+    "to_json",
+    "values_equal",
+]
 
 
 def __getattr__(name: str) -> Any:

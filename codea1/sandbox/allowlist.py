@@ -53,8 +53,18 @@ def _under(path: str, roots: list[str]) -> bool:
 
 def command(bwrap: str, python: list[str], pkg_root: str, site_dirs: list[str]) -> list[str]:
     """The bwrap command line that runs `python` (argv) inside the allow-list root."""
-    args = [bwrap, "--die-with-parent", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-pid",
-            "--cap-add", "ALL", "--hostname", "sandbox"]
+    args = [
+        bwrap,
+        "--die-with-parent",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-pid",
+        "--cap-add",
+        "ALL",
+        "--hostname",
+        "sandbox",
+    ]
     bound: list[str] = []
 
     def ro(path: str) -> None:
@@ -80,8 +90,16 @@ def command(bwrap: str, python: list[str], pkg_root: str, site_dirs: list[str]) 
     hidden = _under(pkg, bound)
     if hidden:  # an installed codea1 inside a bound site-packages: hide all of it first
         args.extend(["--tmpfs", pkg])
-    args.extend(["--ro-bind", os.path.join(pkg, "__init__.py"), os.path.join(pkg, "__init__.py"),
-                 "--ro-bind", os.path.join(pkg, "sandbox"), os.path.join(pkg, "sandbox")])
+    args.extend(
+        [
+            "--ro-bind",
+            os.path.join(pkg, "__init__.py"),
+            os.path.join(pkg, "__init__.py"),
+            "--ro-bind",
+            os.path.join(pkg, "sandbox"),
+            os.path.join(pkg, "sandbox"),
+        ]
+    )
     if hidden:
         args.extend(["--remount-ro", pkg])
     args.extend(["--tmpfs", "/dev"])  # a minimal /dev: what Python and candidates use, nothing else

@@ -157,7 +157,7 @@ def descendants(pid: int) -> list[int]:
         except OSError:
             continue
         try:
-            ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+            ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
         except (ValueError, IndexError):
             continue
         parents.setdefault(ppid, []).append(int(entry))

@@ -24,15 +24,26 @@ from codea1.errors import UserError
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Adds the `exec` command."""
-    p = sub.add_parser("exec", help="run code against tests or calls in the sandbox (JSONL in, JSONL out)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "exec",
+        help="run code against tests or calls in the sandbox (JSONL in, JSONL out)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--input", help="JSONL file of jobs ('-' for stdin)")
     p.add_argument("--output", help="JSONL file for results ('-' for stdout)")
-    p.add_argument("--isolation", action="store_true",
-                   help="print every isolation layer of the sandbox, on or missing on this machine, and exit")
+    p.add_argument(
+        "--isolation",
+        action="store_true",
+        help="print every isolation layer of the sandbox, on or missing on this machine, and exit",
+    )
     p.add_argument("--timeout", type=float, default=2.0, help="per-call time limit in seconds (default 2)")
-    p.add_argument("--define-timeout", type=float, default=5.0,
-                   help="time limit for running each program's code itself, seconds (default 5)")
+    p.add_argument(
+        "--define-timeout",
+        type=float,
+        default=5.0,
+        help="time limit for running each program's code itself, seconds (default 5)",
+    )
     p.add_argument("--workers", type=int, default=None, help="parallel workers (default: all CPUs)")
     p.add_argument("--memory-mb", type=int, default=1024, help="memory a program may allocate (default 1024)")
     p.add_argument("--no-progress", action="store_true", help="do not show a progress bar")
@@ -61,9 +72,15 @@ def parse_line(line: str, lineno: int) -> tuple[dict | None, str | None]:
 def _result_row(res: Any) -> dict:
     from codea1.sandbox.values import to_json
 
-    return {"id": res.id, "defined": res.defined, "error": res.error,
-            "results": [{"status": r.status, "value": to_json(r.value), "error": r.error,
-                         "seconds": round(r.seconds, 6)} for r in res.results]}
+    return {
+        "id": res.id,
+        "defined": res.defined,
+        "error": res.error,
+        "results": [
+            {"status": r.status, "value": to_json(r.value), "error": r.error, "seconds": round(r.seconds, 6)}
+            for r in res.results
+        ],
+    }
 
 
 def run_exec(args: argparse.Namespace) -> int:
@@ -102,24 +119,31 @@ def run_exec(args: argparse.Namespace) -> int:
                 raw_id = obj.get("id") if type(obj) is dict else None
             except ValueError:
                 pass
-            rows.append({"id": raw_id if type(raw_id) is str else None, "defined": False, "error": err,
-                         "results": []})
+            rows.append({"id": raw_id if type(raw_id) is str else None, "defined": False, "error": err, "results": []})
             continue
         rows.append(None)
         rid = rec.get("id")
         rid = rid if type(rid) is str else str(lineno)
         if "tests" in rec:
             entry = rec.get("entry_point")
-            tests_items.append(AssertCase(code=rec["code"], tests=rec["tests"], id=rid,
-                                          entry_point=entry if type(entry) is str and entry else None))
+            tests_items.append(
+                AssertCase(
+                    code=rec["code"],
+                    tests=rec["tests"],
+                    id=rid,
+                    entry_point=entry if type(entry) is str and entry else None,
+                )
+            )
             tests_pos.append(pos)
         else:
             call_jobs.append(Job(id=rid, code=rec["code"], calls=rec["calls"], timeout=args.timeout))
             call_pos.append(pos)
 
     total = len(tests_items) + len(call_jobs)
-    with Executor(args.workers, memory_mb=args.memory_mb, define_timeout=args.define_timeout) as ex, \
-            _progress(total, not args.no_progress) as tick:
+    with (
+        Executor(args.workers, memory_mb=args.memory_mb, define_timeout=args.define_timeout) as ex,
+        _progress(total, not args.no_progress) as tick,
+    ):
         base = [0]
 
         def report(done: int, _total: int) -> None:

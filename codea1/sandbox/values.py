@@ -79,8 +79,7 @@ def _unserializable(reason: str) -> dict:
     return {"$t": "unserializable", "v": reason[:80]}
 
 
-def to_json(value: Any, *, max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEMS,
-            max_chars: int = MAX_CHARS) -> Any:
+def to_json(value: Any, *, max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEMS, max_chars: int = MAX_CHARS) -> Any:
     """Encodes a plain value into its JSON-able tagged form; anything else gives the unserializable tag.
 
     Limits apply to the whole value: nesting depth, total container elements, total str/bytes length.
@@ -132,8 +131,10 @@ def _enc(v: Any, depth: int, budget: list[int]) -> Any:
         if budget[0] < 0:
             raise _TooLarge("items")
         if t is dict:
-            return {"$t": "dict", "v": [[_enc(k, depth - 1, budget), _enc(x, depth - 1, budget)]
-                                        for k, x in dict.items(v)]}
+            return {
+                "$t": "dict",
+                "v": [[_enc(k, depth - 1, budget), _enc(x, depth - 1, budget)] for k, x in dict.items(v)],
+            }
         items = [_enc(x, depth - 1, budget) for x in (list.__iter__(v) if t is list else iter(v))]
         return items if t is list else {"$t": t.__name__, "v": items}
     kind = _container_kind(t)
@@ -149,8 +150,10 @@ def _enc(v: Any, depth: int, budget: list[int]) -> Any:
             budget[0] -= len(pairs)
             if budget[0] < 0:
                 raise _TooLarge("items")
-            return {"$t": "counter" if kind is Counter else "odict",
-                    "v": [[_enc(k, depth - 1, budget), _enc(x, depth - 1, budget)] for k, x in pairs]}
+            return {
+                "$t": "counter" if kind is Counter else "odict",
+                "v": [[_enc(k, depth - 1, budget), _enc(x, depth - 1, budget)] for k, x in pairs],
+            }
         budget[0] -= len(items)
         if budget[0] < 0:
             raise _TooLarge("items")
@@ -184,8 +187,7 @@ def _enc(v: Any, depth: int, budget: list[int]) -> Any:
 
 _PLAIN_BASES = (list, tuple, dict, set, frozenset, int, float, str, bytes)
 # how a scalar subclass's plain value is read: the base class's own C method, never one the subclass defines
-_SCALAR_BASES = {int: int.__index__, float: float.__float__, str: str.__str__,
-                 bytes: lambda v: bytes(memoryview(v))}
+_SCALAR_BASES = {int: int.__index__, float: float.__float__, str: str.__str__, bytes: lambda v: bytes(memoryview(v))}
 _KEY_VIEWS = (type({}.keys()), type({}.items()))
 
 

@@ -119,10 +119,16 @@ def _warm_up() -> None:
     """
     for _ in range(2):
         module = _candidate_module()
-        payload = marshal.loads(marshal.dumps({
-            "code": marshal.dumps(compile(_WARM_CODE, "<solution>", "exec", dont_inherit=True, optimize=0)),
-            "calls": list(_WARM_CALLS[:2]) + [marshal.dumps(compile(c, "<call>", "eval", dont_inherit=True))
-                                              for c in _WARM_CALLS[2:]], "start": 0}))
+        payload = marshal.loads(
+            marshal.dumps(
+                {
+                    "code": marshal.dumps(compile(_WARM_CODE, "<solution>", "exec", dont_inherit=True, optimize=0)),
+                    "calls": list(_WARM_CALLS[:2])
+                    + [marshal.dumps(compile(c, "<call>", "eval", dont_inherit=True)) for c in _WARM_CALLS[2:]],
+                    "start": 0,
+                }
+            )
+        )
         exec(_code_of(payload["code"], "exec"), module.__dict__)  # noqa: S102
         for call in payload["calls"]:
             try:
@@ -138,8 +144,16 @@ def _unshare(flags: int) -> bool:
 
 
 def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None) -> bool:
-    return _libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
-                       data.encode() if data else None) == 0
+    return (
+        _libc.mount(
+            source.encode(),
+            target.encode(),
+            fstype.encode() if fstype else None,
+            flags,
+            data.encode() if data else None,
+        )
+        == 0
+    )
 
 
 # directories a tmpfs must never cover (the system the child runs on)
@@ -190,13 +204,16 @@ def enter_layers(cfg: dict) -> tuple[list[str], str]:
         private = cfg.get("hide", True) and _unshare(CLONE_NEWNS)
         if private and _mount("none", "/", None, MS_REC | MS_PRIVATE, None):
             # a fresh /tmp for the zygote (bubblewrap's allow-list root already has one)
-            ok = cfg.get("allowlist") or _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
-                                                "size=256m,nr_inodes=64k,mode=1777")
+            ok = cfg.get("allowlist") or _mount(
+                "tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,nr_inodes=64k,mode=1777"
+            )
             for path in dict.fromkeys(os.path.realpath(p) for p in cfg.get("hide_paths", [])):
                 if path in _SYSTEM_DIRS or not os.path.isdir(path) or path.startswith("/tmp"):
                     continue
-                ok = _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                            "size=64k,nr_inodes=16,mode=0755") and ok
+                ok = (
+                    _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,nr_inodes=16,mode=0755")
+                    and ok
+                )
             if ok:
                 layers.append("mntns")
         if "userns" not in layers and _can_switch_uid(cfg):
@@ -204,7 +221,7 @@ def enter_layers(cfg: dict) -> tuple[list[str], str]:
         if cfg.get("jobns", True) and "mntns" in layers:
             _JAIL["pidns_fd"] = jail.own_pid_namespace()
             if _probe_job_jail(cfg, layers):
-                layers[layers.index("mntns") + 1:layers.index("mntns") + 1] = ["pidns", "ipcns", "jobtmp"]
+                layers[layers.index("mntns") + 1 : layers.index("mntns") + 1] = ["pidns", "ipcns", "jobtmp"]
             else:
                 os.close(_JAIL.pop("pidns_fd"))
     if programs is not None and jail.load_seccomp(programs[0]):  # inherited by every child
@@ -391,8 +408,9 @@ def _child(job_r: int, res_w: int, req: dict, cfg: dict, layers: list[str], base
         os.close(null)
         if "jobtmp" in layers:  # own mount/IPC namespaces, fresh capped /tmp (its working dir), /proc
             workdir = "/tmp"
-            jail.enter_job_namespaces(cfg["uid"] if "uid" in layers else -1, cfg["gid"], cfg["tmp_bytes"],
-                                      cfg["tmp_inodes"])
+            jail.enter_job_namespaces(
+                cfg["uid"] if "uid" in layers else -1, cfg["gid"], cfg["tmp_bytes"], cfg["tmp_inodes"]
+            )
         else:
             workdir = os.path.join(base, f"job-{os.getpid()}")
             os.mkdir(workdir, 0o700)
@@ -620,8 +638,18 @@ def serve(sock: socket.socket, cfg: dict) -> None:
     _limit_self(cfg, layers)
     if "pidns" in layers:
         _JAIL["self_pidfd"] = os.pidfd_open(os.getpid())
-    sock.send(json.dumps({"k": "ready", "layers": layers, "preloaded": loaded, "pid": os.getpid(),
-                          "vm": _vm_bytes(), "autofinish": hasattr(os, "pidfd_open")}).encode())
+    sock.send(
+        json.dumps(
+            {
+                "k": "ready",
+                "layers": layers,
+                "preloaded": loaded,
+                "pid": os.getpid(),
+                "vm": _vm_bytes(),
+                "autofinish": hasattr(os, "pidfd_open"),
+            }
+        ).encode()
+    )
     current: int | None = None  # the child of the job in progress
     pidfd = -1  # becomes readable when `current` exits: its clean-up then needs no request
     last: dict = {}  # how the latest child ended, when it was finished without a request

@@ -31,8 +31,8 @@ RNG_FILE = "rng.pt"
 class TrainerState:
     """What the loop needs besides the policies to continue exactly where it stopped."""
 
-    step: int = 0                     # training steps completed (the Mistake Book is at this step too)
-    cursor: int = 0                   # questions consumed so far in the seeded data order
+    step: int = 0  # training steps completed (the Mistake Book is at this step too)
+    cursor: int = 0  # questions consumed so far in the seeded data order
     seed: int = 0
 
 
@@ -80,8 +80,7 @@ def restore_rng(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
 
 
-def save_checkpoint(checkpoints_dir: Path, state: TrainerState,
-                    savers: dict[str, Callable[[Path], None]]) -> Path:
+def save_checkpoint(checkpoints_dir: Path, state: TrainerState, savers: dict[str, Callable[[Path], None]]) -> Path:
     """Writes checkpoint `step_K` atomically; `savers` map a sub-folder name to a policy's save(dir).
 
     Raises UserError (one sentence) if the disk is full or unwritable; nothing partial is left behind
@@ -118,9 +117,10 @@ def save_checkpoint(checkpoints_dir: Path, state: TrainerState,
         reason = reason or exc.strerror or str(exc)
         last = latest_checkpoint(checkpoints_dir)
         after = f"; the last complete checkpoint is {last.name}" if last else "; no complete checkpoint exists"
-        raise UserError(f"checkpoint of step {state.step} could not be written to {checkpoints_dir} "
-                        f"({reason}){after}; free space and resume with `codea1 train --resume {checkpoints_dir.parent}`"
-                        ) from None
+        raise UserError(
+            f"checkpoint of step {state.step} could not be written to {checkpoints_dir} "
+            f"({reason}){after}; free space and resume with `codea1 train --resume {checkpoints_dir.parent}`"
+        ) from None
     return final
 
 
@@ -133,7 +133,7 @@ def list_checkpoints(checkpoints_dir: Path) -> list[Path]:
         if not path.name.startswith("step_") or not (path / MARKER).is_file():
             continue
         try:
-            found.append((int(path.name[len("step_"):]), path))
+            found.append((int(path.name[len("step_") :]), path))
         except ValueError:
             continue
     return [p for _, p in sorted(found)]
@@ -166,8 +166,7 @@ def read_state(path: Path) -> TrainerState:
     try:
         data = json.loads((path / STATE_FILE).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        raise UserError(f"checkpoint {path} is unreadable ({exc}); delete it to resume from an older one") \
-            from None
+        raise UserError(f"checkpoint {path} is unreadable ({exc}); delete it to resume from an older one") from None
     known = {f.name for f in fields(TrainerState)}  # checkpoints of earlier versions hold more fields
     return TrainerState(**{k: v for k, v in data.items() if k in known})
 

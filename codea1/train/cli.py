@@ -12,79 +12,111 @@ from codea1.errors import UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("train", help="train the Code LLM and Test LLM (a1), or a baseline (golden, selfplay)",
-                       description="Train with a YAML config plus dotted key=value overrides "
-                                   "(e.g. game.M=4 policy.lr=1e-5), or resume a run directory.")
+    p = sub.add_parser(
+        "train",
+        help="train the Code LLM and Test LLM (a1), or a baseline (golden, selfplay)",
+        description="Train with a YAML config plus dotted key=value overrides "
+        "(e.g. game.M=4 policy.lr=1e-5), or resume a run directory.",
+    )
     p.add_argument("--config", type=Path, help="YAML config (see configs/); defaults apply to missing keys")
     p.add_argument("--run-dir", type=Path, help="new run directory (default runs/<config>-<time>)")
     p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue this run from its last checkpoint")
-    p.add_argument("--max-steps", type=int,
-                   help="stop at this step (total, not additional); the LR schedule still spans train.max_steps")
+    p.add_argument(
+        "--max-steps",
+        type=int,
+        help="stop at this step (total, not additional); the LR schedule still spans train.max_steps",
+    )
     p.add_argument("--no-progress", action="store_true", help="no live progress display")
     p.add_argument("--list-keys", action="store_true", help="print every config key with its help and exit")
     p.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. game.M=4")
     p.set_defaults(func=_train)
 
-    s = sub.add_parser("sft", help="supervised warm-up of the policies before RL (GT code, golden asserts)",
-                       description="Trains the models of a training config on the train split: the code "
-                                   "prompt -> the GT solution, the test prompt (GT as the candidate) -> the "
-                                   "golden asserts, loss on the response tokens only (docs/cold-start.md). "
-                                   "Writes one model directory per trained model and prints the overrides "
-                                   "that make `codea1 train` start from them.")
+    s = sub.add_parser(
+        "sft",
+        help="supervised warm-up of the policies before RL (GT code, golden asserts)",
+        description="Trains the models of a training config on the train split: the code "
+        "prompt -> the GT solution, the test prompt (GT as the candidate) -> the "
+        "golden asserts, loss on the response tokens only (docs/cold-start.md). "
+        "Writes one model directory per trained model and prints the overrides "
+        "that make `codea1 train` start from them.",
+    )
     s.add_argument("--config", type=Path, help="YAML config (the same as for `codea1 train`)")
     s.add_argument("--out", type=Path, required=True, help="new output directory")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
     s.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. sft.epochs=3")
     s.set_defaults(func=_sft)
 
-    d = sub.add_parser("demo", help="a short Code-A1 run of SmolLM2-135M on CPU, then a before/after eval",
-                       description="Runs the smollm2-cpu preset for a few steps on the bundled train split, "
-                                   "evaluates the code policy before and after on held-out problems and "
-                                   "writes a report. About 10-15 minutes on 2 CPU cores.")
+    d = sub.add_parser(
+        "demo",
+        help="a short Code-A1 run of SmolLM2-135M on CPU, then a before/after eval",
+        description="Runs the smollm2-cpu preset for a few steps on the bundled train split, "
+        "evaluates the code policy before and after on held-out problems and "
+        "writes a report. About 10-15 minutes on 2 CPU cores.",
+    )
     d.add_argument("--run-dir", type=Path, help="run directory (default runs/demo-<time>)")
     d.add_argument("--steps", type=int, default=None, help="training steps (default: the preset's)")
     d.add_argument("--config", type=Path, default=None, help="preset to use (default configs/smollm2-cpu.yaml)")
     d.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
     d.set_defaults(func=_demo)
 
-    c = sub.add_parser("compare", help="base, golden, a1 and selfplay from one start on one budget, evaluated alike",
-                       description="Trains each method from the config's start checkpoint with the same seed, "
-                                   "data order and budget, then evaluates every final policy on held-out "
-                                   "problems (Code LLM pass@1 with bootstrap intervals; Test LLM valid ratio, "
-                                   "pass@k, mut@k, Mul, white-box and black-box). Run the same command again "
-                                   "to resume: training resumes exactly, finished evaluations are kept.")
+    c = sub.add_parser(
+        "compare",
+        help="base, golden, a1 and selfplay from one start on one budget, evaluated alike",
+        description="Trains each method from the config's start checkpoint with the same seed, "
+        "data order and budget, then evaluates every final policy on held-out "
+        "problems (Code LLM pass@1 with bootstrap intervals; Test LLM valid ratio, "
+        "pass@k, mut@k, Mul, white-box and black-box). Run the same command again "
+        "to resume: training resumes exactly, finished evaluations are kept.",
+    )
     c.add_argument("--config", type=Path, help="YAML config (the start checkpoint is model.code_policy)")
     c.add_argument("--out", type=Path, required=True, help="comparison directory (created, or resumed)")
-    c.add_argument("--methods", default="base,golden,a1,selfplay",
-                   help="comma-separated subset of base,golden,a1,selfplay")
+    c.add_argument(
+        "--methods", default="base,golden,a1,selfplay", help="comma-separated subset of base,golden,a1,selfplay"
+    )
     c.add_argument("--steps", type=int, default=10, help="training steps per method (the most, with --minutes)")
-    c.add_argument("--minutes", type=float, default=None,
-                   help="training-time budget per method (summed step times); the run stops at the first "
-                        "step that reaches it")
+    c.add_argument(
+        "--minutes",
+        type=float,
+        default=None,
+        help="training-time budget per method (summed step times); the run stops at the first step that reaches it",
+    )
     c.add_argument("--eval-every", type=int, default=0, help="also evaluate every K steps (learning curves)")
-    c.add_argument("--eval-problems", default="bundled:eval",
-                   help="held-out problem spec (several joined by commas: 'held_out.jsonl,bundled:eval')")
+    c.add_argument(
+        "--eval-problems",
+        default="bundled:eval",
+        help="held-out problem spec (several joined by commas: 'held_out.jsonl,bundled:eval')",
+    )
     c.add_argument("--eval-limit", type=int, default=None, help="first N held-out problems (default: all)")
     c.add_argument("--code-samples", type=int, default=4, help="code samples per problem for pass@1")
     c.add_argument("--test-samples", type=int, default=1, help="Test LLM suites per problem (scores averaged)")
     c.add_argument("--test-k", type=int, default=5, help="asserts per suite scored (pass@k, mut@k)")
     c.add_argument("--no-mutation", action="store_true", help="skip mutation scoring (no mut@k, Mul)")
-    c.add_argument("--no-decontaminate", action="store_true",
-                   help="keep training problems that near-duplicate a held-out one (default: dropped, with a "
-                        "report in decontamination.json)")
+    c.add_argument(
+        "--no-decontaminate",
+        action="store_true",
+        help="keep training problems that near-duplicate a held-out one (default: dropped, with a "
+        "report in decontamination.json)",
+    )
     c.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
     c.set_defaults(func=_compare)
 
-    e = sub.add_parser("export", help="one trained policy of a run as a clean Hugging Face model directory",
-                       description="Writes the policy of a checkpoint as a model directory that transformers and "
-                                   "vLLM load (weights as safetensors, tokenizer, a model card with the run's "
-                                   "config and metrics; LoRA merged into its base; no optimiser state).")
+    e = sub.add_parser(
+        "export",
+        help="one trained policy of a run as a clean Hugging Face model directory",
+        description="Writes the policy of a checkpoint as a model directory that transformers and "
+        "vLLM load (weights as safetensors, tokenizer, a model card with the run's "
+        "config and metrics; LoRA merged into its base; no optimiser state).",
+    )
     e.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     e.add_argument("--role", choices=["code", "test"], required=True, help="the Code LLM or the Test LLM")
     e.add_argument("--step", type=int, default=None, help="checkpoint step (default: the newest)")
     e.add_argument("--out", type=Path, required=True, help="the model directory to write (new or empty)")
-    e.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
-                   help="weights' dtype in the export (default float32)")
+    e.add_argument(
+        "--dtype",
+        default="float32",
+        choices=["float32", "bfloat16", "float16"],
+        help="weights' dtype in the export (default float32)",
+    )
     e.add_argument("--push-to-hub", default=None, metavar="REPO_ID", help="also upload it as this model repo")
     e.add_argument("--private", action="store_true", help="with --push-to-hub: a private repository")
     e.set_defaults(func=_export)
@@ -108,18 +140,20 @@ def _train(args: argparse.Namespace) -> int:
         raise UserError(f"--max-steps must be >= 1, got {args.max_steps}")
     if args.resume:
         if args.config or args.run_dir or args.overrides:
-            raise UserError("--resume takes only the run directory (and --max-steps); the run's own "
-                            "config.yaml is used unchanged")
+            raise UserError(
+                "--resume takes only the run directory (and --max-steps); the run's own config.yaml is used unchanged"
+            )
         run = RunDir.open(args.resume)
         cfg = run.load_config()
         with _resume_hint(run.root):
-            train(cfg, run.root, resume=True, max_steps=args.max_steps,
-                  progress=False if args.no_progress else None)
+            train(cfg, run.root, resume=True, max_steps=args.max_steps, progress=False if args.no_progress else None)
         print(f"run directory: {run.root}")
         return 0
     cfg = load_config(args.config, args.overrides)
-    run_dir = args.run_dir or Path("runs") / f"{args.config.stem if args.config else 'default'}-" \
-                                              f"{time.strftime('%Y%m%d-%H%M%S')}"
+    run_dir = (
+        args.run_dir
+        or Path("runs") / f"{args.config.stem if args.config else 'default'}-{time.strftime('%Y%m%d-%H%M%S')}"
+    )
     with _resume_hint(Path(run_dir)):
         train(cfg, run_dir, max_steps=args.max_steps, progress=False if args.no_progress else None)
     print(f"run directory: {run_dir}")
@@ -138,8 +172,10 @@ def _resume_hint(run_dir: Path) -> Iterator[None]:
             raise UserError("interrupted before the run's first step: nothing was kept", exit_code=130) from None
         ckpt = latest_checkpoint(run_dir / "checkpoints")
         where = f"the last checkpoint is step {read_state(ckpt).step}" if ckpt else "no checkpoint was written yet"
-        raise UserError(f"interrupted ({where}); continue with `codea1 train --resume {run_dir}` (same target "
-                        f"of steps)", exit_code=130) from None
+        raise UserError(
+            f"interrupted ({where}); continue with `codea1 train --resume {run_dir}` (same target of steps)",
+            exit_code=130,
+        ) from None
 
 
 def _sft(args: argparse.Namespace) -> int:
@@ -167,11 +203,20 @@ def _compare(args: argparse.Namespace) -> int:
     from codea1.train.compare import CompareSpec, compare
 
     cfg = load_config(args.config, args.overrides)
-    spec = CompareSpec(methods=[m.strip() for m in args.methods.split(",") if m.strip()], steps=args.steps,
-                       minutes=args.minutes, eval_every=args.eval_every, eval_problems=args.eval_problems,
-                       eval_limit=args.eval_limit, code_samples=args.code_samples, test_k=args.test_k,
-                       test_samples=args.test_samples,
-                       mutation=not args.no_mutation, seed=cfg.seed, decontaminate=not args.no_decontaminate)
+    spec = CompareSpec(
+        methods=[m.strip() for m in args.methods.split(",") if m.strip()],
+        steps=args.steps,
+        minutes=args.minutes,
+        eval_every=args.eval_every,
+        eval_problems=args.eval_problems,
+        eval_limit=args.eval_limit,
+        code_samples=args.code_samples,
+        test_k=args.test_k,
+        test_samples=args.test_samples,
+        mutation=not args.no_mutation,
+        seed=cfg.seed,
+        decontaminate=not args.no_decontaminate,
+    )
     results = compare(args.out, cfg, spec)
     print((args.out / "results.md").read_text(encoding="utf-8"))
     print(f"results: {args.out / 'results.json'}; plots: {args.out / 'plots'}")
@@ -183,8 +228,9 @@ def _export(args: argparse.Namespace) -> int:
 
     done = export_policy(args.run_dir, args.role, args.out, step=args.step, dtype=args.dtype)
     merged = " (LoRA merged into its base)" if done["merged_lora"] else ""
-    print(f"exported the {args.role} policy of step {done['step']}{merged} to {done['out']}: "
-          f"{', '.join(done['files'])}")
+    print(
+        f"exported the {args.role} policy of step {done['step']}{merged} to {done['out']}: {', '.join(done['files'])}"
+    )
     if args.push_to_hub:
         print(f"pushed to {push_to_hub(done['out'], args.push_to_hub, private=args.private)}")
     return 0

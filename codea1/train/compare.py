@@ -81,8 +81,9 @@ class CompareSpec:
 # small pure helpers: intervals, eval points
 
 
-def bootstrap_interval(values: Sequence[float], *, samples: int = 10_000, seed: int = 0,
-                       level: float = 0.95) -> tuple[float, float, float]:
+def bootstrap_interval(
+    values: Sequence[float], *, samples: int = 10_000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float, float]:
     """(mean, low, high): the mean of per-problem values and its percentile bootstrap interval, resampling
     problems with replacement."""
     import numpy as np
@@ -96,25 +97,33 @@ def bootstrap_interval(values: Sequence[float], *, samples: int = 10_000, seed: 
     return float(x.mean()), float(np.quantile(means, tail)), float(np.quantile(means, 1.0 - tail))
 
 
-def paired_difference(a: dict[str, float], b: dict[str, float], *, samples: int = 10_000, seed: int = 0
-                      ) -> tuple[float, float, float]:
+def paired_difference(
+    a: dict[str, float], b: dict[str, float], *, samples: int = 10_000, seed: int = 0
+) -> tuple[float, float, float]:
     """Mean of a - b over the problems both have, with its paired bootstrap interval."""
     common = sorted(set(a) & set(b))
     return bootstrap_interval([a[k] - b[k] for k in common], samples=samples, seed=seed)
 
 
-def held_out_difference(new: dict[str, Any], old: dict[str, Any], *, samples: int = 10_000, seed: int = 0
-                        ) -> list[dict[str, Any]]:
+def held_out_difference(
+    new: dict[str, Any], old: dict[str, Any], *, samples: int = 10_000, seed: int = 0
+) -> list[dict[str, Any]]:
     """Paired differences, new - old, between two held-out evaluations (`evals/METHOD/step_N.json` of a
     comparison, possibly from two comparisons with different start checkpoints): Code LLM pass@1 and the
     Test LLM's valid ratio per prompt mode, over the problems both evaluated. One row per measure that
     both have: {"measure", "new", "old", "delta", "ci95", "problems"}."""
     pairs = [("code pass@1", (new.get("code") or {}).get("per_problem"), (old.get("code") or {}).get("per_problem"))]
     for mode in sorted(set(new.get("tests") or {}) & set(old.get("tests") or {})):
-        pairs.append((f"test valid ratio ({mode})", new["tests"][mode].get("per_problem"),
-                      old["tests"][mode].get("per_problem")))
-        pairs.append((f"test valid ratio, repeated calls invalid ({mode})",
-                      new["tests"][mode].get("per_problem_distinct"), old["tests"][mode].get("per_problem_distinct")))
+        pairs.append(
+            (f"test valid ratio ({mode})", new["tests"][mode].get("per_problem"), old["tests"][mode].get("per_problem"))
+        )
+        pairs.append(
+            (
+                f"test valid ratio, repeated calls invalid ({mode})",
+                new["tests"][mode].get("per_problem_distinct"),
+                old["tests"][mode].get("per_problem_distinct"),
+            )
+        )
     rows = []
     for measure, a, b in pairs:
         if not a or not b:
@@ -123,9 +132,16 @@ def held_out_difference(new: dict[str, Any], old: dict[str, Any], *, samples: in
         if not common:
             raise ValueError(f"{measure}: the two evaluations share no problem")
         d, lo, hi = paired_difference(a, b, samples=samples, seed=seed)
-        rows.append({"measure": measure, "new": sum(a[k] for k in common) / len(common),
-                     "old": sum(b[k] for k in common) / len(common), "delta": d, "ci95": [lo, hi],
-                     "problems": len(common)})
+        rows.append(
+            {
+                "measure": measure,
+                "new": sum(a[k] for k in common) / len(common),
+                "old": sum(b[k] for k in common) / len(common),
+                "delta": d,
+                "ci95": [lo, hi],
+                "problems": len(common),
+            }
+        )
     return rows
 
 
@@ -148,19 +164,28 @@ def power_statement(per_problem: dict[str, float], samples: int) -> dict[str, An
         return {"problems": len(values), "samples_per_problem": n, "paired_se": None, "mde_80": None}
     var = sum(2.0 * p * (1.0 - p) / (n - 1) for p in values) / len(values) ** 2
     se = math.sqrt(var)
-    return {"problems": len(values), "samples_per_problem": n, "base_pass@1": sum(values) / len(values),
-            "paired_se": se, "mde_80": (Z_95 + Z_80) * se, "level": 0.05, "power": 0.8,
-            "note": "sampling noise only (no problem-level variation of the effect): a lower bound"}
+    return {
+        "problems": len(values),
+        "samples_per_problem": n,
+        "base_pass@1": sum(values) / len(values),
+        "paired_se": se,
+        "mde_80": (Z_95 + Z_80) * se,
+        "level": 0.05,
+        "power": 0.8,
+        "note": "sampling noise only (no problem-level variation of the effect): a lower bound",
+    }
 
 
 def power_line(power: dict[str, Any]) -> str:
     """The power statement in one sentence (percentage points)."""
     if power.get("paired_se") is None:
         return "power: not computable (fewer than 2 samples per problem)"
-    return (f"power: {power['problems']} held-out problems x {power['samples_per_problem']} samples, base "
-            f"pass@1 {100 * power['base_pass@1']:.1f}%: paired standard error of a pass@1 difference "
-            f">= {100 * power['paired_se']:.2f} points; the smallest difference detectable at 80% power "
-            f"(two-sided 5%) is >= {100 * power['mde_80']:.2f} points")
+    return (
+        f"power: {power['problems']} held-out problems x {power['samples_per_problem']} samples, base "
+        f"pass@1 {100 * power['base_pass@1']:.1f}%: paired standard error of a pass@1 difference "
+        f">= {100 * power['paired_se']:.2f} points; the smallest difference detectable at 80% power "
+        f"(two-sided 5%) is >= {100 * power['mde_80']:.2f} points"
+    )
 
 
 def code_commit() -> dict[str, Any]:
@@ -168,10 +193,16 @@ def code_commit() -> dict[str, Any]:
     {"commit": None} outside a git checkout."""
     root = Path(__file__).resolve().parents[2]
     try:
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return {"commit": None}
     return {"commit": commit, "dirty": bool(dirty)}
@@ -258,14 +289,29 @@ def evaluate_code(policy: Any, problems: list, executor: Any, cfg: Config, spec:
     per_problem = {tid: t["correct"] / t["n"] for tid, t in summary["tasks"].items() if t["n"]}
     mean, low, high = bootstrap_interval(list(per_problem.values()), samples=spec.bootstrap, seed=spec.seed)
     texts = [(p.id, s.text) for p, row in zip(problems, rows) for s in row]
-    kept = [{"role": "code", "task_id": tid, "response": text, "passed": r.passed, "status": r.status}
-            for (tid, text), r in zip(texts, results)]
-    return {"pass@1": mean, "ci95": [low, high], "problems": len(per_problem), "samples": spec.code_samples,
-            "per_problem": per_problem, "excluded": summary.get("excluded", []), "sample_rows": kept}
+    kept = [
+        {"role": "code", "task_id": tid, "response": text, "passed": r.passed, "status": r.status}
+        for (tid, text), r in zip(texts, results)
+    ]
+    return {
+        "pass@1": mean,
+        "ci95": [low, high],
+        "problems": len(per_problem),
+        "samples": spec.code_samples,
+        "per_problem": per_problem,
+        "excluded": summary.get("excluded", []),
+        "sample_rows": kept,
+    }
 
 
-def evaluate_tests(policy: Any, problems: list, executor: Any, cfg: Config, spec: CompareSpec,
-                   modes: Sequence[str] = ("whitebox", "blackbox")) -> dict[str, Any]:
+def evaluate_tests(
+    policy: Any,
+    problems: list,
+    executor: Any,
+    cfg: Config,
+    spec: CompareSpec,
+    modes: Sequence[str] = ("whitebox", "blackbox"),
+) -> dict[str, Any]:
     """The Test LLM on the held-out problems, white-box and/or black-box: spec.test_samples suites per
     problem, each scored against the problem's GT (valid share of its first k asserts, pass@k, mut@k,
     Mul), averaged over the suites; the valid share also per problem, with its bootstrap interval."""
@@ -274,8 +320,16 @@ def evaluate_tests(policy: Any, problems: list, executor: Any, cfg: Config, spec
     from codea1.game import parse_test_suite
     from codea1.rl.rollout import GenerationConfig
 
-    functions = [UltFunction(task_id=p.id, func_name=p.entry_point, code=p.gt_solution,
-                             description=p.description, tests=list(p.golden_tests)) for p in problems]
+    functions = [
+        UltFunction(
+            task_id=p.id,
+            func_name=p.entry_point,
+            code=p.gt_solution,
+            description=p.description,
+            tests=list(p.golden_tests),
+        )
+        for p in problems
+    ]
     k, n = spec.test_k, spec.test_samples
     keys = (f"pass@{k}", f"mut@{k}", "Mul", "functions_all_valid", "functions_mutation_scored")
     out: dict[str, Any] = {}
@@ -288,14 +342,18 @@ def evaluate_tests(policy: Any, problems: list, executor: Any, cfg: Config, spec
         distinct: dict[str, list[float]] = {p.id: [] for p in problems}
         totals = dict.fromkeys(keys, 0.0)
         parsed_counts = []
-        sample_rows += [{"role": "test", "mode": mode, "task_id": p.id, "suite": i, "response": row[i].text}
-                        for p, row in zip(problems, rows) for i in range(n)]
+        sample_rows += [
+            {"role": "test", "mode": mode, "task_id": p.id, "suite": i, "response": row[i].text}
+            for p, row in zip(problems, rows)
+            for i in range(n)
+        ]
         for i in range(n):
             suites = {p.id: parse_test_suite(row[i].text, p.entry_point).tests for p, row in zip(problems, rows)}
             parsed = {tid: [t.statement for t in tests] for tid, tests in suites.items()}
             parsed_counts += [len(v) for v in parsed.values()]
-            summary, records = score_tests(functions, parsed, executor, k=k, mutation=spec.mutation,
-                                           coverage=False, timeout=cfg.game.test_timeout)
+            summary, records = score_tests(
+                functions, parsed, executor, k=k, mutation=spec.mutation, coverage=False, timeout=cfg.game.test_timeout
+            )
             for key in keys:
                 totals[key] += float(summary[key]) / n
             for rec in records:
@@ -303,19 +361,28 @@ def evaluate_tests(policy: Any, problems: list, executor: Any, cfg: Config, spec
                 shares[rec.task_id].append(sum(rec.valid) / n_parsed if n_parsed else 0.0)
                 calls = [t.call for t in suites.get(rec.task_id, [])][:k]
                 distinct[rec.task_id].append(distinct_valid(calls, rec.valid) / n_parsed if n_parsed else 0.0)
-        out[mode] = {"suites_per_problem": n, "asserts_per_response": sum(parsed_counts) / max(len(parsed_counts), 1),
-                     **totals}
+        out[mode] = {
+            "suites_per_problem": n,
+            "asserts_per_response": sum(parsed_counts) / max(len(parsed_counts), 1),
+            **totals,
+        }
         for suffix, values in (("", shares), ("_distinct", distinct)):
             per_problem = {tid: sum(v) / len(v) for tid, v in values.items()}
             mean, low, high = bootstrap_interval(list(per_problem.values()), samples=spec.bootstrap, seed=spec.seed)
-            out[mode].update({f"valid_ratio{suffix}": mean, f"valid_ratio{suffix}_ci95": [low, high],
-                              f"per_problem{suffix}": per_problem})
+            out[mode].update(
+                {
+                    f"valid_ratio{suffix}": mean,
+                    f"valid_ratio{suffix}_ci95": [low, high],
+                    f"per_problem{suffix}": per_problem,
+                }
+            )
     out["sample_rows"] = sample_rows
     return out
 
 
-def evaluate_policies(code_policy: Any, test_policy: Any, problems: list, executor: Any, cfg: Config,
-                      spec: CompareSpec) -> dict[str, Any]:
+def evaluate_policies(
+    code_policy: Any, test_policy: Any, problems: list, executor: Any, cfg: Config, spec: CompareSpec
+) -> dict[str, Any]:
     """Both policies on the held-out problems; "samples" holds every response with its verdict (written
     beside the evaluation, not inside it)."""
     t0 = time.perf_counter()
@@ -352,8 +419,10 @@ class Comparison:
         if path.is_file():
             before = json.loads(path.read_text(encoding="utf-8"))
             if before != json.loads(json.dumps(record)):
-                raise UserError(f"{self.out} holds a different comparison (see its compare.json); use the same "
-                                f"command to resume it, or another --out")
+                raise UserError(
+                    f"{self.out} holds a different comparison (see its compare.json); use the same "
+                    f"command to resume it, or another --out"
+                )
             self.console.print(f"resuming the comparison in {self.out}")
         else:
             if self.out.exists() and any(self.out.iterdir()):
@@ -415,20 +484,30 @@ class Comparison:
         data["data"]["require_golden_tests"] = True
         train = load_training_problems(config_from_dict(data), executor, self.console)
         if self.spec.decontaminate:
-            self.console.print(f"decontaminating {len(train)} training problems against {len(held_out)} held-out "
-                               f"problems (names, descriptions, GTs on each other's golden tests)", soft_wrap=True)
+            self.console.print(
+                f"decontaminating {len(train)} training problems against {len(held_out)} held-out "
+                f"problems (names, descriptions, GTs on each other's golden tests)",
+                soft_wrap=True,
+            )
             kept, pairs = decontam.decontaminate(train, held_out, executor)
         else:
             kept, pairs = list(train), []
         for line in [f"  {p.train_id} ~ {p.held_out_id}: {', '.join(p.signals)}" for p in pairs]:
             self.console.print(line, highlight=False, soft_wrap=True)
         if not kept:
-            raise UserError("data.train: every training problem is a near-duplicate of a held-out one "
-                            "(decontamination.json); choose other training or held-out problems")
-        self.console.print(f"training problems: {len(kept)} of {len(train)} kept ({len(train) - len(kept)} "
-                           f"dropped as near-duplicates of held-out problems)", soft_wrap=True)
-        _write_json(self.out / "decontamination.json",
-                    decontam.report(train, held_out, kept, pairs, {"enabled": self.spec.decontaminate}))
+            raise UserError(
+                "data.train: every training problem is a near-duplicate of a held-out one "
+                "(decontamination.json); choose other training or held-out problems"
+            )
+        self.console.print(
+            f"training problems: {len(kept)} of {len(train)} kept ({len(train) - len(kept)} "
+            f"dropped as near-duplicates of held-out problems)",
+            soft_wrap=True,
+        )
+        _write_json(
+            self.out / "decontamination.json",
+            decontam.report(train, held_out, kept, pairs, {"enabled": self.spec.decontaminate}),
+        )
         _write_json(self.out / "train_ids.json", [p.id for p in kept])
         _write_json(self.out / "heldout_ids.json", {p.id: p.source or "unknown" for p in held_out})
         tmp = self.train_path.with_name(self.train_path.name + ".tmp")
@@ -454,8 +533,14 @@ class Comparison:
         cfg = self.method_config("base")
         self.console.print(f"[bold]base[/bold]: evaluating the start policies on {len(problems)} problems")
         code_policy, test_policy = build_policies(cfg)
-        _write_eval(path, {"method": "base", "step": 0,
-                           **evaluate_policies(code_policy, test_policy, problems, executor, cfg, self.spec)})
+        _write_eval(
+            path,
+            {
+                "method": "base",
+                "step": 0,
+                **evaluate_policies(code_policy, test_policy, problems, executor, cfg, self.spec),
+            },
+        )
 
     def _method(self, method: str, problems: list, executor: Any) -> None:
         from codea1.train.loop import build_policies, train
@@ -483,9 +568,17 @@ class Comparison:
             if finished and done < target:  # the minutes ran out before this point
                 break
             self.console.print(f"[bold]{method}[/bold]: training to step {target} of {self.spec.steps}")
-            train(cfg, run_dir, resume=(run_dir / "config.yaml").is_file(), max_steps=target,
-                  policy_factory=factory, console=self.console, executor=executor, progress=False,
-                  stop=stop)
+            train(
+                cfg,
+                run_dir,
+                resume=(run_dir / "config.yaml").is_file(),
+                max_steps=target,
+                policy_factory=factory,
+                console=self.console,
+                executor=executor,
+                progress=False,
+                stop=stop,
+            )
             done = _last_step(run_dir)
             finished = _budget_spent(run_dir, self.spec)
             step = done
@@ -494,10 +587,15 @@ class Comparison:
             code_policy, test_policy = held["pair"]
             test_policy = test_policy if method != "golden" else None  # golden trains no Test LLM
             self.console.print(f"[bold]{method}[/bold]: evaluating step {step} on {len(problems)} problems")
-            _write_eval(self.eval_path(method, step), {
-                "method": method, "step": step,
-                "train_seconds": train_seconds(read_metrics(run_dir / "metrics.jsonl")),
-                **evaluate_policies(code_policy, test_policy, problems, executor, cfg, self.spec)})
+            _write_eval(
+                self.eval_path(method, step),
+                {
+                    "method": method,
+                    "step": step,
+                    "train_seconds": train_seconds(read_metrics(run_dir / "metrics.jsonl")),
+                    **evaluate_policies(code_policy, test_policy, problems, executor, cfg, self.spec),
+                },
+            )
             if finished:
                 break
 
@@ -505,7 +603,9 @@ class Comparison:
 
     def evals(self, method: str) -> list[dict[str, Any]]:
         folder = self.out / "evals" / method
-        rows = [json.loads(p.read_text(encoding="utf-8")) for p in folder.glob("step_*.json")] if folder.is_dir() else []
+        rows = (
+            [json.loads(p.read_text(encoding="utf-8")) for p in folder.glob("step_*.json")] if folder.is_dir() else []
+        )
         return sorted(rows, key=lambda r: r["step"])
 
     def write_results(self) -> dict[str, Any]:
@@ -525,11 +625,14 @@ class Comparison:
             if not rows:
                 continue
             final = rows[-1]
-            entry: dict[str, Any] = {"step": final["step"], "code": {k2: v for k2, v in final["code"].items()
-                                                                      if k2 != "per_problem"}}
+            entry: dict[str, Any] = {
+                "step": final["step"],
+                "code": {k2: v for k2, v in final["code"].items() if k2 != "per_problem"},
+            }
             if base is not None and method != "base":
-                d, lo, hi = paired_difference(final["code"]["per_problem"], base["code"]["per_problem"],
-                                              samples=spec.bootstrap, seed=spec.seed)
+                d, lo, hi = paired_difference(
+                    final["code"]["per_problem"], base["code"]["per_problem"], samples=spec.bootstrap, seed=spec.seed
+                )
                 entry["code"]["delta_vs_base"] = d
                 entry["code"]["delta_ci95"] = [lo, hi]
             tests = final.get("tests") or (base or {}).get("tests")
@@ -538,14 +641,16 @@ class Comparison:
                 for mode, scores in tests.items():
                     before = ((base or {}).get("tests") or {}).get(mode, {}).get("per_problem")
                     if method != "base" and final.get("tests") and before and "per_problem" in scores:
-                        d, lo, hi = paired_difference(scores["per_problem"], before, samples=spec.bootstrap,
-                                                      seed=spec.seed)
+                        d, lo, hi = paired_difference(
+                            scores["per_problem"], before, samples=spec.bootstrap, seed=spec.seed
+                        )
                         scores["valid_delta_vs_base"], scores["valid_delta_ci95"] = d, [lo, hi]
                 entry["tests"] = tests
                 entry["tests_from"] = method if final.get("tests") else "base (not trained)"
             if base is not None and sources:
-                entry["code"]["by_source"] = by_source(final["code"]["per_problem"], base["code"]["per_problem"],
-                                                       sources, method != "base", spec)
+                entry["code"]["by_source"] = by_source(
+                    final["code"]["per_problem"], base["code"]["per_problem"], sources, method != "base", spec
+                )
             if method != "base":
                 metrics = read_metrics(self.out / "runs" / method / "metrics.jsonl")
                 entry["train_seconds"] = round(train_seconds(metrics), 1)
@@ -561,25 +666,39 @@ class Comparison:
                 a, b = self.evals(new)[-1]["code"]["per_problem"], self.evals(old)[-1]["code"]["per_problem"]
                 d, lo, hi = paired_difference(a, b, samples=spec.bootstrap, seed=spec.seed)
                 versus.append({"new": new, "old": old, "delta": d, "ci95": [lo, hi]})
-        commits = sorted({r.get("code_commit") for m in spec.methods
-                          for r in (base_rows if m == "base" else self.evals(m)) if r.get("code_commit")})
+        commits = sorted(
+            {
+                r.get("code_commit")
+                for m in spec.methods
+                for r in (base_rows if m == "base" else self.evals(m))
+                if r.get("code_commit")
+            }
+        )
         power_path = self.out / "power.json"
-        results = {"spec": asdict(spec), "held_out": {"problems": spec.eval_problems, "limit": spec.eval_limit},
-                   "code_commits": commits,
-                   "power": json.loads(power_path.read_text(encoding="utf-8")) if power_path.is_file() else None,
-                   "versus": versus,
-                   "methods": table,
-                   "curves": {m: [{"step": r["step"], "pass@1": r["code"]["pass@1"]} for r in
-                                  (base_rows if m == "base" else base_rows[:1] + self.evals(m))]
-                              for m in spec.methods}}
+        results = {
+            "spec": asdict(spec),
+            "held_out": {"problems": spec.eval_problems, "limit": spec.eval_limit},
+            "code_commits": commits,
+            "power": json.loads(power_path.read_text(encoding="utf-8")) if power_path.is_file() else None,
+            "versus": versus,
+            "methods": table,
+            "curves": {
+                m: [
+                    {"step": r["step"], "pass@1": r["code"]["pass@1"]}
+                    for r in (base_rows if m == "base" else base_rows[:1] + self.evals(m))
+                ]
+                for m in spec.methods
+            },
+        }
         _write_json(self.out / "results.json", results)
         (self.out / "results.md").write_text(markdown_table(results, k), encoding="utf-8")
         write_curves(self.out, spec.methods)
         return results
 
 
-def by_source(per_problem: dict[str, float], base: dict[str, float], sources: dict[str, str], delta: bool,
-              spec: CompareSpec) -> dict[str, Any]:
+def by_source(
+    per_problem: dict[str, float], base: dict[str, float], sources: dict[str, str], delta: bool, spec: CompareSpec
+) -> dict[str, Any]:
     """pass@1 (and the paired difference to base) for each part of a held-out set made of several sources."""
     out: dict[str, Any] = {}
     for source in sorted(set(sources.values())):
@@ -620,12 +739,16 @@ def markdown_table(results: dict[str, Any], k: int) -> str:
     """The comparison as a markdown table (percent), intervals in brackets."""
     spec = results["spec"]
     budget = f"{spec['steps']} steps" + (f" or {spec['minutes']:g} min of training" if spec.get("minutes") else "")
-    intro = (f"Held-out: {results['held_out']['problems']}; budget per method: {budget}; code pass@1 from "
-             f"{spec['code_samples']} samples per problem; Test LLM: {spec.get('test_samples', 1)} suite(s) per "
-             f"problem, first {k} asserts; "
-             f"95% bootstrap intervals over problems.")
-    header = (f"| method | steps | code pass@1 | vs base | test valid (white-box) | repeats invalid | pass@{k} | "
-              f"mut@{k} | Mul | test valid (black-box) | mut@{k} (black-box) |")
+    intro = (
+        f"Held-out: {results['held_out']['problems']}; budget per method: {budget}; code pass@1 from "
+        f"{spec['code_samples']} samples per problem; Test LLM: {spec.get('test_samples', 1)} suite(s) per "
+        f"problem, first {k} asserts; "
+        f"95% bootstrap intervals over problems."
+    )
+    header = (
+        f"| method | steps | code pass@1 | vs base | test valid (white-box) | repeats invalid | pass@{k} | "
+        f"mut@{k} | Mul | test valid (black-box) | mut@{k} (black-box) |"
+    )
     lines = [intro, "", header, "|---|---|---|---|---|---|---|---|---|---|---|"]
     for method, e in results["methods"].items():
         c = e["code"]
@@ -640,26 +763,47 @@ def markdown_table(results: dict[str, Any], k: int) -> str:
             wb, bb = t["whitebox"], t["blackbox"]
             note = "" if e.get("tests_from") == method else " (base)"
             repeats = _pct(wb["valid_ratio_distinct"]) if "valid_ratio_distinct" in wb else "-"
-            cells += [f"{_pct(wb['valid_ratio'])}{note}", repeats, f"{wb[f'pass@{k}']:.1f}", f"{wb[f'mut@{k}']:.1f}",
-                      f"{wb['Mul']:.1f}", f"{_pct(bb['valid_ratio'])}", f"{bb[f'mut@{k}']:.1f}"]
+            cells += [
+                f"{_pct(wb['valid_ratio'])}{note}",
+                repeats,
+                f"{wb[f'pass@{k}']:.1f}",
+                f"{wb[f'mut@{k}']:.1f}",
+                f"{wb['Mul']:.1f}",
+                f"{_pct(bb['valid_ratio'])}",
+                f"{bb[f'mut@{k}']:.1f}",
+            ]
         else:
             cells += ["-"] * 7
         lines.append("| " + " | ".join(cells) + " |")
     parts = [(m, e["code"]["by_source"]) for m, e in results["methods"].items() if e["code"].get("by_source")]
     if parts:
-        lines += ["", "Code pass@1 by part of the held-out set:", "",
-                  "| method | part | problems | pass@1 | vs base |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "Code pass@1 by part of the held-out set:",
+            "",
+            "| method | part | problems | pass@1 | vs base |",
+            "|---|---|---|---|---|",
+        ]
         for method, table in parts:
             for source, c in table.items():
                 delta = "-"
                 if "delta_vs_base" in c:
-                    delta = (f"{100 * c['delta_vs_base']:+.1f} [{100 * c['delta_ci95'][0]:+.1f}, "
-                             f"{100 * c['delta_ci95'][1]:+.1f}]")
-                lines.append(f"| {method} | {source} | {c['problems']} | {_pct(c['pass@1'])} "
-                             f"[{_pct(c['ci95'][0])}, {_pct(c['ci95'][1])}] | {delta} |")
+                    delta = (
+                        f"{100 * c['delta_vs_base']:+.1f} [{100 * c['delta_ci95'][0]:+.1f}, "
+                        f"{100 * c['delta_ci95'][1]:+.1f}]"
+                    )
+                lines.append(
+                    f"| {method} | {source} | {c['problems']} | {_pct(c['pass@1'])} "
+                    f"[{_pct(c['ci95'][0])}, {_pct(c['ci95'][1])}] | {delta} |"
+                )
     for v in results.get("versus") or []:
-        lines += ["", (f"{v['new']} vs {v['old']} (code pass@1, paired): {100 * v['delta']:+.1f} "
-                       f"[{100 * v['ci95'][0]:+.1f}, {100 * v['ci95'][1]:+.1f}]")]
+        lines += [
+            "",
+            (
+                f"{v['new']} vs {v['old']} (code pass@1, paired): {100 * v['delta']:+.1f} "
+                f"[{100 * v['ci95'][0]:+.1f}, {100 * v['ci95'][1]:+.1f}]"
+            ),
+        ]
     if results.get("power"):
         lines += ["", power_line(results["power"])]
     if results.get("code_commits"):
@@ -679,8 +823,12 @@ def write_curves(out: Path, methods: list[str]) -> list[Path]:
 
     plots = out / "plots"
     plots.mkdir(parents=True, exist_ok=True)
-    keys = [("code_reward", "R_C (code reward)"), ("test_reward", "R_T (test reward)"),
-            ("valid_ratio", "valid ratio of suites"), ("mistake_book_size", "Mistake Book size")]
+    keys = [
+        ("code_reward", "R_C (code reward)"),
+        ("test_reward", "R_T (test reward)"),
+        ("valid_ratio", "valid ratio of suites"),
+        ("mistake_book_size", "Mistake Book size"),
+    ]
     fig, axes = plt.subplots(2, 2, figsize=(10, 7))
     for ax, (key, title) in zip(axes.flat, keys):
         for method in methods:
@@ -719,5 +867,12 @@ def compare(out: Path, cfg: Config, spec: CompareSpec, console: Any = None) -> d
     return Comparison(out, cfg, spec, console).run()
 
 
-__all__ = ["CompareSpec", "Comparison", "bootstrap_interval", "compare", "eval_points", "markdown_table",
-           "paired_difference"]
+__all__ = [
+    "CompareSpec",
+    "Comparison",
+    "bootstrap_interval",
+    "compare",
+    "eval_points",
+    "markdown_table",
+    "paired_difference",
+]

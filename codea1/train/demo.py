@@ -30,12 +30,20 @@ def measure(code_policy: Any, test_policy: Any, problems: list, executor: Any, c
     pass@1 and the Test LLM's white-box valid ratio, each per problem with a bootstrap interval."""
     from codea1.train.compare import CompareSpec, evaluate_code, evaluate_tests
 
-    spec = CompareSpec(code_samples=cfg.eval.n_samples, test_samples=2, test_k=cfg.game.tests_per_suite,
-                       mutation=False, seed=cfg.seed, bootstrap=4000)
+    spec = CompareSpec(
+        code_samples=cfg.eval.n_samples,
+        test_samples=2,
+        test_k=cfg.game.tests_per_suite,
+        mutation=False,
+        seed=cfg.seed,
+        bootstrap=4000,
+    )
     code = evaluate_code(code_policy, problems, executor, cfg, spec)
     code.pop("sample_rows")
-    return {"code": code,
-            "tests": evaluate_tests(test_policy, problems, executor, cfg, spec, modes=("whitebox",))["whitebox"]}
+    return {
+        "code": code,
+        "tests": evaluate_tests(test_policy, problems, executor, cfg, spec, modes=("whitebox",))["whitebox"],
+    }
 
 
 def with_training_problems(cfg: Config, problems: list, path: Path) -> Config:
@@ -70,13 +78,15 @@ def disk_line(run_dir: Path, freed: int) -> str:
 
     mb = 1 << 20
     parts = ", ".join(f"{name}/ {dir_bytes(run_dir / name) / mb:.0f} MB" for name in ("sft", "train"))
-    return (f"disk: {dir_bytes(run_dir) / mb:.0f} MB kept in {run_dir} ({parts}; {freed / mb:.0f} MB of optimiser "
-            f"state deleted at the end); the converted model is cached in {cache_dir()} "
-            f"({dir_bytes(cache_dir()) / mb:.0f} MB, reused by later runs)")
+    return (
+        f"disk: {dir_bytes(run_dir) / mb:.0f} MB kept in {run_dir} ({parts}; {freed / mb:.0f} MB of optimiser "
+        f"state deleted at the end); the converted model is cached in {cache_dir()} "
+        f"({dir_bytes(cache_dir()) / mb:.0f} MB, reused by later runs)"
+    )
 
 
 def change_line(label: str, before: dict[str, float], after: dict[str, float], seed: int) -> str:
-    """"label: a -> b (paired difference d [lo, hi])" and whether the interval supports a change."""
+    """ "label: a -> b (paired difference d [lo, hi])" and whether the interval supports a change."""
     from codea1.train.compare import paired_difference
 
     d, lo, hi = paired_difference(after, before, samples=4000, seed=seed)
@@ -93,12 +103,18 @@ def change_line(label: str, before: dict[str, float], after: dict[str, float], s
 
 def _row(name: str, m: dict[str, Any]) -> str:
     t, c = m["tests"], m["code"]
-    return (f"{name:<22} {t['valid_ratio']:.3f} [{t['valid_ratio_ci95'][0]:.3f}, {t['valid_ratio_ci95'][1]:.3f}]"
-            f"   {c['pass@1']:.3f} [{c['ci95'][0]:.3f}, {c['ci95'][1]:.3f}]")
+    return (
+        f"{name:<22} {t['valid_ratio']:.3f} [{t['valid_ratio_ci95'][0]:.3f}, {t['valid_ratio_ci95'][1]:.3f}]"
+        f"   {c['pass@1']:.3f} [{c['ci95'][0]:.3f}, {c['ci95'][1]:.3f}]"
+    )
 
 
-def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path | None = None,
-             overrides: list[str] | None = None) -> dict[str, Any]:
+def run_demo(
+    run_dir: Path | None = None,
+    steps: int | None = None,
+    config: Path | None = None,
+    overrides: list[str] | None = None,
+) -> dict[str, Any]:
     """Runs the demo and returns its summary (also written to RUN_DIR/eval.json)."""
     from rich.console import Console
 
@@ -115,13 +131,18 @@ def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path
     cfg = load_config(config or PRESETS / "smollm2-cpu.yaml", overrides)
     run_dir = Path(run_dir or Path("runs") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}")
     total_steps = steps or cfg.train.max_steps
-    duration = (f"This takes about {EXPECTED_MINUTES} minutes on 2 CPU cores (the first run also converts "
-                f"the bundled model once)." if config is None and not overrides and steps is None
-                else "The duration depends on the preset and overrides given.")
-    console.print(f"[bold]codea1 demo[/bold]: {cfg.model.code_policy} as Code LLM and Test LLM: measured, "
-                  f"warmed up on the bundled train split (cold start), then {total_steps} Code-A1 steps "
-                  f"(B={cfg.train.batch_size}, M={cfg.game.M}, N={cfg.game.N}), measured after each stage on "
-                  f"{cfg.eval.limit} held-out problems. {duration}")
+    duration = (
+        f"This takes about {EXPECTED_MINUTES} minutes on 2 CPU cores (the first run also converts "
+        f"the bundled model once)."
+        if config is None and not overrides and steps is None
+        else "The duration depends on the preset and overrides given."
+    )
+    console.print(
+        f"[bold]codea1 demo[/bold]: {cfg.model.code_policy} as Code LLM and Test LLM: measured, "
+        f"warmed up on the bundled train split (cold start), then {total_steps} Code-A1 steps "
+        f"(B={cfg.train.batch_size}, M={cfg.game.M}, N={cfg.game.N}), measured after each stage on "
+        f"{cfg.eval.limit} held-out problems. {duration}"
+    )
     console.print(f"run directory: {run_dir}")
 
     eval_problems = load_problems(cfg.eval.problems)[: cfg.eval.limit]
@@ -139,9 +160,12 @@ def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path
         problems = load_training_problems(cfg, executor, console)
         problems, pairs = decontaminate(problems, eval_problems, executor)
         for pair in pairs:  # a training problem that near-duplicates a held-out one would inflate the gain
-            console.print(f"  dropped {pair.train_id} ({pair.train_entry_point}) from training: a near-duplicate "
-                          f"of held-out {pair.held_out_id} ({pair.held_out_entry_point}; {', '.join(pair.signals)})",
-                          highlight=False, soft_wrap=True)
+            console.print(
+                f"  dropped {pair.train_id} ({pair.train_entry_point}) from training: a near-duplicate "
+                f"of held-out {pair.held_out_id} ({pair.held_out_entry_point}; {', '.join(pair.signals)})",
+                highlight=False,
+                soft_wrap=True,
+            )
         cfg = with_training_problems(cfg, problems, run_dir / "train_problems.jsonl")
         sft = run_sft(cfg, run_dir / "sft", console=console, problems=problems)
         warm = config_from_dict(apply_overrides(cfg.to_dict(), sft["overrides"]))
@@ -157,29 +181,50 @@ def run_demo(run_dir: Path | None = None, steps: int | None = None, config: Path
         console.print(_row("after cold start", stages["after cold start"]))
 
         console.print(f"[bold]3/4[/bold] {total_steps} Code-A1 steps from the warmed-up model ...")
-        train(warm, run_dir / "train", max_steps=total_steps, policy_factory=factory, console=console,
-              executor=executor)
+        train(
+            warm, run_dir / "train", max_steps=total_steps, policy_factory=factory, console=console, executor=executor
+        )
         console.print("[bold]4/4[/bold] measuring after training ...")
         stages[f"after {total_steps} a1 steps"] = measure(code_policy, test_policy, eval_problems, executor, warm)
 
     freed = drop_optimizer_state(run_dir / "train" / "checkpoints")
     n = len(eval_problems)
     names = list(stages)
-    intro = (f"held-out problems: {n} ({cfg.eval.problems}); Test LLM: 2 white-box suites per problem against "
-             f"the GT; Code LLM: pass@1 from {cfg.eval.n_samples} samples per problem; 95% bootstrap intervals "
-             f"over problems")
+    intro = (
+        f"held-out problems: {n} ({cfg.eval.problems}); Test LLM: 2 white-box suites per problem against "
+        f"the GT; Code LLM: pass@1 from {cfg.eval.n_samples} samples per problem; 95% bootstrap intervals "
+        f"over problems"
+    )
     lines = [intro, f"{'stage':<22} {'Test LLM valid ratio':<22} Code LLM pass@1"]
     lines += [_row(name, stages[name]) for name in names]
     # each stage against the start, and the a1 steps against the cold start they began from
     pairs = [("start", later) for later in names[1:]] + list(itertools.pairwise(names[1:]))
     for before, later in pairs:
-        lines.append(change_line(f"valid ratio, {before} -> {later}", stages[before]["tests"]["per_problem"],
-                                 stages[later]["tests"]["per_problem"], cfg.seed))
-        lines.append(change_line(f"pass@1, {before} -> {later}", stages[before]["code"]["per_problem"],
-                                 stages[later]["code"]["per_problem"], cfg.seed))
-    summary = {"stages": stages, "steps": total_steps, "problems": n, "eval_problems": cfg.eval.problems,
-               "sft": {k: sft[k] for k in ("examples", "loss_before", "loss_after")},
-               "seconds": round(time.perf_counter() - start, 1), "lines": lines}
+        lines.append(
+            change_line(
+                f"valid ratio, {before} -> {later}",
+                stages[before]["tests"]["per_problem"],
+                stages[later]["tests"]["per_problem"],
+                cfg.seed,
+            )
+        )
+        lines.append(
+            change_line(
+                f"pass@1, {before} -> {later}",
+                stages[before]["code"]["per_problem"],
+                stages[later]["code"]["per_problem"],
+                cfg.seed,
+            )
+        )
+    summary = {
+        "stages": stages,
+        "steps": total_steps,
+        "problems": n,
+        "eval_problems": cfg.eval.problems,
+        "sft": {k: sft[k] for k in ("examples", "loss_before", "loss_after")},
+        "seconds": round(time.perf_counter() - start, 1),
+        "lines": lines,
+    }
     (run_dir / "eval.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     report = write_report(run_dir / "train")
     print(f"demo finished in {summary['seconds'] / 60:.1f} min")

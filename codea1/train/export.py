@@ -50,17 +50,31 @@ def policy_folder(run_root: Path, role: str, step: int | None) -> tuple[Path, in
     return folder, read_state(ckpt).step
 
 
-def model_card(run_root: Path, role: str, step: int, config: dict[str, Any], metrics: dict[str, Any] | None,
-               source: str) -> str:
+def model_card(
+    run_root: Path, role: str, step: int, config: dict[str, Any], metrics: dict[str, Any] | None, source: str
+) -> str:
     """README.md of the exported model: what it is, how it was trained, the step's metrics."""
     model = config.get("model", {})
-    lines = ["---", "library_name: transformers", "tags:", "- code", "- codea1", "- reinforcement-learning",
-             "---", "", f"# {'Code' if role == 'code' else 'Test'} LLM of a codea1 run",
-             "",
-             (f"Trained with codea1 (method `{config.get('method')}`, the Code-A1 game of a Code LLM and a Test "
-              f"LLM trained against each other with GRPO) from `{model.get('code_policy')}`; exported from step "
-              f"{step} of the run `{run_root.name}` ({source})."), "",
-             "Load it with `transformers.AutoModelForCausalLM.from_pretrained` or serve it with vLLM.", ""]
+    lines = [
+        "---",
+        "library_name: transformers",
+        "tags:",
+        "- code",
+        "- codea1",
+        "- reinforcement-learning",
+        "---",
+        "",
+        f"# {'Code' if role == 'code' else 'Test'} LLM of a codea1 run",
+        "",
+        (
+            f"Trained with codea1 (method `{config.get('method')}`, the Code-A1 game of a Code LLM and a Test "
+            f"LLM trained against each other with GRPO) from `{model.get('code_policy')}`; exported from step "
+            f"{step} of the run `{run_root.name}` ({source})."
+        ),
+        "",
+        "Load it with `transformers.AutoModelForCausalLM.from_pretrained` or serve it with vLLM.",
+        "",
+    ]
     if metrics:
         keys = ("code_reward", "test_reward", "valid_ratio", "golden_pass_rate", "hist_pass", "mistake_book_size")
         shown = [(k, metrics[k]) for k in keys if isinstance(metrics.get(k), (int, float))]
@@ -72,8 +86,9 @@ def model_card(run_root: Path, role: str, step: int, config: dict[str, Any], met
     return "\n".join(lines)
 
 
-def export_policy(run_root: str | Path, role: str, out: str | Path, *, step: int | None = None,
-                  dtype: str = "float32") -> dict[str, Any]:
+def export_policy(
+    run_root: str | Path, role: str, out: str | Path, *, step: int | None = None, dtype: str = "float32"
+) -> dict[str, Any]:
     """Writes the clean model directory; returns {"out", "step", "role", "merged_lora", "files"}."""
     from codea1.models import load_model_and_tokenizer, torch_dtype
     from codea1.train.metrics import read_metrics
@@ -91,8 +106,11 @@ def export_policy(run_root: str | Path, role: str, out: str | Path, *, step: int
     model, tok = load_model_and_tokenizer(str(folder))  # merges a LoRA adapter into its base
     model = model.to(torch_dtype(dtype))
     config = RunDir(run_root).load_config().to_dict()
-    rows = [r for r in read_metrics(run_root / "metrics.jsonl") if r.get("step") == step] \
-        if (run_root / "metrics.jsonl").is_file() else []
+    rows = (
+        [r for r in read_metrics(run_root / "metrics.jsonl") if r.get("step") == step]
+        if (run_root / "metrics.jsonl").is_file()
+        else []
+    )
     tmp = out.with_name(out.name + ".tmp-export")
     shutil.rmtree(tmp, ignore_errors=True)
     try:
@@ -100,16 +118,22 @@ def export_policy(run_root: str | Path, role: str, out: str | Path, *, step: int
         model.save_pretrained(str(tmp), safe_serialization=True)
         tok.save_pretrained(str(tmp))
         source = "LoRA adapter merged into its base" if lora else "full weights"
-        (tmp / "README.md").write_text(model_card(run_root, role, step, config, rows[-1] if rows else None, source),
-                                       encoding="utf-8")
+        (tmp / "README.md").write_text(
+            model_card(run_root, role, step, config, rows[-1] if rows else None, source), encoding="utf-8"
+        )
         if out.exists():
             out.rmdir()
         os.replace(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return {"out": str(out), "step": step, "role": role, "merged_lora": lora,
-            "files": sorted(p.name for p in out.iterdir())}
+    return {
+        "out": str(out),
+        "step": step,
+        "role": role,
+        "merged_lora": lora,
+        "files": sorted(p.name for p in out.iterdir()),
+    }
 
 
 def push_to_hub(folder: str | Path, repo_id: str, *, private: bool = False) -> str:
@@ -121,10 +145,11 @@ def push_to_hub(folder: str | Path, repo_id: str, *, private: bool = False) -> s
     api = HfApi()
     try:
         url = api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
-        api.upload_folder(repo_id=repo_id, folder_path=str(folder), repo_type="model",
-                          commit_message="codea1 export")
+        api.upload_folder(repo_id=repo_id, folder_path=str(folder), repo_type="model", commit_message="codea1 export")
     except Exception as exc:  # noqa: BLE001 - network, auth, a bad id: the export itself is kept
-        raise UserError(f"could not push {folder} to the hub as {repo_id} ({type(exc).__name__}: "
-                        f"{str(exc).splitlines()[0] if str(exc) else 'no detail'}); the exported directory is "
-                        f"kept: push it later with `huggingface-cli upload {repo_id} {folder}`") from None
+        raise UserError(
+            f"could not push {folder} to the hub as {repo_id} ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else 'no detail'}); the exported directory is "
+            f"kept: push it later with `huggingface-cli upload {repo_id} {folder}`"
+        ) from None
     return str(url)

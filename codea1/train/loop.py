@@ -91,10 +91,12 @@ def sizing_note(cfg: Config, has_gpu: bool) -> str | None:
     tokens = step_tokens(cfg)
     if has_gpu or tokens <= CPU_TOKENS_PER_STEP:
         return None
-    return (f"this config is sized for GPUs: a step may generate up to {tokens:,} tokens (B={cfg.train.batch_size}, "
-            f"M={cfg.game.M}, N={cfg.game.N}, up to {cfg.generation.code.max_new_tokens}/"
-            f"{cfg.generation.test.max_new_tokens} new tokens per code/test response), and no GPU is visible: "
-            f"on a CPU a step can take hours; codea1/configs/smollm2-cpu.yaml is sized for a laptop")
+    return (
+        f"this config is sized for GPUs: a step may generate up to {tokens:,} tokens (B={cfg.train.batch_size}, "
+        f"M={cfg.game.M}, N={cfg.game.N}, up to {cfg.generation.code.max_new_tokens}/"
+        f"{cfg.generation.test.max_new_tokens} new tokens per code/test response), and no GPU is visible: "
+        f"on a CPU a step can take hours; codea1/configs/smollm2-cpu.yaml is sized for a laptop"
+    )
 
 
 def on_problem_file(data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -126,27 +128,39 @@ def load_training_problems(cfg: Config, executor: Any = None, console: Any = Non
         broken = [r for r in results if not r.ok]
         if broken and console is not None:
             shown = ", ".join(f"{r.id} ({r.reason})" for r in broken[:3])
-            console.print(f"[yellow]data.train: dropping {len(broken)} of {len(problems)} problem(s) whose GT "
-                          f"fails its own golden tests: {shown}{' ...' if len(broken) > 3 else ''}[/yellow]")
+            console.print(
+                f"[yellow]data.train: dropping {len(broken)} of {len(problems)} problem(s) whose GT "
+                f"fails its own golden tests: {shown}{' ...' if len(broken) > 3 else ''}[/yellow]"
+            )
         ok = {r.id for r in results if r.ok}
         problems = [p for p in problems if p.id in ok]
     if not problems:
-        raise UserError(f"data.train: no usable problems in {cfg.data.train!r} (every GT failed its golden "
-                        f"tests, or none has golden tests and data.require_golden_tests is true); fix the "
-                        f"dataset or choose another")
+        raise UserError(
+            f"data.train: no usable problems in {cfg.data.train!r} (every GT failed its golden "
+            f"tests, or none has golden tests and data.require_golden_tests is true); fix the "
+            f"dataset or choose another"
+        )
     return problems
 
 
 def make_executor(cfg: Config, hide_paths: list[str] | None = None) -> Any:
     """The sandbox executor of a run, configured from the executor section."""
-    kwargs = {"workers": cfg.executor.workers, "memory_mb": cfg.executor.memory_mb,
-              "define_timeout": cfg.executor.define_timeout, "hide_paths": hide_paths,
-              "uid_base": cfg.executor.uid_base}
+    kwargs = {
+        "workers": cfg.executor.workers,
+        "memory_mb": cfg.executor.memory_mb,
+        "define_timeout": cfg.executor.define_timeout,
+        "hide_paths": hide_paths,
+        "uid_base": cfg.executor.uid_base,
+    }
     if cfg.executor.backend == "ray":
         from codea1.sandbox.ray_backend import RayExecutor
 
-        return RayExecutor(address=cfg.executor.ray_address, actors_per_node=cfg.executor.ray_actors_per_node,
-                           max_in_flight=cfg.executor.ray_max_in_flight, **kwargs)
+        return RayExecutor(
+            address=cfg.executor.ray_address,
+            actors_per_node=cfg.executor.ray_actors_per_node,
+            max_in_flight=cfg.executor.ray_max_in_flight,
+            **kwargs,
+        )
     from codea1.sandbox import Executor
 
     return Executor(**kwargs)
@@ -173,10 +187,19 @@ def build_policies(cfg: Config) -> tuple[Any, Any]:
 class Trainer:
     """Runs (or resumes) one training run in a run directory."""
 
-    def __init__(self, cfg: Config, run: RunDir, *, max_steps: int | None = None,
-                 policy_factory: Callable[[Config], tuple[Any, Any]] | None = None,
-                 console: Any = None, progress: bool | None = None, executor: Any = None,
-                 new_run: bool = False, stop: Callable[[list[dict[str, Any]]], bool] | None = None) -> None:
+    def __init__(
+        self,
+        cfg: Config,
+        run: RunDir,
+        *,
+        max_steps: int | None = None,
+        policy_factory: Callable[[Config], tuple[Any, Any]] | None = None,
+        console: Any = None,
+        progress: bool | None = None,
+        executor: Any = None,
+        new_run: bool = False,
+        stop: Callable[[list[dict[str, Any]]], bool] | None = None,
+    ) -> None:
         self.cfg = cfg
         self.stop = stop  # called with the run's metrics rows after each step: True ends the run there
         self.new_run = new_run
@@ -201,8 +224,11 @@ class Trainer:
         note = sizing_note(cfg, torch.cuda.is_available())
         if note:
             console.print(f"[yellow]note: {note}[/yellow]", soft_wrap=True)
-        console.print(f"loading the training problems ({cfg.data.train}) and the model(s) "
-                      f"({cfg.model.code_policy}) ...", soft_wrap=True, highlight=False)
+        console.print(
+            f"loading the training problems ({cfg.data.train}) and the model(s) ({cfg.model.code_policy}) ...",
+            soft_wrap=True,
+            highlight=False,
+        )
         torch.set_num_threads(cfg.train.torch_threads)
         hf_logging.disable_progress_bar()  # checkpoints would print a progress bar per save
         random.seed(cfg.seed)
@@ -232,7 +258,8 @@ class Trainer:
             self.run.metrics_path,
             tensorboard_dir=self.run.tensorboard_dir if cfg.train.tensorboard else None,
             wandb_project=cfg.train.wandb_project if cfg.train.wandb else None,
-            wandb_config=cfg.to_dict(), run_name=self.run.root.name,
+            wandb_config=cfg.to_dict(),
+            run_name=self.run.root.name,
         )
         env = StepEnv(cfg, code_policy, test_policy, book, executor, phase=lambda name: None)
         try:
@@ -259,8 +286,10 @@ class Trainer:
             console.print(f"resuming from {ckpt.name} (step {state.step})")
         book.rollback_to(state.step)
         if state.step > 0 and book.last_step != state.step:
-            raise UserError(f"{book.path} holds the Mistake Book up to step {book.last_step}, but the checkpoint "
-                            f"is at step {state.step}; restore the run's own mistake_book.sqlite to resume")
+            raise UserError(
+                f"{book.path} holds the Mistake Book up to step {book.last_step}, but the checkpoint "
+                f"is at step {state.step}; restore the run's own mistake_book.sqlite to resume"
+            )
         truncate_metrics(self.run.metrics_path, state.step)
         if self.run.rollouts_dir.is_dir():
             for path in self.run.rollouts_dir.glob("step_*.jsonl"):
@@ -271,8 +300,9 @@ class Trainer:
                     continue
         return state
 
-    def _loop(self, state: TrainerState, total: int, problems: list, env: StepEnv, logger: MetricsLogger,
-              console: Any) -> int:
+    def _loop(
+        self, state: TrainerState, total: int, problems: list, env: StepEnv, logger: MetricsLogger, console: Any
+    ) -> int:
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -286,9 +316,17 @@ class Trainer:
         if state.step >= total:
             console.print(f"nothing to do: the run is at step {state.step} of {total}")
             return state.step
-        progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                            console=console, disable=not self.show_progress, transient=False)
+        progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+            disable=not self.show_progress,
+            transient=False,
+        )
         with progress:
             task = progress.add_task("training", total=total, completed=state.step)
 
@@ -307,7 +345,8 @@ class Trainer:
                 model_time = sum(out.metrics.get(f"time_{p}", 0.0) for p in ("gen_code", "gen_tests", "learn"))
                 out.metrics["time_outside_model"] = max(out.metrics["time_step"] - model_time, 0.0)
                 out.metrics["outside_model_frac"] = out.metrics["time_outside_model"] / max(
-                    out.metrics["time_step"], 1e-9)
+                    out.metrics["time_step"], 1e-9
+                )
                 out.metrics["epoch"] = (state.cursor - 1) // len(problems)
                 logger.log(out.metrics)
                 debug_kill("metrics", step)
@@ -356,23 +395,38 @@ def summary_line(m: dict[str, Any], total: int) -> str:
     """The one-line summary printed after each step."""
     parts = [f"step {m['step']}/{total}", f"R_C {m.get('code_reward', 0.0):.3f}"]
     if "test_reward" in m:
-        parts += [f"R_T {m['test_reward']:.3f}", f"valid {m.get('valid_ratio', 0.0):.2f}",
-                  f"adv {m.get('adv', 0.0):.2f}",
-                  (f"book {m.get('mistake_book_size', 0)} (+{m.get('mistake_book_added', 0)}"
-                   f"/-{m.get('mistake_book_removed', 0)}, replayed {int(m.get('mistake_book_replayed', 0))}"
-                   f", hist_pass {m.get('hist_pass', 0.0):.2f})")]
+        parts += [
+            f"R_T {m['test_reward']:.3f}",
+            f"valid {m.get('valid_ratio', 0.0):.2f}",
+            f"adv {m.get('adv', 0.0):.2f}",
+            (
+                f"book {m.get('mistake_book_size', 0)} (+{m.get('mistake_book_added', 0)}"
+                f"/-{m.get('mistake_book_removed', 0)}, replayed {int(m.get('mistake_book_replayed', 0))}"
+                f", hist_pass {m.get('hist_pass', 0.0):.2f})"
+            ),
+        ]
     else:
         parts.append(f"golden pass {m.get('golden_pass_rate', 0.0):.3f}")
-    parts.append(f"{m.get('time_step', 0.0):.1f}s (gen {m.get('time_gen_code', 0.0):.1f}+"
-                 f"{m.get('time_gen_tests', 0.0):.1f}, exec {m.get('time_execute', 0.0):.1f}, "
-                 f"learn {m.get('time_learn', 0.0):.1f})")
+    parts.append(
+        f"{m.get('time_step', 0.0):.1f}s (gen {m.get('time_gen_code', 0.0):.1f}+"
+        f"{m.get('time_gen_tests', 0.0):.1f}, exec {m.get('time_execute', 0.0):.1f}, "
+        f"learn {m.get('time_learn', 0.0):.1f})"
+    )
     return " | ".join(parts)
 
 
-def train(cfg: Config, run_dir: str | Path, *, resume: bool = False, max_steps: int | None = None,
-          policy_factory: Callable[[Config], tuple[Any, Any]] | None = None, console: Any = None,
-          progress: bool | None = None, executor: Any = None,
-          stop: Callable[[list[dict[str, Any]]], bool] | None = None) -> dict[str, Any]:
+def train(
+    cfg: Config,
+    run_dir: str | Path,
+    *,
+    resume: bool = False,
+    max_steps: int | None = None,
+    policy_factory: Callable[[Config], tuple[Any, Any]] | None = None,
+    console: Any = None,
+    progress: bool | None = None,
+    executor: Any = None,
+    stop: Callable[[list[dict[str, Any]]], bool] | None = None,
+) -> dict[str, Any]:
     """Starts a new run in run_dir (or resumes it); returns {"steps", "run_dir"}. `stop`, called with the
     metrics rows after each step, ends the run early (with a checkpoint) when it returns True.
 
@@ -387,8 +441,16 @@ def train(cfg: Config, run_dir: str | Path, *, resume: bool = False, max_steps: 
             max_steps = run.read_state().get("max_steps")  # the target the run was started (or resumed) with
         elif run.state_path.is_file():
             run.write_state(max_steps=max_steps)
-        return Trainer(cfg, run, max_steps=max_steps, policy_factory=policy_factory, console=console,
-                       progress=progress, executor=executor, stop=stop).train()
+        return Trainer(
+            cfg,
+            run,
+            max_steps=max_steps,
+            policy_factory=policy_factory,
+            console=console,
+            progress=progress,
+            executor=executor,
+            stop=stop,
+        ).train()
     RunDir.check_new(root)
     created = not root.exists()
     before = set() if created else {p.name for p in root.iterdir()}
@@ -397,16 +459,32 @@ def train(cfg: Config, run_dir: str | Path, *, resume: bool = False, max_steps: 
     except OSError as exc:
         raise UserError(f"cannot create run directory {root}: {exc.strerror or exc}") from None
     try:
-        return Trainer(cfg, RunDir(root), max_steps=max_steps, policy_factory=policy_factory, console=console,
-                       progress=progress, executor=executor, new_run=True, stop=stop).train()
+        return Trainer(
+            cfg,
+            RunDir(root),
+            max_steps=max_steps,
+            policy_factory=policy_factory,
+            console=console,
+            progress=progress,
+            executor=executor,
+            new_run=True,
+            stop=stop,
+        ).train()
     except BaseException:
         if not _has_progress(root):
             _undo_start(root, created, before)
         raise
 
 
-RUN_FILES = ("config.yaml", "run.json", "metrics.jsonl", "mistake_book.sqlite", "mistake_book.sqlite-wal",
-             "mistake_book.sqlite-shm", "report.html")
+RUN_FILES = (
+    "config.yaml",
+    "run.json",
+    "metrics.jsonl",
+    "mistake_book.sqlite",
+    "mistake_book.sqlite-wal",
+    "mistake_book.sqlite-shm",
+    "report.html",
+)
 RUN_FOLDERS = ("rollouts", "checkpoints", "tensorboard", "plots")
 
 

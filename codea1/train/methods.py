@@ -82,8 +82,13 @@ def sample_codes(env: StepEnv, step: int, batch: list) -> list[list[Any]]:
 
     cfg = env.cfg
     prefix = cfg.generation.code.response_prefix
-    return sample(env.code_policy, [with_prefix(code_messages(p), prefix, p) for p in batch], cfg.generation.code,
-                  cfg.game.M, derive_seed(cfg.seed, step, "gen_code"))
+    return sample(
+        env.code_policy,
+        [with_prefix(code_messages(p), prefix, p) for p in batch],
+        cfg.generation.code,
+        cfg.game.M,
+        derive_seed(cfg.seed, step, "gen_code"),
+    )
 
 
 def sample_tests(env: StepEnv, step: int, batch: list, codes: list[list[Any]]) -> list[list[list[Any]]]:
@@ -97,13 +102,21 @@ def sample_tests(env: StepEnv, step: int, batch: list, codes: list[list[Any]]) -
     seed = derive_seed(cfg.seed, step, "gen_tests")
     prefix = cfg.generation.test.response_prefix
     if game.blackbox_tests:
-        rows = sample(env.test_policy, [with_prefix(test_messages(p, "", game), prefix, p) for p in batch],
-                      cfg.generation.test, M * N, seed)
-        return [[row[m * N:(m + 1) * N] for m in range(M)] for row in rows]
-    prompts = [with_prefix(test_messages(p, extract_code(s.text), game), prefix, p)
-               for p, row in zip(batch, codes) for s in row]
+        rows = sample(
+            env.test_policy,
+            [with_prefix(test_messages(p, "", game), prefix, p) for p in batch],
+            cfg.generation.test,
+            M * N,
+            seed,
+        )
+        return [[row[m * N : (m + 1) * N] for m in range(M)] for row in rows]
+    prompts = [
+        with_prefix(test_messages(p, extract_code(s.text), game), prefix, p)
+        for p, row in zip(batch, codes)
+        for s in row
+    ]
     rows = sample(env.test_policy, prompts, cfg.generation.test, N, seed)
-    return [rows[b * M:(b + 1) * M] for b in range(len(batch))]
+    return [rows[b * M : (b + 1) * M] for b in range(len(batch))]
 
 
 def advantages(groups: Sequence[Sequence[float]], cfg: Config) -> list[float]:
@@ -127,8 +140,9 @@ class A1:
     def roles(self, code_policy: Any, test_policy: Any) -> tuple[Any, Any]:
         return code_policy, test_policy
 
-    def learn(self, env: StepEnv, step: int, codes: list, code_advs: list[float], tests: list,
-              test_advs: list[float]) -> tuple[dict, dict]:
+    def learn(
+        self, env: StepEnv, step: int, codes: list, code_advs: list[float], tests: list, test_advs: list[float]
+    ) -> tuple[dict, dict]:
         if tests and hasattr(env.code_policy, "submit_train_step") and hasattr(env.test_policy, "submit_train_step"):
             # policies in actors of their own (codea1.rl.ray_policy): the two updates run at the same time
             code_done = env.code_policy.submit_train_step(codes, code_advs)
@@ -174,20 +188,27 @@ class A1:
             selected = [(b, m) for b, r in enumerate(results) for m, c in enumerate(r.codes) if c.topvar_selected]
             test_rewards = [[s.test_reward for s in results[b].codes[m].suites] for b, m in selected]
             code_metrics, test_metrics = self.learn(
-                env, step, _flat(codes), advantages([r.code_rewards for r in results], cfg),
-                [s for b, m in selected for s in tests[b][m]], advantages(test_rewards, cfg))
+                env,
+                step,
+                _flat(codes),
+                advantages([r.code_rewards for r in results], cfg),
+                [s for b, m in selected for s in tests[b][m]],
+                advantages(test_rewards, cfg),
+            )
 
         metrics = game_metrics(step, results, book, code_metrics, test_metrics, _flat(test_rewards))
         metrics.update(replay_metrics(histories))
         if golden is not None:
             metrics["golden_pass_rate"] = mean(_flat(golden))
         metrics.update(_length_metrics("code", codes, seconds["gen_code"]))
-        metrics.update(_length_metrics("test", [[s for suites in row for s in suites] for row in tests],
-                                       seconds["gen_tests"]))
+        metrics.update(
+            _length_metrics("test", [[s for suites in row for s in suites] for row in tests], seconds["gen_tests"])
+        )
         metrics.update(_times(seconds))
         per_question = book.get("questions", {})
-        rollouts = [rollout_line(p, codes[b], tests[b], results[b], per_question.get(p.id))
-                    for b, p in enumerate(batch)]
+        rollouts = [
+            rollout_line(p, codes[b], tests[b], results[b], per_question.get(p.id)) for b, p in enumerate(batch)
+        ]
         return StepOutput(metrics, rollouts)
 
 
@@ -201,8 +222,9 @@ class SelfPlay(A1):
     def roles(self, code_policy: Any, test_policy: Any) -> tuple[Any, Any]:
         return code_policy, code_policy
 
-    def learn(self, env: StepEnv, step: int, codes: list, code_advs: list[float], tests: list,
-              test_advs: list[float]) -> tuple[dict, dict]:
+    def learn(
+        self, env: StepEnv, step: int, codes: list, code_advs: list[float], tests: list, test_advs: list[float]
+    ) -> tuple[dict, dict]:
         metrics = env.code_policy.train_step(codes + tests, code_advs + test_advs)
         debug_kill("learn_code", step)
         debug_kill("learn_test", step)
@@ -253,9 +275,14 @@ class Golden:
             **_length_metrics("code", codes, seconds["gen_code"]),
             **_times(seconds),
         }
-        rollouts = [{"question_id": p.id, "codes": [{"response": s.text, "tests": []} for s in row],
-                     "scores": {"golden_rewards": r}}
-                    for p, row, r in zip(batch, codes, rewards)]
+        rollouts = [
+            {
+                "question_id": p.id,
+                "codes": [{"response": s.text, "tests": []} for s in row],
+                "scores": {"golden_rewards": r},
+            }
+            for p, row, r in zip(batch, codes, rewards)
+        ]
         return StepOutput(metrics, rollouts)
 
 
@@ -285,12 +312,20 @@ def _times(seconds: dict[str, float]) -> dict[str, float]:
 
 def _length_metrics(name: str, samples: list[list[Any]], seconds: float) -> dict[str, float]:
     lengths = [len(s.response_ids) for row in samples for s in row]
-    return {f"{name}_response_len": mean(lengths),
-            f"{name}_tokens_per_s": sum(lengths) / seconds if seconds > 0 else 0.0}
+    return {
+        f"{name}_response_len": mean(lengths),
+        f"{name}_tokens_per_s": sum(lengths) / seconds if seconds > 0 else 0.0,
+    }
 
 
-def game_metrics(step: int, results: list, book_stats: dict, code_metrics: dict, test_metrics: dict,
-                 test_rewards_selected: list[float]) -> dict[str, Any]:
+def game_metrics(
+    step: int,
+    results: list,
+    book_stats: dict,
+    code_metrics: dict,
+    test_metrics: dict,
+    test_rewards_selected: list[float],
+) -> dict[str, Any]:
     """The per-step metrics row of a game step (a1 or selfplay)."""
     codes = [c for r in results for c in r.codes]
     suites = [s for c in codes for s in c.suites]
@@ -319,12 +354,15 @@ def game_metrics(step: int, results: list, book_stats: dict, code_metrics: dict,
 def replay_metrics(histories: Sequence[Sequence[Any]]) -> dict[str, float]:
     """How much the Mistake Book replayed this step: the stored tests retrieved for the batch's questions
     (each run against every valid code of its question) and the questions that had any."""
-    return {"mistake_book_replayed": float(sum(len(h) for h in histories)),
-            "mistake_book_replay_questions": float(sum(1 for h in histories if h))}
+    return {
+        "mistake_book_replayed": float(sum(len(h) for h in histories)),
+        "mistake_book_replay_questions": float(sum(1 for h in histories if h)),
+    }
 
 
-def rollout_line(problem: Any, code_samples: list, test_samples: list[list], result: Any,
-                 book_summary: dict | None = None) -> dict[str, Any]:
+def rollout_line(
+    problem: Any, code_samples: list, test_samples: list[list], result: Any, book_summary: dict | None = None
+) -> dict[str, Any]:
     """One `codea1 score` input line (question_id, codes[response, tests]) plus the step's scores in
     the `codea1 score` output form (codes[...], mistake_book{added, removed, size})."""
     scores = result.to_dict()
@@ -335,7 +373,8 @@ def rollout_line(problem: Any, code_samples: list, test_samples: list[list], res
         scores["gt_error"] = result.gt_error
     return {
         "question_id": problem.id,
-        "codes": [{"response": s.text, "tests": [t.text for t in suites]}
-                  for s, suites in zip(code_samples, test_samples)],
+        "codes": [
+            {"response": s.text, "tests": [t.text for t in suites]} for s, suites in zip(code_samples, test_samples)
+        ],
         "scores": scores,
     }

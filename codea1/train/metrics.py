@@ -52,8 +52,15 @@ def truncate_metrics(path: str | Path, last_step: int) -> None:
 class MetricsLogger:
     """Appends one JSON line per step to metrics.jsonl and mirrors scalars to optional sinks."""
 
-    def __init__(self, path: Path, *, tensorboard_dir: Path | None = None, wandb_project: str | None = None,
-                 wandb_config: dict | None = None, run_name: str | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        tensorboard_dir: Path | None = None,
+        wandb_project: str | None = None,
+        wandb_config: dict | None = None,
+        run_name: str | None = None,
+    ) -> None:
         self.path = Path(path)
         self._tb = None
         self._wandb = None
@@ -61,17 +68,20 @@ class MetricsLogger:
             try:
                 from torch.utils.tensorboard import SummaryWriter
             except ImportError:
-                raise UserError("train.tensorboard is true but tensorboard is not installed; "
-                                "`pip install 'codea1[tensorboard]'` or set train.tensorboard=false") from None
+                raise UserError(
+                    "train.tensorboard is true but tensorboard is not installed; "
+                    "`pip install 'codea1[tensorboard]'` or set train.tensorboard=false"
+                ) from None
             self._tb = SummaryWriter(str(tensorboard_dir))
         if wandb_project is not None:
             try:
                 import wandb
             except ImportError:
-                raise UserError("train.wandb is true but wandb is not installed; "
-                                "`pip install 'codea1[wandb]'` or set train.wandb=false") from None
-            self._wandb = wandb.init(project=wandb_project, config=wandb_config, name=run_name,
-                                     resume="allow")
+                raise UserError(
+                    "train.wandb is true but wandb is not installed; "
+                    "`pip install 'codea1[wandb]'` or set train.wandb=false"
+                ) from None
+            self._wandb = wandb.init(project=wandb_project, config=wandb_config, name=run_name, resume="allow")
 
     def log(self, row: dict[str, Any]) -> None:
         """Writes a metrics row (must contain `step`); fsynced so a crash never loses a logged step."""
@@ -81,8 +91,9 @@ class MetricsLogger:
             handle.flush()
             os.fsync(handle.fileno())
         step = int(row["step"])
-        scalars = {k: v for k, v in row.items()
-                   if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "step"}
+        scalars = {
+            k: v for k, v in row.items() if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "step"
+        }
         if self._tb is not None:
             for key, value in scalars.items():
                 self._tb.add_scalar(key, value, step)

@@ -18,8 +18,12 @@ from codea1.errors import UserError
 from codea1.train.metrics import read_metrics
 from codea1.train.run_dir import RunDir
 
-PHASE_KEYS = [("time_gen_code", "generate code"), ("time_gen_tests", "generate tests"),
-              ("time_execute", "execute"), ("time_learn", "learn")]
+PHASE_KEYS = [
+    ("time_gen_code", "generate code"),
+    ("time_gen_tests", "generate tests"),
+    ("time_execute", "execute"),
+    ("time_learn", "learn"),
+]
 
 
 def _series(rows: list[dict], key: str) -> tuple[list[int], list[float]]:
@@ -80,8 +84,11 @@ def _line_plot(path: Path, rows: list[dict], keys: list[tuple[str, str]], title:
 def _valid_adv_plot(path: Path, rows: list[dict]) -> bool:
     import matplotlib.pyplot as plt
 
-    pts = [(r["step"], r["valid_ratio"], r["adv"]) for r in rows
-           if isinstance(r.get("valid_ratio"), (int, float)) and isinstance(r.get("adv"), (int, float))]
+    pts = [
+        (r["step"], r["valid_ratio"], r["adv"])
+        for r in rows
+        if isinstance(r.get("valid_ratio"), (int, float)) and isinstance(r.get("adv"), (int, float))
+    ]
     if not pts:
         return False
     fig, ax = plt.subplots(figsize=(5, 4))
@@ -126,19 +133,49 @@ def make_plots(rows: list[dict], plots_dir: Path) -> list[tuple[str, str]]:
     plots_dir.mkdir(parents=True, exist_ok=True)
     out = []
     specs = [
-        ("rewards.png", "Mean rewards of both policies",
-         [("code_reward", "code reward R_C"), ("test_reward", "test reward R_T (all suites)"),
-          ("test_reward_selected", "R_T (TopVar-selected)")], "reward"),
-        ("pass_rates.png", "Pass rates of the Code LLM",
-         [("golden_pass_rate", "golden tests"), ("gen_pass", "generated tests (gen_pass)"),
-          ("hist_pass", "Mistake Book (hist_pass)"), ("code_valid_frac", "valid codes")], "rate"),
-        ("mistake_book.png", "Mistake Book",
-         [("mistake_book_size", "size"), ("mistake_book_added", "added"),
-          ("mistake_book_removed", "removed"), ("mistake_book_replayed", "replayed (retrieved for the step)")],
-         "tests"),
-        ("policy_stats.png", "GRPO statistics",
-         [("code_kl", "code KL"), ("test_kl", "test KL"), ("code_clipfrac", "code clip fraction"),
-          ("test_clipfrac", "test clip fraction")], "value"),
+        (
+            "rewards.png",
+            "Mean rewards of both policies",
+            [
+                ("code_reward", "code reward R_C"),
+                ("test_reward", "test reward R_T (all suites)"),
+                ("test_reward_selected", "R_T (TopVar-selected)"),
+            ],
+            "reward",
+        ),
+        (
+            "pass_rates.png",
+            "Pass rates of the Code LLM",
+            [
+                ("golden_pass_rate", "golden tests"),
+                ("gen_pass", "generated tests (gen_pass)"),
+                ("hist_pass", "Mistake Book (hist_pass)"),
+                ("code_valid_frac", "valid codes"),
+            ],
+            "rate",
+        ),
+        (
+            "mistake_book.png",
+            "Mistake Book",
+            [
+                ("mistake_book_size", "size"),
+                ("mistake_book_added", "added"),
+                ("mistake_book_removed", "removed"),
+                ("mistake_book_replayed", "replayed (retrieved for the step)"),
+            ],
+            "tests",
+        ),
+        (
+            "policy_stats.png",
+            "GRPO statistics",
+            [
+                ("code_kl", "code KL"),
+                ("test_kl", "test KL"),
+                ("code_clipfrac", "code clip fraction"),
+                ("test_clipfrac", "test clip fraction"),
+            ],
+            "value",
+        ),
     ]
     for name, title, keys, ylabel in specs:
         note = _line_plot(plots_dir / name, rows, keys, title, ylabel)
@@ -193,18 +230,26 @@ def _example_html(line: dict, question: str) -> str:
         score = code_scores[m] if m < len(code_scores) else {}
         verdict = ""
         if score:
-            verdict = (f"valid={score.get('valid')} code_reward={score.get('code_reward', 0):.3f} "
-                       f"hist_pass={score.get('hist_pass', 0):.3f} "
-                       f"topvar_selected={score.get('topvar_selected')}")
+            verdict = (
+                f"valid={score.get('valid')} code_reward={score.get('code_reward', 0):.3f} "
+                f"hist_pass={score.get('hist_pass', 0):.3f} "
+                f"topvar_selected={score.get('topvar_selected')}"
+            )
         elif golden is not None and m < len(golden):
             verdict = f"golden reward={golden[m]:.3f}"
         parts.append(f"<h4>code {m}</h4><p>{esc(verdict)}</p><pre>{esc(code.get('response', ''))}</pre>")
         suites = score.get("suites") or []
         for n, tests in enumerate(code.get("tests", [])[:2]):
             s = suites[n] if n < len(suites) else {}
-            sv = (f"valid_tests={s.get('valid_tests')} invalid={s.get('invalid_tests')} "
-                  f"gen_fail={s.get('gen_fail', 0):.3f} adv={s.get('adv', 0):.3f} "
-                  f"test_reward={s.get('test_reward', 0):.3f}") if s else ""
+            sv = (
+                (
+                    f"valid_tests={s.get('valid_tests')} invalid={s.get('invalid_tests')} "
+                    f"gen_fail={s.get('gen_fail', 0):.3f} adv={s.get('adv', 0):.3f} "
+                    f"test_reward={s.get('test_reward', 0):.3f}"
+                )
+                if s
+                else ""
+            )
             parts.append(f"<h5>attacking suite {n}</h5><p>{esc(sv)}</p><pre>{esc(tests)}</pre>")
     return "\n".join(parts)
 
@@ -223,9 +268,11 @@ def collapses(rows: list[dict], window: int = 3, min_start: float = 0.1, ratio: 
         w = min(window, max(1, len(ys) // 2))
         start, end = sum(ys[:w]) / w, sum(ys[-w:]) / w
         if start >= min_start and end < ratio * start:
-            out.append(f"{label} collapsed: {start:.3f} over the first {w} step(s), {end:.3f} over the last "
-                       f"{w}; a learning rate too large for the batch or a weak Test LLM's suites are the usual "
-                       f"causes")
+            out.append(
+                f"{label} collapsed: {start:.3f} over the first {w} step(s), {end:.3f} over the last "
+                f"{w}; a learning rate too large for the batch or a weak Test LLM's suites are the usual "
+                f"causes"
+            )
     return out
 
 
@@ -237,8 +284,10 @@ def _heldout_plot(path: Path, stages: dict) -> bool:
     if not names:
         return False
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    panels = (("tests", "valid_ratio", "valid_ratio_ci95", "Test LLM valid ratio"),
-              ("code", "pass@1", "ci95", "Code LLM pass@1"))
+    panels = (
+        ("tests", "valid_ratio", "valid_ratio_ci95", "Test LLM valid ratio"),
+        ("code", "pass@1", "ci95", "Code LLM pass@1"),
+    )
     for ax, (part, key, ci, title) in zip(axes, panels):
         values = [stages[n][part][key] for n in names]
         lows = [max(values[i] - stages[n][part][ci][0], 0.0) for i, n in enumerate(names)]
@@ -255,15 +304,23 @@ def _heldout_plot(path: Path, stages: dict) -> bool:
 def _summary_table(rows: list[dict]) -> str:
     if not rows:
         return "<p>No steps logged yet.</p>"
-    keys = ["code_reward", "test_reward", "golden_pass_rate", "valid_ratio", "adv", "mistake_book_size",
-            "time_step", "outside_model_frac"]
+    keys = [
+        "code_reward",
+        "test_reward",
+        "golden_pass_rate",
+        "valid_ratio",
+        "adv",
+        "mistake_book_size",
+        "time_step",
+        "outside_model_frac",
+    ]
     first, last = rows[0], rows[-1]
     body = "".join(
         f"<tr><td>{k}</td><td>{first.get(k, '')!s:.8}</td><td>{last.get(k, '')!s:.8}</td></tr>"
-        for k in keys if k in last
+        for k in keys
+        if k in last
     )
-    return (f"<table><tr><th>metric</th><th>step {first['step']}</th><th>step {last['step']}</th></tr>"
-            f"{body}</table>")
+    return f"<table><tr><th>metric</th><th>step {first['step']}</th><th>step {last['step']}</th></tr>{body}</table>"
 
 
 def _eval_html(run: RunDir) -> str:
@@ -280,19 +337,23 @@ def _eval_html(run: RunDir) -> str:
     if isinstance(data, dict) and isinstance(data.get("lines"), list):
         figure = ""
         if isinstance(data.get("stages"), dict) and _heldout_plot(run.plots_dir / "heldout.png", data["stages"]):
-            figure = ('<figure><img src="plots/heldout.png" alt="held-out measurements"><figcaption>held-out '
-                      "measurements per stage</figcaption></figure>")
+            figure = (
+                '<figure><img src="plots/heldout.png" alt="held-out measurements"><figcaption>held-out '
+                "measurements per stage</figcaption></figure>"
+            )
         items = "".join(f"<li>{html.escape(str(x))}</li>" for x in data["lines"])
         return f"<h2>Held-out measurements</h2>{figure}<ul>{items}</ul>"
     try:
         before, after = data["before"], data["after"]
     except (KeyError, TypeError):
         return ""
-    return (f"<h2>Evaluation of the code policy</h2><p>{after.get('problems')} held-out problems from "
-            f"{html.escape(str(data.get('eval_problems')))}, {after.get('n_samples')} samples each; a sample "
-            f"passes if it passes every golden test.</p><table><tr><th></th><th>pass rate</th></tr>"
-            f"<tr><td>before training</td><td>{before['pass_rate']:.3f}</td></tr>"
-            f"<tr><td>after {data.get('steps')} steps</td><td>{after['pass_rate']:.3f}</td></tr></table>")
+    return (
+        f"<h2>Evaluation of the code policy</h2><p>{after.get('problems')} held-out problems from "
+        f"{html.escape(str(data.get('eval_problems')))}, {after.get('n_samples')} samples each; a sample "
+        f"passes if it passes every golden test.</p><table><tr><th></th><th>pass rate</th></tr>"
+        f"<tr><td>before training</td><td>{before['pass_rate']:.3f}</td></tr>"
+        f"<tr><td>after {data.get('steps')} steps</td><td>{after['pass_rate']:.3f}</td></tr></table>"
+    )
 
 
 def write_report(run_dir: str | Path, examples: int = 3) -> Path:
@@ -306,10 +367,13 @@ def write_report(run_dir: str | Path, examples: int = 3) -> Path:
     texts = _question_texts(run) if lines else {}
     cfg_text = run.config_path.read_text(encoding="utf-8")
     esc = html.escape
-    images = "\n".join(f'<figure><img src="plots/{name}" alt="{esc(caption)}"><figcaption>{esc(caption)}'
-                       f"</figcaption></figure>" for name, caption in plots)
-    example_html = "\n".join(_example_html(line, texts.get(str(line.get("question_id")), ""))
-                             for line in lines[:examples])
+    images = "\n".join(
+        f'<figure><img src="plots/{name}" alt="{esc(caption)}"><figcaption>{esc(caption)}</figcaption></figure>'
+        for name, caption in plots
+    )
+    example_html = "\n".join(
+        _example_html(line, texts.get(str(line.get("question_id")), "")) for line in lines[:examples]
+    )
     flags = "".join(f'<p class="flag">{esc(line)}</p>' for line in collapses(rows))
     page = f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>codea1 run {esc(run.root.name)}</title>
@@ -325,8 +389,8 @@ td,th{{padding:2px 10px}} img{{max-width:100%}} .flag{{background:#fde2e1;border
 {_eval_html(run)}
 <h2>Plots</h2>
 {images}
-<h2>Example rollouts (step {step if step is not None else '-'})</h2>
-{example_html or '<p>No rollouts written.</p>'}
+<h2>Example rollouts (step {step if step is not None else "-"})</h2>
+{example_html or "<p>No rollouts written.</p>"}
 <h2>Config</h2>
 <pre>{esc(cfg_text)}</pre>
 </body></html>

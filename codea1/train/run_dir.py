@@ -1,15 +1,15 @@
 """The run directory: one folder holds everything a training run writes.
 
-    RUN_DIR/
-      config.yaml            the resolved config (every key, after overrides)
-      run.json               the config as the run started (a resume refuses an edited config.yaml) and
-                             the stop target given with --max-steps (kept for a resume)
-      metrics.jsonl          one JSON line per step (always has `step` and `mistake_book_size`)
-      rollouts/step_K.jsonl  the step's rollouts in the `codea1 score` input format, plus their scores
-      checkpoints/step_K/    complete checkpoints (see checkpoint.py); `.tmp-*` folders are never used
-      mistake_book.sqlite    the Mistake Book (SQLite, one transaction per step)
-      tensorboard/           optional TensorBoard events
-      report.html, plots/    written by `codea1 report RUN_DIR`
+RUN_DIR/
+  config.yaml            the resolved config (every key, after overrides)
+  run.json               the config as the run started (a resume refuses an edited config.yaml) and
+                         the stop target given with --max-steps (kept for a resume)
+  metrics.jsonl          one JSON line per step (always has `step` and `mistake_book_size`)
+  rollouts/step_K.jsonl  the step's rollouts in the `codea1 score` input format, plus their scores
+  checkpoints/step_K/    complete checkpoints (see checkpoint.py); `.tmp-*` folders are never used
+  mistake_book.sqlite    the Mistake Book (SQLite, one transaction per step)
+  tensorboard/           optional TensorBoard events
+  report.html, plots/    written by `codea1 report RUN_DIR`
 """
 
 from __future__ import annotations
@@ -72,8 +72,10 @@ class RunDir:
         """Refuses a directory that already holds a run (its config.yaml)."""
         root = Path(root)
         if (root / "config.yaml").exists():
-            raise UserError(f"{root} already holds a run; continue it with "
-                            f"`codea1 train --resume {root}` or choose another --run-dir")
+            raise UserError(
+                f"{root} already holds a run; continue it with "
+                f"`codea1 train --resume {root}` or choose another --run-dir"
+            )
 
     def read_state(self) -> dict[str, Any]:
         """run.json ({} for runs made before it existed)."""
@@ -99,10 +101,12 @@ class RunDir:
         changed = changed_keys(started, json.loads(json.dumps(cfg.to_dict())))
         if changed:
             shown = "; ".join(f"{k}: {a!r} -> {b!r}" for k, a, b in changed[:5])
-            raise UserError(f"{self.config_path} differs from the config this run started with ({shown}"
-                            f"{'; ...' if len(changed) > 5 else ''}); a run resumes only with its own config: "
-                            f"undo the edit, or start a new run with `codea1 train --config "
-                            f"{self.config_path} --run-dir NEW_DIR`")
+            raise UserError(
+                f"{self.config_path} differs from the config this run started with ({shown}"
+                f"{'; ...' if len(changed) > 5 else ''}); a run resumes only with its own config: "
+                f"undo the edit, or start a new run with `codea1 train --config "
+                f"{self.config_path} --run-dir NEW_DIR`"
+            )
 
     @classmethod
     def create(cls, root: str | Path, cfg: Config) -> RunDir:

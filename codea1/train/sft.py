@@ -93,8 +93,9 @@ def role_messages(role: str, problem: Any, cfg: Config) -> tuple[list[dict[str, 
     return with_prefix(messages, sampling.response_prefix, problem), answer
 
 
-def build_examples(role: str, problems: Sequence[Any], tokenizer: Any, cfg: Config
-                   ) -> tuple[list[Example], dict[str, int]]:
+def build_examples(
+    role: str, problems: Sequence[Any], tokenizer: Any, cfg: Config
+) -> tuple[list[Example], dict[str, int]]:
     """The examples of one role (at most sft.max_examples) and how many problems were skipped, by
     reason: no_answer (no golden tests), prefix (the answer does not start with the response prefix),
     too_long (the target is longer than the role's max_new_tokens)."""
@@ -116,7 +117,7 @@ def build_examples(role: str, problems: Sequence[Any], tokenizer: Any, cfg: Conf
         if not answer.startswith(prefix):
             skipped["prefix"] += 1
             continue
-        response = tokenizer(answer[len(prefix):], add_special_tokens=False).input_ids + [eos]
+        response = tokenizer(answer[len(prefix) :], add_special_tokens=False).input_ids + [eos]
         if len(response) > sampling.max_new_tokens:
             skipped["too_long"] += 1
             continue
@@ -140,8 +141,9 @@ def _batch_loss(policy: Any, examples: Sequence[Example], backward: bool) -> tup
     lengths = [len(e.prompt_ids) + len(e.response_ids) for e in examples]
     nll = 0.0
     for idx in token_budget_chunks(lengths, policy.config.micro_batch_tokens):
-        batch = pack([examples[i].prompt_ids for i in idx], [examples[i].response_ids for i in idx],
-                     policy.pad_id).to(policy.device)
+        batch = pack([examples[i].prompt_ids for i in idx], [examples[i].response_ids for i in idx], policy.pad_id).to(
+            policy.device
+        )
         mask = batch.response_mask.float()
         with torch.set_grad_enabled(backward), policy._autocast():
             logp, _ = forward_logprobs(policy.model, batch)
@@ -172,8 +174,7 @@ def optimizer_steps(n_examples: int, cfg: Config) -> int:
     return max(1, per_epoch * cfg.sft.epochs)
 
 
-def train_sft(policy: Any, examples: Sequence[Example], cfg: Config, *, progress: Any = None
-              ) -> list[float]:
+def train_sft(policy: Any, examples: Sequence[Example], cfg: Config, *, progress: Any = None) -> list[float]:
     """sft.epochs passes over `examples` in seeded orders, sft.batch_size examples per optimiser step
     (gradient clipped at policy.grad_clip); returns the mean training loss of each epoch. `progress`
     is called with (done, total, loss) after each step."""
@@ -194,7 +195,7 @@ def train_sft(policy: Any, examples: Sequence[Example], cfg: Config, *, progress
         random.Random(derive_seed(cfg.seed, epoch, "sft-order")).shuffle(order)
         nll_sum, token_sum = 0.0, 0
         for start in range(0, len(order), size):
-            batch = [examples[i] for i in order[start:start + size]]
+            batch = [examples[i] for i in order[start : start + size]]
             policy.optimizer.zero_grad(set_to_none=True)
             nll, tokens = _batch_loss(policy, batch, backward=True)
             grad_norm = torch.nn.utils.clip_grad_norm_(policy.params, policy.config.grad_clip)
@@ -235,18 +236,24 @@ def set_schedule(policy: Any, n_examples: int, cfg: Config) -> int:
 
     total, warmup = optimizer_steps(n_examples, cfg), cfg.sft.warmup_steps
     policy.scheduler = torch.optim.lr_scheduler.LambdaLR(
-        policy.optimizer, lambda s: lr_factor(s, warmup, total, "linear", 0.0))
+        policy.optimizer, lambda s: lr_factor(s, warmup, total, "linear", 0.0)
+    )
     return total
 
 
 def shares_one_model(cfg: Config) -> bool:
     """Whether the trainer plays both roles with one model (then SFT trains that model on both)."""
-    return (cfg.model.mode == "dual-lora" or cfg.method != "a1"
-            or cfg.test_model_name == cfg.model.code_policy)
+    return cfg.model.mode == "dual-lora" or cfg.method != "a1" or cfg.test_model_name == cfg.model.code_policy
 
 
-def run_sft(cfg: Config, out_dir: Path, *, console: Any = None, progress: bool | None = None,
-            problems: Sequence[Any] | None = None) -> dict[str, Any]:
+def run_sft(
+    cfg: Config,
+    out_dir: Path,
+    *,
+    console: Any = None,
+    progress: bool | None = None,
+    problems: Sequence[Any] | None = None,
+) -> dict[str, Any]:
     """Builds the examples of the training problems (data.train; GTs checked in the sandbox when
     data.check_gt), trains, writes the model directories and OUT/sft.json; returns that summary."""
     import sys
@@ -274,10 +281,20 @@ def run_sft(cfg: Config, out_dir: Path, *, console: Any = None, progress: bool |
     shared = shares_one_model(cfg)
     groups = {SHARED: roles} if shared else {role: [role] for role in roles}
 
-    summary: dict[str, Any] = {"problems": len(problems), "roles": roles, "mode": cfg.model.mode,
-                               "sft": cfg.sft.to_dict(), "data": cfg.data.train,
-                               "models": {}, "examples": {}, "skipped": {}, "loss_before": {},
-                               "loss_after": {}, "epoch_losses": {}, "overrides": []}
+    summary: dict[str, Any] = {
+        "problems": len(problems),
+        "roles": roles,
+        "mode": cfg.model.mode,
+        "sft": cfg.sft.to_dict(),
+        "data": cfg.data.train,
+        "models": {},
+        "examples": {},
+        "skipped": {},
+        "loss_before": {},
+        "loss_after": {},
+        "epoch_losses": {},
+        "overrides": [],
+    }
     for name, group_roles in groups.items():
         base_name = cfg.model.code_policy if name in (SHARED, "code") else cfg.test_model_name
         policy = build_sft_policy(cfg, base_name)
@@ -288,11 +305,15 @@ def run_sft(cfg: Config, out_dir: Path, *, console: Any = None, progress: bool |
             summary["examples"][role] = len(role_examples)
             summary["skipped"][role] = skipped
         if not examples:
-            raise UserError(f"no SFT examples for {', '.join(group_roles)} (skipped: {summary['skipped']}); "
-                            f"check data.train, the response prefixes and generation.*.max_new_tokens")
+            raise UserError(
+                f"no SFT examples for {', '.join(group_roles)} (skipped: {summary['skipped']}); "
+                f"check data.train, the response prefixes and generation.*.max_new_tokens"
+            )
         total = set_schedule(policy, len(examples), cfg)
-        console.print(f"SFT {name}: {len(examples)} examples ({', '.join(group_roles)}), {cfg.sft.epochs} "
-                      f"epoch(s), {total} optimiser steps, {cfg.model.mode}, lr {cfg.sft.lr:g}")
+        console.print(
+            f"SFT {name}: {len(examples)} examples ({', '.join(group_roles)}), {cfg.sft.epochs} "
+            f"epoch(s), {total} optimiser steps, {cfg.model.mode}, lr {cfg.sft.lr:g}"
+        )
         summary["loss_before"][name] = sft_loss(policy, examples)
         show = progress if progress is not None else sys.stderr.isatty()
         history = _train_with_bar(policy, examples, cfg, f"SFT {name}", show, console)
@@ -301,16 +322,19 @@ def run_sft(cfg: Config, out_dir: Path, *, console: Any = None, progress: bool |
         target = out_dir / name
         policy.save_weights(target)  # a directory load_model_and_tokenizer loads
         summary["models"][name] = str(target)
-        console.print(f"SFT {name}: loss {summary['loss_before'][name]:.3f} -> {summary['loss_after'][name]:.3f}; "
-                      f"written to {target}")
+        console.print(
+            f"SFT {name}: loss {summary['loss_before'][name]:.3f} -> {summary['loss_after'][name]:.3f}; "
+            f"written to {target}"
+        )
         del policy
     summary["overrides"] = start_overrides(cfg, summary["models"])
     (out_dir / "sft.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     return summary
 
 
-def _train_with_bar(policy: Any, examples: list[Example], cfg: Config, label: str, show: bool,
-                    console: Any) -> list[float]:
+def _train_with_bar(
+    policy: Any, examples: list[Example], cfg: Config, label: str, show: bool, console: Any
+) -> list[float]:
     if not show:  # a line every fifth of the way (logs, pipes)
         every = max(1, optimizer_steps(len(examples), cfg) // 5)
 

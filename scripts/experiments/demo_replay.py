@@ -36,12 +36,18 @@ def main(run: Path) -> list[dict]:
             idx = batch_indices(cfg.seed, len(problems), (step - 1) * cfg.train.batch_size, cfg.train.batch_size)
             batch = [problems[i] for i in idx]
             codes = sample_codes(env, step, batch)
-            rewards = [x for r in golden_step(batch, [[s.text for s in row] for row in codes], executor, cfg.game)
-                       for x in r]
-            rows.append({"step": step, "questions": [p.id for p in batch],
-                         "golden_pass_rate_no_update": sum(rewards) / len(rewards),
-                         "golden_pass_rate_run": logged.get("golden_pass_rate"),
-                         "code_reward_run": logged.get("code_reward")})
+            rewards = [
+                x for r in golden_step(batch, [[s.text for s in row] for row in codes], executor, cfg.game) for x in r
+            ]
+            rows.append(
+                {
+                    "step": step,
+                    "questions": [p.id for p in batch],
+                    "golden_pass_rate_no_update": sum(rewards) / len(rewards),
+                    "golden_pass_rate_run": logged.get("golden_pass_rate"),
+                    "code_reward_run": logged.get("code_reward"),
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
     (run / "replay.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
     return rows
