@@ -1,0 +1,191 @@
+"""Counts that say how the house is kept: long functions, `Any`, function-level imports, and imports that
+run from a lower floor to a higher one (or in a cycle). Reads the source with `ast`; imports nothing of it.
+
+    python scripts/house_counts.py [--list]
+
+Floors, lowest first (a module may import its own floor and the ones below): see FLOORS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "codea1"
+# lowest first; a module's floor is the first prefix it starts with
+FLOORS = [
+    ("codea1.errors", 0),
+    ("codea1.config", 0),
+    ("codea1.sandbox", 1),
+    ("codea1.judge", 2),
+    ("codea1.data", 3),
+    ("codea1.models", 4),
+    ("codea1.rl", 4),
+    ("codea1.game", 5),
+    ("codea1.eval", 5),
+    ("codea1.train", 6),
+    ("codea1.cli", 7),
+    ("codea1.__main__", 7),
+    ("codea1", 0),  # the package itself holds only its version
+]
+
+
+def floor(module: str) -> int:
+    for prefix, level in FLOORS:
+        if module == prefix or module.startswith(prefix + "."):
+            return level
+    raise KeyError(module)
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(tree: ast.Module, module: str, is_package: bool) -> list[tuple[str, bool, int]]:
+    """(imported codea1 module, at function level, line) for every import in a module."""
+    out = []
+    top = set(map(id, tree.body))
+    for node in ast.walk(tree):
+        names: list = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg = module.split(".") if is_package else module.split(".")[:-1]
+                pkg = pkg[: len(pkg) - node.level + 1]
+                base = ".".join([*pkg, base] if base else pkg)
+            names = [(base, [f"{base}.{a.name}" for a in node.names])]
+        else:
+            continue
+        local = id(node) not in top and not _under_type_checking(tree, node)
+        for name in names:
+            out.append((name, local, node.lineno))
+    return out
+
+
+def _under_type_checking(tree: ast.Module, node: ast.AST) -> bool:
+    for stmt in tree.body:
+        if (
+            isinstance(stmt, ast.If)
+            and "TYPE_CHECKING" in ast.unparse(stmt.test)
+            and any(n is node for n in ast.walk(stmt))
+        ):
+            return True
+    return False
+
+
+def collect() -> dict:
+    files = sorted(PACKAGE.rglob("*.py"))
+    known = {module_name(p) for p in files}
+    long60, long80, anys, lazy, upward, edges = [], [], 0, [], [], {}
+    for path in files:
+        mod = module_name(path)
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                if length > 60:
+                    long60.append((length, f"{mod}.{node.name}"))
+                if length > 80:
+                    long80.append((length, f"{mod}.{node.name}"))
+            if isinstance(node, ast.Name) and node.id == "Any":
+                anys += 1
+            if isinstance(node, ast.Attribute) and node.attr == "Any":
+                anys += 1
+        seen = set()
+        for name, local, line in imports(tree, mod, path.name == "__init__.py"):
+            if isinstance(name, tuple):  # `from BASE import a, b`: the submodules named, else BASE itself
+                base, subs = name
+                targets = [t for t in subs if t in known] or [base]
+            else:
+                targets = [name]
+            for target in targets:
+                if target in known and target != mod and (target, line) not in seen:
+                    seen.add((target, line))
+                    _edge(mod, target, local, line, lazy, edges, upward)
+    return {
+        "long60": sorted(long60, reverse=True),
+        "long80": sorted(long80, reverse=True),
+        "any": anys,
+        "lazy": lazy,
+        "upward": upward,
+        "cycles": cycles(edges),
+        "modules": len(files),
+    }
+
+
+def _edge(mod: str, target: str, local: bool, line: int, lazy: list, edges: dict, upward: list) -> None:
+    """Records one import: function-level or not, and whether it runs up the floors. A front end
+    (`*.cli`) may use any room of its own floor or below, never a higher room (other front ends aside:
+    `codea1.cli` registers them all)."""
+    if local:
+        lazy.append(f"{mod}:{line} -> {target}")
+    edges.setdefault(mod, set()).add(target)
+    if mod == "codea1" or (mod.endswith(".cli") and target.endswith(".cli")):
+        return
+    if floor(target) > floor(mod):
+        upward.append(f"{mod}:{line} -> {target}")
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module, or a module importing itself (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10_000)
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--list", action="store_true", help="list every item, not only the counts")
+    args = ap.parse_args()
+    c = collect()
+    print(f"modules: {c['modules']}")
+    print(f"functions over 60 lines: {len(c['long60'])}; over 80: {len(c['long80'])}")
+    print(f"`Any` in annotations and code: {c['any']}")
+    print(f"function-level imports of codea1 modules: {len(c['lazy'])}")
+    print(f"imports from a lower floor to a higher one: {len(c['upward'])}")
+    print(f"import cycles: {len(c['cycles'])}")
+    if args.list:
+        for key in ("long80", "upward", "cycles", "lazy"):
+            print(f"\n{key}:")
+            for item in c[key]:
+                print(f"  {item}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
