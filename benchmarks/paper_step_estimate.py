@@ -44,7 +44,8 @@ CONFIG = Path(__file__).resolve().parents[1] / "codea1" / "configs" / "qwen2.5-c
 
 def measure_verdict_cost(workers: int, jobs: int, calls: int, uid_base: int) -> float:
     """Sandbox core-seconds per verdict on this machine (local Executor, `workers` slots)."""
-    from codea1.sandbox import Executor, Job
+    from codea1.judge.calls import run_expecting
+    from codea1.sandbox import Job, LocalExecutor
 
     code = (
         "def solve(xs, k):\n    seen = {}\n    for i, x in enumerate(xs):\n        if k - x in seen:\n"
@@ -54,15 +55,14 @@ def measure_verdict_cost(workers: int, jobs: int, calls: int, uid_base: int) -> 
     for j in range(jobs):
         xs = list(range(j % 13, j % 13 + 20))
         expected = [[0, 1] if c % 7 else [9, 9] for c in range(calls)]  # a share of failing calls
-        batch.append(
-            Job(f"code-{j}", code, [f"solve({xs!r}, {xs[0] + xs[1]})" for _ in range(calls)], expected=expected)
-        )
+        batch.append((Job(f"code-{j}", code, [f"solve({xs!r}, {xs[0] + xs[1]})" for _ in range(calls)]), expected))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        with Executor(workers, uid_base=uid_base) as ex:
-            ex.run(batch[: max(1, jobs // 10)])  # warm-up
+        with LocalExecutor(workers, uid_base=uid_base) as ex:
+            warm = batch[: max(1, jobs // 10)]
+            run_expecting(ex, [job for job, _ in warm], [exp for _, exp in warm])  # warm-up
             t0 = time.perf_counter()
-            results = ex.run(batch)
+            results = run_expecting(ex, [job for job, _ in batch], [exp for _, exp in batch])
             seconds = time.perf_counter() - t0
     n = sum(len(r.results) for r in results)
     return seconds * workers / n

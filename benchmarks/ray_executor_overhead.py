@@ -17,7 +17,7 @@ import time
 import warnings
 
 
-def workload(n_jobs: int, calls: int) -> list:
+def workload(n_jobs: int, calls: int) -> tuple[list, list]:
     from codea1.sandbox import Job
 
     programs = [
@@ -32,7 +32,7 @@ def workload(n_jobs: int, calls: int) -> list:
         lambda x: str(x)[::-1],
         lambda x: {"k": x, "v": [x] * 3},
     ]
-    jobs = []
+    jobs, values = [], []
     for j in range(n_jobs):
         k = j % len(programs)
         xs = [j * 7 + c for c in range(calls)]
@@ -40,8 +40,9 @@ def workload(n_jobs: int, calls: int) -> list:
         expected = [truth[k](x) for x in xs]
         if j % 5 == 0:
             expected[-1] = "wrong"
-        jobs.append(Job(f"job-{j}", programs[k], [f"f({x})" for x in xs], expected=expected))
-    return jobs
+        jobs.append(Job(f"job-{j}", programs[k], [f"f({x})" for x in xs]))
+        values.append(expected)
+    return jobs, values
 
 
 def verdicts(results: list) -> list[tuple]:
@@ -60,15 +61,16 @@ def main() -> None:
 
     import ray
 
-    from codea1.sandbox import Executor
+    from codea1.judge.calls import run_expecting
+    from codea1.sandbox import LocalExecutor
     from codea1.sandbox.ray_backend import RayExecutor
 
     ray.init(num_cpus=max(2, args.workers), include_dashboard=False, log_to_driver=False)
-    jobs = workload(args.jobs, args.calls)
+    jobs, values = workload(args.jobs, args.calls)
     n_verdicts = sum(len(j.calls) for j in jobs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        local = Executor(args.workers, uid_base=args.uid_base)
+        local = LocalExecutor(args.workers, uid_base=args.uid_base)
         remote = RayExecutor(workers=args.workers, uid_base=args.uid_base + 100, chunk_size=args.chunk)
     try:
         local.run(jobs[:40])
@@ -79,9 +81,9 @@ def main() -> None:
         print(f"{'round':>5}  {'local v/s':>10}  {'ray v/s':>10}  {'local/ray':>9}")
         for r in range(args.rounds):
             t0 = time.perf_counter()
-            a = local.run(jobs)
+            a = run_expecting(local, jobs, values)
             t1 = time.perf_counter()
-            b = remote.run(jobs)
+            b = run_expecting(remote, jobs, values)
             t2 = time.perf_counter()
             agree &= verdicts(a) == verdicts(b)
             rates["local"].append(n_verdicts / (t1 - t0))

@@ -56,7 +56,7 @@ def make_executor(extra: dict, cgroup: bool, workers: int):
 
     ex_mod._Slot.__init__ = init
     try:
-        return ex_mod.Executor(workers=workers, cgroup=cgroup)
+        return ex_mod.LocalExecutor(workers=workers, cgroup=cgroup)
     finally:
         ex_mod._Slot.__init__ = original
 

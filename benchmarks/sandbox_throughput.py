@@ -170,13 +170,22 @@ def same(a: object, b: object, tol: float | None) -> bool:
 
 
 def run_executor(ex, programs: list[Program], timeout: float) -> list[bool]:
+    """Verdicts of every call: the sandbox runs, the judge decides (codea1.judge.calls). A baseline revision
+    from before the judge package decides inside its executor (Job.expected), so both are timed alike."""
     from codea1.sandbox import Job
     from codea1.sandbox.executor import clear_caches
 
     clear_caches()  # every round compiles its programs afresh, as a new batch of candidates would
-
-    jobs = [Job(p.name, p.code, p.calls, expected=p.expected, timeout=timeout, float_tol=p.float_tol) for p in programs]
-    return [r.status == "pass" for res in ex.run(jobs) for r in res.results]
+    try:
+        from codea1.judge.calls import decide
+    except ImportError:  # a revision whose executor decides verdicts itself
+        jobs = [
+            Job(p.name, p.code, p.calls, expected=p.expected, timeout=timeout, float_tol=p.float_tol) for p in programs
+        ]
+        return [r.status == "pass" for res in ex.run(jobs) for r in res.results]
+    jobs = [Job(p.name, p.code, p.calls, timeout=timeout) for p in programs]
+    judged = [decide(res, p.expected, p.float_tol) for res, p in zip(ex.run(jobs), programs)]
+    return [r.status == "pass" for res in judged for r in res.results]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -293,14 +302,17 @@ def _baseline_worker(workers: int) -> None:
     import warnings
 
     warnings.simplefilter("ignore")
-    from codea1.sandbox import Executor
+    try:
+        from codea1.sandbox import LocalExecutor
+    except ImportError:  # a revision from before the Executor Protocol: its class had that name
+        from codea1.sandbox import Executor as LocalExecutor
 
     def reply(obj: object) -> None:
         data = pickle.dumps(obj)
         sys.stdout.buffer.write(len(data).to_bytes(8, "big") + data)
         sys.stdout.buffer.flush()
 
-    with Executor(workers) as ex:
+    with LocalExecutor(workers) as ex:
         while True:
             head = sys.stdin.buffer.read(8)
             if len(head) < 8:
@@ -398,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
         f"workload: {len(programs)} programs ({len(programs) // 2} GT + wrong variants), {n} verdicts, "
         f"{args.workers} workers, {args.rounds} rounds after an untimed warm-up pass"
     )
-    from codea1.sandbox import Executor
+    from codea1.sandbox import LocalExecutor
 
     try:  # (b) forks this process, and a fork costs more the more memory it copies
         print(
@@ -409,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         pass
 
     t0 = time.perf_counter()
-    ex = Executor(args.workers)
+    ex = LocalExecutor(args.workers)
     print(f"(a) runs at isolation level {ex.isolation_level}; zygotes started in {time.perf_counter() - t0:.2f}s")
     baseline = _Baseline(args.baseline, args.workers) if args.baseline else None
     if baseline is not None:

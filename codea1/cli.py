@@ -20,7 +20,7 @@ from codea1.errors import UserError, storage_failure
 
 # module path -> what it provides (shown if the module is missing)
 COMMAND_MODULES = [
-    "codea1.sandbox.cli",  # exec
+    "codea1.judge.cli",  # exec
     "codea1.data.cli",  # data check / data convert
     "codea1.game.cli",  # score, mistakes
     "codea1.train.cli",  # train, demo, report

@@ -35,8 +35,8 @@ def quiet_executor(uid_base: int, workers: int = 2):
     """A sandbox Executor with its own uid range, without the one-time isolation-level warning."""
     import warnings
 
-    from codea1.sandbox import Executor
+    from codea1.sandbox import LocalExecutor
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return Executor(workers, uid_base=uid_base)
+        return LocalExecutor(workers, uid_base=uid_base)

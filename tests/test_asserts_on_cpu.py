@@ -1,4 +1,4 @@
-from codea1.sandbox.asserts import split_assert
+from codea1.judge.asserts import split_assert
 
 
 def test_split_simple():

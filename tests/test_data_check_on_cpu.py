@@ -11,12 +11,12 @@ from codea1.cli import main
 from codea1.data import check_problems, load_bundled, load_humaneval, load_problems, load_reference_parquet
 from codea1.data.check import time_limit
 from codea1.data.problem import Problem, write_problems_jsonl
-from codea1.sandbox import Executor
+from codea1.sandbox import LocalExecutor
 
 
 @pytest.fixture(scope="module")
 def executor():
-    with Executor(workers=2) as ex:
+    with LocalExecutor(workers=2) as ex:
         yield ex
 
 

@@ -21,7 +21,7 @@ from codea1.data import (
 )
 from codea1.data.reference import check_program_facts
 from codea1.errors import UserError
-from codea1.sandbox.asserts import split_assert
+from codea1.judge.asserts import split_assert
 
 REPO = Path(__file__).resolve().parents[1]
 BUILD_SCRIPT = REPO / "codea1" / "data" / "bundled" / "build_bundled.py"

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import quiet_executor
 
-from codea1.eval import bigcodebench as bcb
 from codea1.eval.benchmarks import load_benchmark
-from codea1.eval.bigcodebench import evaluate_bigcodebench, load_bigcodebench, verdict
+from codea1.eval.bigcodebench import evaluate_bigcodebench, load_bigcodebench
+from codea1.judge.formats import bigcodebench as bcb_format
+from codea1.judge.formats.bigcodebench import verdict
 
 FIXTURE = Path(__file__).parent / "data" / "bigcodebench_tiny.jsonl"
 UID_BASE = 1_700_700_600
@@ -85,7 +86,7 @@ def test_loads_the_published_format_from_jsonl_and_parquet(tmp_path):
     assert p.entry_point == "task_func" and p.prompt.startswith("Count the words")
     assert p.gt_solution.startswith("import collections") and "def task_func(text):" in p.gt_solution
     assert p.meta["libs"] == ["collections", "re"] and p.meta["test_format"] == "bigcodebench"
-    assert bcb.test_methods(problems[2].test_code) == ["test_later", "test_mean", "test_single", "test_std"]
+    assert bcb_format.test_methods(problems[2].test_code) == ["test_later", "test_mean", "test_single", "test_std"]
     complete = load_benchmark("bigcodebench-complete", str(FIXTURE))
     assert complete[0].prompt.startswith("import collections") and '"""' in complete[0].prompt
     import pyarrow as pa

@@ -7,15 +7,15 @@ import pytest
 
 from codea1.data.problem import Problem, write_problems_jsonl
 from codea1.eval.benchmarks import EVALPLUS_HELPERS
-from codea1.eval.checker import evalplus_assertion, parse_evalplus
 from codea1.eval.code_eval import evaluate_samples
+from codea1.judge.formats.evalplus import evalplus_assertion, parse_evalplus
 
 
 @pytest.fixture(scope="module")
 def executor():
-    from codea1.sandbox import Executor
+    from codea1.sandbox import LocalExecutor
 
-    with Executor(workers=2) as ex:
+    with LocalExecutor(workers=2) as ex:
         yield ex
 
 

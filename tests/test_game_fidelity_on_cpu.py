@@ -10,7 +10,7 @@ import pytest
 from codea1.data.problem import Problem
 from codea1.game import GameConfig, play_question
 from codea1.game.play import candidate_program
-from codea1.sandbox import Executor
+from codea1.sandbox import LocalExecutor
 
 UID_BASE = 1_700_400_000  # this file's own uid range
 
@@ -29,7 +29,7 @@ STRICT = GameConfig(test_validity="strict")
 
 @pytest.fixture(scope="module")
 def executor():
-    with Executor(workers=2, uid_base=UID_BASE) as ex:
+    with LocalExecutor(workers=2, uid_base=UID_BASE) as ex:
         yield ex
 
 

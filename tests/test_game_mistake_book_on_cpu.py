@@ -7,7 +7,8 @@ import textwrap
 
 import pytest
 
-from codea1.game.mistake_book import BookUpdate, MistakeBook, StoredTest, canonical, encode_expected
+from codea1.game.mistake_book import BookUpdate, MistakeBook, StoredTest
+from codea1.judge.literals import canonical, encode_expected
 
 A = StoredTest.from_value("f(1)", 2)
 B = StoredTest.from_value("f(2)", (1, 2))

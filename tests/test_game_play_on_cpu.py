@@ -4,7 +4,7 @@ import pytest
 
 from codea1.data.problem import Problem
 from codea1.game import GameConfig, StoredTest, golden_rewards, play_question, play_step
-from codea1.sandbox import Executor
+from codea1.sandbox import LocalExecutor
 
 SECOND = Problem(
     id="t/second",
@@ -63,7 +63,7 @@ UID_BASE = 64970  # this file's sandbox slot uids (64970, 64969): concurrent san
 
 @pytest.fixture(scope="module")
 def executor():
-    with Executor(workers=2, uid_base=UID_BASE) as ex:
+    with LocalExecutor(workers=2, uid_base=UID_BASE) as ex:
         yield ex
 
 

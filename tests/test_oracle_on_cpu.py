@@ -1,26 +1,21 @@
-"""codea1.oracle: what a test means, for golden tests (Python's assert) and for the game's predictions."""
+"""codea1.judge.oracle: what a test means, for golden tests (Python's assert) and for the game's predictions."""
 
 import math
 
 import pytest
 
-from codea1.oracle import (
-    AssertCase,
-    holds,
-    literal,
-    plain_source,
-    prediction_right,
-    read_assertion,
-    run_assertions,
-)
-from codea1.sandbox import Executor
+from codea1.judge.asserts import read_assertion
+from codea1.judge.equality import holds, prediction_right
+from codea1.judge.literals import literal, plain_source
+from codea1.judge.oracle import AssertCase, run_assertions
+from codea1.sandbox import LocalExecutor
 
 UID_BASE = 1_700_500_000  # this file's own uid range
 
 
 @pytest.fixture(scope="module")
 def ex():
-    with Executor(2, uid_base=UID_BASE) as executor:
+    with LocalExecutor(2, uid_base=UID_BASE) as executor:
         yield executor
 
 

@@ -9,33 +9,31 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from codea1.sandbox import Executor, Job
+from codea1.judge.calls import run_expecting
+from codea1.sandbox import Job, LocalExecutor
 from codea1.sandbox.ray_backend import RayExecutor
 
 UID_BASE = 1_700_700_000
 
 
-def corpus() -> list[Job]:
-    """Honest, failing, erroring, timing-out, undefined and crashing jobs."""
+def corpus() -> tuple[list[Job], list]:
+    """Honest, failing, erroring, timing-out, undefined and crashing jobs, with their expected values."""
     add = "def add(a, b):\n    return a + b\n"
-    jobs = [
-        Job("honest", add, ["add(1, 2)", "add('a', 'b')", "add([1], [2])"], expected=[3, "ab", [1, 2]]),
-        Job("failing", "def add(a, b):\n    return a - b\n", ["add(1, 2)", "add(2, 0)"], expected=[3, 2]),
-        Job("erroring", "def f(x):\n    return 1 // x\n", ["f(1)", "f(0)", "f(2)"], expected=[1, 0, 0]),
-        Job(
-            "timing-out",
-            "def spin():\n    while True:\n        pass\n",
-            ["spin()", "1 + 1"],
-            expected=[None, 2],
-            timeout=0.5,
+    cases = [
+        (Job("honest", add, ["add(1, 2)", "add('a', 'b')", "add([1], [2])"]), [3, "ab", [1, 2]]),
+        (Job("failing", "def add(a, b):\n    return a - b\n", ["add(1, 2)", "add(2, 0)"]), [3, 2]),
+        (Job("erroring", "def f(x):\n    return 1 // x\n", ["f(1)", "f(0)", "f(2)"]), [1, 0, 0]),
+        (
+            Job("timing-out", "def spin():\n    while True:\n        pass\n", ["spin()", "1 + 1"], timeout=0.5),
+            [None, 2],
         ),
-        Job("undefined", "def broken(:\n    pass\n", ["broken()"], expected=[None]),
-        Job("raises-at-define", "raise ValueError('no')\n", ["1"], expected=[1]),
-        Job("crash", "import os\ndef die():\n    os._exit(3)\n", ["die()", "2 * 3"], expected=[None, 6]),
-        Job("values", "def g():\n    return {'a': (1, 2.5), 'b': None}\n", ["g()"]),
+        (Job("undefined", "def broken(:\n    pass\n", ["broken()"]), [None]),
+        (Job("raises-at-define", "raise ValueError('no')\n", ["1"]), [1]),
+        (Job("crash", "import os\ndef die():\n    os._exit(3)\n", ["die()", "2 * 3"]), [None, 6]),
+        (Job("values", "def g():\n    return {'a': (1, 2.5), 'b': None}\n", ["g()"]), None),
     ]
-    jobs += [Job(f"many-{i}", add, [f"add({i}, {i})"], expected=[2 * i if i % 3 else -1]) for i in range(12)]
-    return jobs
+    cases += [(Job(f"many-{i}", add, [f"add({i}, {i})"]), [2 * i if i % 3 else -1]) for i in range(12)]
+    return [job for job, _ in cases], [exp for _, exp in cases]
 
 
 def outcome(res) -> tuple:
@@ -56,17 +54,17 @@ def ray_executor(uid_base: int, **kwargs) -> RayExecutor:
 
 
 def test_ray_matches_local(ray_session):
-    jobs = corpus()
+    jobs, values = corpus()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        with Executor(2, uid_base=UID_BASE) as local:
-            expected = [outcome(r) for r in local.run(jobs)]
+        with LocalExecutor(2, uid_base=UID_BASE) as local:
+            expected = [outcome(r) for r in run_expecting(local, jobs, values)]
     seen = []
     with ray_executor(UID_BASE + 100, actors_per_node=2, chunk_size=3) as ex:
         assert len(ex.actors()) == 2
-        got = [outcome(r) for r in ex.run(jobs, progress=lambda d, t: seen.append((d, t)))]
+        got = [outcome(r) for r in run_expecting(ex, jobs, values, progress=lambda d, t: seen.append((d, t)))]
         # a second batch on the same pools
-        again = [outcome(r) for r in ex.run(jobs[:5])]
+        again = [outcome(r) for r in run_expecting(ex, jobs[:5], values[:5])]
     assert got == expected
     assert again == expected[:5]
     statuses = {c[0] for row in got for c in row[3]}
@@ -81,7 +79,7 @@ def test_ray_matches_local(ray_session):
     calls = ["sign(5)", "sign(-2)", "sign(0)"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        with Executor(1, uid_base=UID_BASE + 200) as local:
+        with LocalExecutor(1, uid_base=UID_BASE + 200) as local:
             want = score_mutants(gt, calls, local)
     with ray_executor(UID_BASE + 300, actors_per_node=2) as ex:
         got_report = score_mutants(gt, calls, ex)
@@ -97,10 +95,10 @@ def test_killing_an_actor_mid_batch_loses_nothing(ray_session):
             f"j{i}",
             "import time\ndef f(x):\n    time.sleep(0.3)\n    return x * x\n",
             [f"f({i})"],
-            expected=[i * i if i % 5 else 0],
         )
         for i in range(14)
     ]
+    values = [[i * i if i % 5 else 0] for i in range(14)]
     killed = []
     with ray_executor(UID_BASE + 200, actors_per_node=2, chunk_size=1, max_in_flight=2) as ex:
         seen = []
@@ -112,7 +110,7 @@ def test_killing_an_actor_mid_batch_loses_nothing(ray_session):
                 killed.append(victim)
                 ray.kill(victim)
 
-        results = ex.run(jobs, progress=progress)
+        results = run_expecting(ex, jobs, values, progress=progress)
         assert killed and ex.stats["actors_lost"] == 1
         assert ex.stats["requeued_jobs"] >= 1  # its in-flight chunks ran again elsewhere
         assert len(ex.actors()) == 1
@@ -139,5 +137,5 @@ def test_make_executor_builds_the_ray_backend_from_config(ray_session):
         ex = make_executor(cfg)
     with ex:
         assert isinstance(ex, RayExecutor) and ex.max_in_flight == 3 and ex.workers == 1
-        [res] = ex.run([Job("a", "def f(x):\n    return x + 1\n", ["f(1)"], expected=[2])])
+        [res] = run_expecting(ex, [Job("a", "def f(x):\n    return x + 1\n", ["f(1)"])], [[2]])
         assert res.results[0].status == "pass"

@@ -12,7 +12,8 @@ import pytest
 from conftest import quiet_executor
 
 from codea1.cli import main as cli_main
-from codea1.sandbox import CallResult, Executor, Job, JobResult, isolation_level
+from codea1.judge.calls import run_expecting
+from codea1.sandbox import CallResult, Executor, Job, JobResult, LocalExecutor, isolation_level
 from codea1.sandbox import executor as executor_module
 
 UID_BASE = 1_700_200_000  # this file's own uid range
@@ -57,16 +58,16 @@ def test_ordinary_code_values_and_verdicts(ex: Executor) -> None:
             "fib(-1) + undefined_name",
             "top_k([], 1)",
         ],
-        expected=[
-            ["a", "b"],
-            2880067194370816120,
-            {"mean": 2.0, "sqrt": 3**0.5, "pairs": [(1, 2), (2, 3)]},
-            ["hi", "there"],
-            0,
-            ["x"],
-        ],
     )
-    [res] = ex.run([job])
+    expected = [
+        ["a", "b"],
+        2880067194370816120,
+        {"mean": 2.0, "sqrt": 3**0.5, "pairs": [(1, 2), (2, 3)]},
+        ["hi", "there"],
+        0,
+        ["x"],
+    ]
+    [res] = run_expecting(ex, [job], [expected])
     assert isinstance(res, JobResult) and res.defined and res.error is None
     assert [r.status for r in res.results] == ["pass", "pass", "pass", "pass", "error", "fail"]
     assert "NameError" in res.results[4].error
@@ -93,31 +94,20 @@ def test_calls_without_expected_return_plain_values(ex: Executor) -> None:
 
 
 def test_state_persists_between_calls_of_one_job(ex: Executor) -> None:
-    [res] = ex.run(
-        [
-            Job(
-                "s",
-                "acc = []\ndef push(x):\n    acc.append(x)\n    return len(acc)",
-                ["push(1)", "push(2)"],
-                expected=[1, 2],
-            )
-        ]
+    [res] = run_expecting(
+        ex,
+        [Job("s", "acc = []\ndef push(x):\n    acc.append(x)\n    return len(acc)", ["push(1)", "push(2)"])],
+        [[1, 2]],
     )
     assert [r.status for r in res.results] == ["pass", "pass"]
 
 
 def test_hang_ends_child_and_remaining_calls_resume(ex: Executor) -> None:
     code = "import time\nruns = []\nruns.append(1)\ndef slow():\n    while True: pass"
-    [res] = ex.run(
-        [
-            Job(
-                "h",
-                code,
-                ["len(runs)", "slow()", "len(runs)", "1/0", "len(runs)"],
-                timeout=0.5,
-                expected=[1, None, 1, 0, 1],
-            )
-        ]
+    [res] = run_expecting(
+        ex,
+        [Job("h", code, ["len(runs)", "slow()", "len(runs)", "1/0", "len(runs)"], timeout=0.5)],
+        [[1, None, 1, 0, 1]],
     )
     # a fresh child re-ran the code for the calls after the timeout (runs has one element again)
     assert [r.status for r in res.results] == ["pass", "timeout", "pass", "error", "pass"]
@@ -141,21 +131,17 @@ def test_definition_failures(ex: Executor) -> None:
 
 def test_results_in_input_order_with_progress(ex: Executor) -> None:
     seen = []
-    jobs = [
-        Job(str(i), f"import time\nX = {i}\ntime.sleep({0.05 if i % 3 == 0 else 0})", ["X * 2"], expected=[2 * i])
-        for i in range(12)
-    ]
-    res = ex.run(jobs, progress=lambda done, total: seen.append((done, total)))
+    jobs = [Job(str(i), f"import time\nX = {i}\ntime.sleep({0.05 if i % 3 == 0 else 0})", ["X * 2"]) for i in range(12)]
+    res = run_expecting(ex, jobs, [[2 * i] for i in range(12)], progress=lambda done, total: seen.append((done, total)))
     assert [r.id for r in res] == [str(i) for i in range(12)]
     assert all(r.results[0].status == "pass" for r in res)
     assert seen[-1] == (12, 12) and [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 
 def test_float_tolerance_option(ex: Executor) -> None:
-    res = ex.run(
-        [Job("t", "", ["0.1 + 0.2"], expected=[0.3]), Job("t", "", ["0.1 + 0.2"], expected=[0.3], float_tol=1e-9)]
-    )
-    assert res[0].results[0].status == "fail" and res[1].results[0].status == "pass"
+    exact = run_expecting(ex, [Job("t", "", ["0.1 + 0.2"])], [[0.3]])
+    close = run_expecting(ex, [Job("t", "", ["0.1 + 0.2"])], [[0.3]], float_tol=1e-9)
+    assert exact[0].results[0].status == "fail" and close[0].results[0].status == "pass"
 
 
 def test_captured_stdout_is_capped(ex: Executor) -> None:
@@ -172,22 +158,16 @@ def test_isolation_level_is_reported(ex: Executor) -> None:
 def test_forced_fallback_still_works_and_warns_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(executor_module, "_warned", False)
     with pytest.warns(RuntimeWarning, match="running without allowlist, netns") as caught:
-        weak = Executor(1, isolate=False)
+        weak = LocalExecutor(1, isolate=False)
     assert "allowlist needs root and bubblewrap" in str(caught[0].message)
     with weak, warnings.catch_warnings():
         warnings.simplefilter("error")  # a second weak executor must not warn again
-        Executor(1, isolate=False).close()
+        LocalExecutor(1, isolate=False).close()
         assert weak.isolation_level == "rlimits"
-        [res] = weak.run(
-            [
-                Job(
-                    "f",
-                    "def f(x): return x + 1",
-                    ["f(1)", "f('a')", "[0 for _ in iter(int, 1)]", "f(2)"],
-                    expected=[2, 2, None, 3],
-                    timeout=0.5,
-                )
-            ]
+        [res] = run_expecting(
+            weak,
+            [Job("f", "def f(x): return x + 1", ["f(1)", "f('a')", "[0 for _ in iter(int, 1)]", "f(2)"], timeout=0.5)],
+            [[2, 2, None, 3]],
         )
     assert [r.status for r in res.results] == ["pass", "error", "timeout", "pass"]
 
@@ -283,13 +263,14 @@ def test_no_file_descriptor_leak(ex: Executor) -> None:
 NONROOT_SCRIPT = """
 import sys, warnings
 sys.path.insert(0, {repo!r})
-from codea1.sandbox import Executor, Job
+from codea1.judge.calls import run_expecting
+from codea1.sandbox import LocalExecutor, Job
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    ex = Executor(1)
+    ex = LocalExecutor(1)
 with ex:
-    [res] = ex.run([Job("a", "def f(x): return x * 2", ["f(2)", "f(3)", "[0 for _ in iter(int, 1)]", "f(4)"],
-                        expected=[4, 7, None, 8], timeout=0.5)])
+    [res] = run_expecting(ex, [Job("a", "def f(x): return x * 2", ["f(2)", "f(3)", "[0 for _ in iter(int, 1)]", "f(4)"],
+                                   timeout=0.5)], [[4, 7, None, 8]])
 print(ex.isolation_level, len(caught), *[r.status for r in res.results])
 """
 
@@ -374,18 +355,14 @@ def test_missing_module_in_a_lean_child_reruns_on_the_full_zygote() -> None:
 def test_lean_children_hold_fewer_modules_and_hidden_imports_still_work(ex: Executor) -> None:
     probe = "import sys\ndef held(*names): return [n for n in names if n in sys.modules]"
     call = "held('inspect', 'dataclasses', 'math', 'collections')"
-    lean, full, hidden = ex.run(
+    lean, full, hidden = run_expecting(
+        ex,
         [
             Job("lean", probe, [call]),
             Job("full", probe + "\nimport inspect", [call]),
-            # an import no scan can see: run lean first, then (if the module was missing there) on the full zygote
-            Job(
-                "hidden",
-                "exec('imp' + 'ort inspect as ins')\ndef f(): return ins.isfunction(f)",
-                ["f()"],
-                expected=[True],
-            ),
-        ]
+            Job("hidden", "exec('imp' + 'ort inspect as ins')\ndef f(): return ins.isfunction(f)", ["f()"]),
+        ],
+        [None, None, [True]],
     )
     assert lean.results[0].value == ["math", "collections"]
     assert full.results[0].value[0] == "inspect"
@@ -415,12 +392,14 @@ def test_code_compiles_as_its_own_module_whatever_the_parent_warnings(ex: Execut
         assert _shipped(warns, "exec") == warns  # warns: the child compiles it, as it always did
         assert _shipped("def (", "exec") == "def ("
         assert _shipped("f(", "eval") is None and _shipped("(yield)", "eval") == "(yield)"
-        res = ex.run(
+        res = run_expecting(
+            ex,
             [
-                Job("p", plain, ["f(1)", "f(-1)", "f.__annotations__['x'] is int"], expected=[2, None, True]),
-                Job("w", warns, ["g('a1b22')"], expected=[["1", "22"]]),
+                Job("p", plain, ["f(1)", "f(-1)", "f.__annotations__['x'] is int"]),
+                Job("w", warns, ["g('a1b22')"]),
                 Job("s", "def (", ["1"]),
-            ]
+            ],
+            [[2, None, True], [["1", "22"]], None],
         )
     assert [r.status for r in res[0].results] == ["pass", "error", "pass"]  # asserts kept, no stringified hints
     assert "AssertionError" in res[0].results[1].error
@@ -451,7 +430,7 @@ def test_stdlib_container_results_get_pythons_verdict(ex: Executor) -> None:
         deque([1, 2]),
         [1, 2],
     ]
-    [res] = ex.run([Job("containers", code, calls, expected=expected)])
+    [res] = run_expecting(ex, [Job("containers", code, calls)], [expected])
     assert [r.status for r in res.results] == ["pass", "pass", "pass", "pass", "pass", "fail", "pass", "fail"]
 
 
@@ -499,3 +478,14 @@ def test_the_cli_shows_codea1_warnings_as_one_line(capsys) -> None:
         RuntimeWarning("codea1 sandbox: running without allowlist (needs root)"), RuntimeWarning, "x.py", 3, sys.stderr
     )
     assert capsys.readouterr().err == "codea1: note: running without allowlist (needs root)\n"
+
+
+def test_the_local_executor_is_an_executor_and_returns_values_not_verdicts(ex: Executor) -> None:
+    """The sandbox runs code and returns plain values; only the judge turns them into verdicts."""
+    from codea1.judge.calls import decide
+
+    assert isinstance(ex, Executor)
+    [res] = ex.run([Job("v", "def f(x): return x * 2", ["f(2)", "f(3)"])])
+    assert [(r.status, r.value) for r in res.results] == [("ok", 4), ("ok", 6)]
+    judged = decide(res, [4, 7])
+    assert [r.status for r in judged.results] == ["pass", "fail"]

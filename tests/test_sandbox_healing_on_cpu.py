@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from conftest import quiet_executor
 
-from codea1.sandbox import Executor, Job
+from codea1.judge.calls import decide, run_expecting
+from codea1.sandbox import Executor, Job, LocalExecutor
 from codea1.sandbox.executor import MAX_FRAME_NODES, _frame_bounded
 
 REPO = Path(__file__).resolve().parents[1]
@@ -58,12 +59,13 @@ def f():
 BLOAT_SCRIPT = """
 import resource, sys, warnings
 sys.path.insert(0, {repo!r})
-from codea1.sandbox import Executor, Job
+from codea1.judge.calls import run_expecting
+from codea1.sandbox import LocalExecutor, Job
 warnings.simplefilter("ignore")
-with Executor(1, uid_base={uid}) as ex:
-    ex.run([Job("warm", "def g(): return 1", ["g()"], expected=[1])])
+with LocalExecutor(1, uid_base={uid}) as ex:
+    run_expecting(ex, [Job("warm", "def g(): return 1", ["g()"])], [[1]])
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    [res] = ex.run([Job("bloat", {code!r}, ["f()", "1 + 1"], expected=[0, 2])])
+    [res] = run_expecting(ex, [Job("bloat", {code!r}, ["f()", "1 + 1"])], [[0, 2]])
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print((after - before) // 1024, *[r.status for r in res.results])
 """
@@ -85,14 +87,16 @@ def test_a_16mb_frame_of_empty_lists_does_not_bloat_the_parent() -> None:
 
 def test_verdict_steps_are_total(ex: Executor) -> None:
     code = "def f(): return 10 ** 400\ndef g(): return float('nan')\ndef h(): return [1.0]"
-    jobs = [
-        Job("big_vs_complex", code, ["f()"], expected=[1j]),
-        Job("bad_tol", code, ["h()"], expected=[[1.0]], float_tol="not a number"),  # type: ignore[arg-type]
-        Job("nan_tol", code, ["g()", "h()"], expected=[float("nan"), [1.0 + 1e-9]], float_tol=1e-6),
-        Job("short_expected", code, ["g()", "h()"], expected=[float("nan")]),
-        Job("unencodable_expected", code, ["h()"], expected=[object()]),
+    cases = [  # (job, expected values, float tolerance): the judge's verdict step (codea1.judge.calls.decide)
+        (Job("big_vs_complex", code, ["f()"]), [1j], None),
+        (Job("bad_tol", code, ["h()"]), [[1.0]], "not a number"),
+        (Job("nan_tol", code, ["g()", "h()"]), [float("nan"), [1.0 + 1e-9]], 1e-6),
+        (Job("short_expected", code, ["g()", "h()"]), [float("nan")], None),
+        (Job("unencodable_expected", code, ["h()"]), [object()], None),
     ]
-    res = {r.id: [c.status for c in r.results] for r in ex.run(jobs)}
+    ran = ex.run([job for job, _, _ in cases])
+    judged = [decide(r, expected, tol) for r, (_, expected, tol) in zip(ran, cases)]  # type: ignore[arg-type]
+    res = {r.id: [c.status for c in r.results] for r in judged}
     assert res == {
         "big_vs_complex": ["fail"],
         "bad_tol": ["pass"],
@@ -109,12 +113,14 @@ def test_a_job_that_fakes_a_setup_failure_is_not_taken_for_one(ex: Executor) -> 
     """A candidate exiting with a set-up status (70-72) exits after the "started" frame: the job's own
     crash, no zygote replaced, no rerun (before: two restarts, 0.4-0.7 s per job)."""
     before = ex.restarts
-    res = ex.run(
-        [Job(f"fake{code}", f"import os\nos._exit({code})", ["1"], expected=[1]) for code in (70, 71, 72)]
+    res = run_expecting(
+        ex,
+        [Job(f"fake{code}", f"import os\nos._exit({code})", ["1"]) for code in (70, 71, 72)]
         + [
-            Job("late", "import os\ndef f():\n    os._exit(72)", ["f()", "1"], expected=[None, 1]),
-            Job("after", "def f(x): return x * 3", ["f(3)"], expected=[9]),
-        ]
+            Job("late", "import os\ndef f():\n    os._exit(72)", ["f()", "1"]),
+            Job("after", "def f(x): return x * 3", ["f(3)"]),
+        ],
+        [[1], [1], [1], [None, 1], [9]],
     )
     for r in res[:3]:
         assert r.defined is False and r.results[0].status == "invalid" and "crashed while running" in r.error
@@ -175,57 +181,49 @@ HOSTILE = [
 ]
 
 
-def _honest(k: int) -> tuple[Job, list[str]]:
-    """An honest job with known verdicts; k picks one of a few shapes (pass, fail, error, state, import)."""
+def _honest(k: int) -> tuple[Job, list, list[str]]:
+    """An honest job, its expected values and its known verdicts; k picks one of a few shapes (pass, fail,
+    error, state, import)."""
     shape = k % 5
     if shape == 0:
-        return Job(f"h{k}", f"def f(x):\n    return x * {k}", ["f(2)", "f(-1)"], expected=[2 * k, -k]), ["pass", "pass"]
+        return Job(f"h{k}", f"def f(x):\n    return x * {k}", ["f(2)", "f(-1)"]), [2 * k, -k], ["pass", "pass"]
     if shape == 1:
-        return Job(f"h{k}", "def f(s):\n    return s[::-1]", ["f('abc')", "f('')"], expected=["cba", "x"]), [
-            "pass",
-            "fail",
-        ]
+        return Job(f"h{k}", "def f(s):\n    return s[::-1]", ["f('abc')", "f('')"]), ["cba", "x"], ["pass", "fail"]
     if shape == 2:
-        return (
-            Job(f"h{k}", "def f(d):\n    return d['k']", ["f({'k': 1})", "f({})"], expected=[1, None]),
-            ["pass", "error"],
-        )
+        return Job(f"h{k}", "def f(d):\n    return d['k']", ["f({'k': 1})", "f({})"]), [1, None], ["pass", "error"]
     if shape == 3:  # a module planted by a hostile job must not be found
-        return (
-            Job(
-                f"h{k}",
-                "def f():\n    try:\n        import helper_mod\n        return helper_mod.VALUE\n"
-                "    except ImportError:\n        return 0",
-                ["f()"],
-                expected=[0],
-            ),
-            ["pass"],
+        code = (
+            "def f():\n    try:\n        import helper_mod\n        return helper_mod.VALUE\n"
+            "    except ImportError:\n        return 0"
         )
-    return Job(f"h{k}", "import os\ndef f():\n    return sorted(os.listdir('.'))", ["f()"], expected=[[]]), ["pass"]
+        return Job(f"h{k}", code, ["f()"]), [0], ["pass"]
+    return Job(f"h{k}", "import os\ndef f():\n    return sorted(os.listdir('.'))", ["f()"]), [[]], ["pass"]
 
 
-def _batch(n_honest: int) -> tuple[list[Job], dict[str, list[str]]]:
-    jobs, want = [], {}
+def _batch(n_honest: int) -> tuple[list[Job], list, dict[str, list[str]]]:
+    jobs, expected, want = [], [], {}
     step = max(1, n_honest // (len(HOSTILE) + 1))
     hostile = iter(HOSTILE)
     for k in range(n_honest):
-        job, verdicts = _honest(k)
+        job, values, verdicts = _honest(k)
         jobs.append(job)
+        expected.append(values)
         want[job.id] = verdicts
         if k % step == step // 2:
             h = next(hostile, None)
             if h is not None:
                 jobs.append(Job(h[0], h[1], h[2], timeout=2.0))
-    jobs += [Job(h[0], h[1], h[2], timeout=2.0) for h in hostile]
-    return jobs, want
+                expected.append(None)
+    rest = [Job(h[0], h[1], h[2], timeout=2.0) for h in hostile]
+    return jobs + rest, expected + [None] * len(rest), want
 
 
 def _check_batch(n_honest: int) -> None:
-    jobs, want = _batch(n_honest)
+    jobs, expected, want = _batch(n_honest)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        with Executor(2, uid_base=UID_BASE + 200) as ex:
-            results = ex.run(jobs)
+        with LocalExecutor(2, uid_base=UID_BASE + 200) as ex:
+            results = run_expecting(ex, jobs, expected)
     wrong = [
         (r.id, [c.status for c in r.results], want[r.id])
         for r in results
@@ -241,7 +239,7 @@ def test_one_thousand_honest_jobs_and_hostile_ones_spread_through() -> None:
 
 
 def test_cli_batch_one_line_per_input_id(tmp_path: Path) -> None:
-    jobs, _want = _batch(40)
+    jobs, _expected, _want = _batch(40)
     rows = [{"id": j.id, "code": j.code, "calls": j.calls} for j in jobs]
     (tmp_path / "in.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -319,12 +317,12 @@ def test_memory_is_limited_per_job_not_per_process() -> None:
     """Eight helpers of 150 MB each under --memory-mb 256: the job's processes share one limit."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        with Executor(1, uid_base=UID_BASE + 300, memory_mb=256) as ex:
+        with LocalExecutor(1, uid_base=UID_BASE + 300, memory_mb=256) as ex:
             if "cgroup" not in ex.isolation_level:
                 pytest.skip(f"needs the cgroup layer (level here: {ex.isolation_level})")
-            [res] = ex.run([Job("helpers", HELPERS, ["hold(8, 150)", "1 + 1"], expected=[8, 2], timeout=10.0)])
-            [after] = ex.run(
-                [Job("after", "def f(): return len(bytearray(200 << 20))", ["f()"], expected=[200 << 20], timeout=10.0)]
+            [res] = run_expecting(ex, [Job("helpers", HELPERS, ["hold(8, 150)", "1 + 1"], timeout=10.0)], [[8, 2]])
+            [after] = run_expecting(
+                ex, [Job("after", "def f(): return len(bytearray(200 << 20))", ["f()"], timeout=10.0)], [[200 << 20]]
             )
     assert res.results[0].status == "fail", res.results[0]
     assert res.results[0].value <= 2, res.results[
@@ -336,17 +334,16 @@ def test_memory_is_limited_per_job_not_per_process() -> None:
 def test_a_job_after_a_fork_bomb_has_its_whole_process_budget() -> None:
     """A fork bomb's processes are gone before the next job of its slot starts: they do not use up that
     job's process limit (one slot, so every job follows a bomb on the same uid)."""
-    bomb = Job("bomb", "import os", ["[os.fork() for _ in iter(int, 1)]"], expected=[None], timeout=2.0)
+    bomb = Job("bomb", "import os", ["[os.fork() for _ in iter(int, 1)]"], timeout=2.0)
     forks = Job(
         "forks",
         "import os\ndef f():\n    if os.fork() == 0:\n        os._exit(0)\n    os.wait()\n    return 1",
         ["f()"],
-        expected=[1],
         timeout=5.0,
     )
     one = quiet_executor(UID_BASE + 400, workers=1)
     try:
-        results = one.run([bomb, forks] * 4)
+        results = run_expecting(one, [bomb, forks] * 4, [[None], [1]] * 4)
     finally:
         one.close()
     assert [r.results[0].status for r in results[1::2]] == ["pass"] * 4, [r.error for r in results[1::2]]
@@ -363,13 +360,12 @@ def test_a_thread_bomb_of_spinning_threads_leaves_nothing_for_the_next_job() -> 
         "            threading.Thread(target=spin, daemon=True).start()\n"
         "        except Exception:\n            break\n    return x + 1\n",
         ["f(1)"],
-        expected=[2],
         timeout=3.0,
     )
-    honest = Job("honest", "def g(x):\n    return x * 2\n", ["g(3)", "g(4)"], expected=[6, 8])
+    honest = Job("honest", "def g(x):\n    return x * 2\n", ["g(3)", "g(4)"])
     one = quiet_executor(UID_BASE + 500, workers=1)
     try:
-        results = one.run([bomb, honest, honest])
+        results = run_expecting(one, [bomb, honest, honest], [[2], [6, 8], [6, 8]])
         uids = set(one.uids)
     finally:
         one.close()

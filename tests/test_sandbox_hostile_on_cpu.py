@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from codea1.sandbox import Executor, Job
+from codea1.judge.calls import run_expecting
+from codea1.sandbox import Job, LocalExecutor
 
 REPO = Path(__file__).resolve().parents[1]
 UID_BASE = 1_700_100_000  # a uid range of its own, so the leftover check sees only this corpus
@@ -511,16 +512,13 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict:
     uids: set[int] = set()
     for visible, workers in ((False, WORKERS), (True, 1)):
         # visible=True: no mount namespace, so what stops the child is its uid alone
-        with Executor(workers, uid_base=UID_BASE, hide=not visible) as ex:
+        with LocalExecutor(workers, uid_base=UID_BASE, hide=not visible) as ex:
             uids.update(ex.uids)
             if not visible:
                 level = ex.isolation_level
-            jobs = [
-                Job(id=c.name, code=c.code, calls=c.calls, expected=c.expected, timeout=T)
-                for c in cases
-                if c.visible is visible
-            ]
-            results.update({r.id: r for r in ex.run(jobs)})
+            mine = [c for c in cases if c.visible is visible]
+            jobs = [Job(id=c.name, code=c.code, calls=c.calls, timeout=T) for c in mine]
+            results.update({r.id: r for r in run_expecting(ex, jobs, [c.expected for c in mine])})
     try:
         accepted = listener.accept()
         accepted[0].close()

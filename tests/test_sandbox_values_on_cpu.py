@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable, from_json, to_json, values_equal
+from codea1.judge.equality import values_equal
+from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable, from_json, to_json
 
 PLAIN = [
     None,

@@ -23,7 +23,7 @@ from typing import Any
 
 from codea1.data.problem import Problem
 from codea1.data.static import gt_problem
-from codea1.oracle import AssertCase, run_assertions
+from codea1.judge.oracle import AssertCase, run_assertions
 
 TEST_CODE_FORMATS = ("evalplus", "humaneval", "pytest")
 MAX_REASON = 240
@@ -187,7 +187,7 @@ def check_problems(
     timeout: per golden-test call, seconds. test_code_timeout: for the whole test_code run.
     progress(done, total) is called as sandbox jobs finish.
     """
-    from codea1.sandbox import Executor, Job
+    from codea1.sandbox import Job, LocalExecutor
 
     results = [CheckResult(id=p.id, ok=True) for p in problems]
     runnable: list[int] = []
@@ -213,7 +213,7 @@ def check_problems(
             progress(done_before + done, total)
 
     own = executor is None
-    ex = Executor(workers=workers, memory_mb=memory_mb) if own else executor
+    ex = LocalExecutor(workers=workers, memory_mb=memory_mb) if own else executor
     try:
         cases = [
             AssertCase(

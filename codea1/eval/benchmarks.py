@@ -6,7 +6,7 @@ HumanEval+ and MBPP+ come from either
 - EvalPlus's published release files (HumanEvalPlus.jsonl[.gz], MbppPlus.jsonl[.gz], rows with
   `base_input` / `plus_input` / `atol`), whose expected values are computed by running the canonical
   solution, as EvalPlus does (for MBPP+'s "not None" tasks, whether its output is not None).
-Either way the verdicts follow evalplus 0.3.1's evaluator, special oracles included (codea1.eval.checker).
+Either way the verdicts follow evalplus 0.3.1's evaluator, special oracles included (codea1.judge.formats.evalplus).
 BigCodeBench (`bigcodebench`: the instruct prompts; `bigcodebench-complete`: the completion prompts) comes
 from a local file in its published format, given by --data; its unittest tests run in the sandbox with
 the verdict decided by the parent (codea1.eval.bigcodebench).

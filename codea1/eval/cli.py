@@ -178,9 +178,9 @@ def progress_bar(label: str) -> Iterator[Any]:
 
 
 def _executor(args: argparse.Namespace) -> Any:
-    from codea1.sandbox import Executor
+    from codea1.sandbox import LocalExecutor
 
-    return Executor(workers=args.workers, memory_mb=args.memory_mb)
+    return LocalExecutor(workers=args.workers, memory_mb=args.memory_mb)
 
 
 def _environment(args: argparse.Namespace, extra: dict[str, Any]) -> dict[str, Any]:

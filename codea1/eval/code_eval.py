@@ -1,6 +1,6 @@
 """Code generation evaluation: solutions (from a model or an EvalPlus samples file) scored with pass@k.
 
-Per problem, `prepare_tasks` reads the benchmark's tests (see codea1.eval.checker):
+Per problem, `prepare_tasks` reads the benchmark's tests (see codea1.judge.formats):
 - an EvalPlus check() program (HumanEval+, MBPP+): its inputs become calls, expected values are computed
   in a clean child, the verdict per input follows evalplus 0.3.1's evaluator;
 - a HumanEval check() program (meta["test_format"] == "humaneval"): run whole, by recording the calls
@@ -17,35 +17,26 @@ a process that ran candidate code.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from codea1.data.check import time_limit
 from codea1.data.problem import Problem
 from codea1.data.static import defines
-from codea1.eval.checker import (
-    CUSTOM_HELPER,
+from codea1.eval.passk import pass_at_ks
+from codea1.judge.formats import PLAIN_HELPER, CheckSpec, CustomCheck, Verdict, apply_custom, call_verdicts, spec_for
+from codea1.judge.formats.evalplus import ORACLE_HELPERS, as_typed
+from codea1.judge.formats.humaneval import (
     MAX_REPLAY_ROUNDS,
-    ORACLE_HELPERS,
-    PLAIN_HELPER,
-    CheckSpec,
     as_check_run,
-    as_typed,
     candidate_call,
-    custom_check_call,
-    evalplus_assertion,
     helpers_to_stand_in,
     humaneval_check_call,
     humaneval_check_code,
-    humaneval_spec,
-    parse_evalplus,
-    spec_from_asserts,
-    value_source,
 )
-from codea1.eval.passk import pass_at_ks
+from codea1.judge.formats.spec import value_source
+from codea1.sandbox.api import Progress
 
-Progress = Callable[[int, int], None] | None
 REPLAY_MIN_TIMEOUT = 10.0  # seconds a replay of check() may take at least
 
 
@@ -100,102 +91,12 @@ class SampleResult:
         return asdict(self)
 
 
-def spec_for(problem: Problem) -> CheckSpec | None:
-    """The benchmark's own check program (HumanEval's run whole, EvalPlus's parsed), else the golden asserts."""
-    if problem.test_code and problem.meta.get("test_format") == "humaneval":
-        spec = humaneval_spec(problem.test_code, problem.entry_point, problem.gt_solution)
-        if spec is not None:
-            return spec
-    if problem.test_code:
-        spec = parse_evalplus(problem.test_code, problem.entry_point, task_id=problem.id)
-        if spec is not None:
-            return spec
-    return spec_from_asserts(problem.golden_tests)
-
-
 # ----------------------------------------------------------------------------------------- verdicts
 
 
-@dataclass
-class _CustomCheck:
-    """Custom loop bodies to evaluate in a clean child: the job and the result index of each call."""
-
-    job: Any
-    rows: list[int]
-
-
-def _local_verdicts(
-    task: PreparedTask, start: int, results: list[Any]
-) -> tuple[list[tuple[bool, str, str | None]], _CustomCheck | None]:
-    """(passed, status, error) per call result, decided here; custom bodies go to a clean-child job."""
-    spec = task.spec
-    out: list[tuple[bool, str, str | None]] = []
-    rows: list[int] = []
-    calls: list[str] = []
-    for j, r in enumerate(results):
-        i = start + j
-        if r.status != "ok":
-            out.append((False, r.status, r.error))
-            continue
-        if spec.mode == "custom":
-            call = custom_check_call(spec, i, r.value)
-            if call is None:
-                out.append((False, "fail", "output cannot be rebuilt for the check"))
-            else:
-                out.append((True, "", None))
-                rows.append(j)
-                calls.append(call)
-            continue
-        if spec.mode == "asserts":
-            from codea1.sandbox.values import values_equal
-
-            exp = task.expected[i]
-            ok = values_equal(r.value, exp) if spec.ops[i] == "==" else (r.value is exp and exp in (None, True, False))
-            out.append((ok, "pass" if ok else "fail", None))
-            continue
-        got, want = as_typed(r.value), as_typed(task.expected[i])
-        if got is None or want is None:
-            out.append((False, "fail", "output is not a (type, value) pair"))
-            continue
-        ok = evalplus_assertion(
-            got[1],
-            want[1],
-            spec.atol,
-            out_type=got[0],
-            exp_type=want[0],
-            oracle=spec.oracle,
-            alt=task.alt[i] if task.alt else None,
-        )
-        out.append((ok, "pass" if ok else "fail", None))
-    if not calls:
-        return out, None
-    from codea1.sandbox import Job
-
-    results_src = "None"
-    if task.expected and all(e is not None for e in task.expected):
-        srcs = [value_source(e) for e in task.expected]
-        results_src = f"[{', '.join(srcs)}]" if all(s is not None for s in srcs) else "None"
-    code = f"{spec.helpers}\n__codea1_results = {results_src}\n{CUSTOM_HELPER}"
-    return out, _CustomCheck(Job(id="custom", code=code, calls=calls, timeout=task.timeout), rows)
-
-
-def _apply_custom(verdicts: list[tuple[bool, str, str | None]], custom: _CustomCheck, res: Any) -> None:
-    if not res.defined:
-        for j in custom.rows:
-            verdicts[j] = (False, "crash", res.error)
-        return
-    for j, r in zip(custom.rows, res.results):
-        ok = r.status == "ok" and r.value is True
-        verdicts[j] = (ok, "pass" if ok else "fail", r.error)
-
-
-def _verdicts(task: PreparedTask, start: int, results: list[Any], executor: Any) -> list[tuple[bool, str, str | None]]:
-    """(passed, status, error) per call result (custom bodies evaluated in a clean child now)."""
-    verdicts, custom = _local_verdicts(task, start, results)
-    if custom is not None:
-        [res] = executor.run([custom.job])
-        _apply_custom(verdicts, custom, res)
-    return verdicts
+def _local_verdicts(task: PreparedTask, start: int, results: list[Any]) -> tuple[list[Verdict], CustomCheck | None]:
+    """The judge's verdict per call result (codea1.judge.formats), with the task's expected values."""
+    return call_verdicts(task.spec, results, task.expected, alt=task.alt, start=start, timeout=task.timeout)
 
 
 # ------------------------------------------------------------------------------------ sample runs
@@ -232,8 +133,8 @@ class _ChunkRun(_Run):
         super().__init__(task, solution, result, timeout)
         n = len(task.spec.calls)
         self.chunks = [(0, n)] if whole else _chunks(n)
-        self.verdicts: list[tuple[bool, str, str | None]] = []
-        self.custom: _CustomCheck | None = None
+        self.verdicts: list[Verdict] = []
+        self.custom: CustomCheck | None = None
         self.results: list[Any] = []  # the last chunk's results
 
     def candidate_job(self) -> Any:
@@ -254,7 +155,7 @@ class _ChunkRun(_Run):
         return self.custom.job if self.custom is not None else None
 
     def take_verdict(self, res: Any) -> None:
-        _apply_custom(self.verdicts, self.custom, res)
+        apply_custom(self.verdicts, self.custom, res)
         self.custom = None
         self._conclude()
 
@@ -270,7 +171,7 @@ class _ChunkRun(_Run):
 
 
 class _HumanEvalRun(_Run):
-    """A HumanEval check() replayed against the candidate's outputs (see codea1.eval.checker).
+    """A HumanEval check() replayed against the candidate's outputs (see codea1.judge.formats.humaneval).
 
     names: the stand-ins (the entry point, then the prompt's helpers this solution redefines); known:
     the candidate's outcome for each call run so far, (call, form for the trusted child, status, error);

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from codea1.eval.code_eval import PreparedTask, score_solutions
-from codea1.oracle import AssertCase, run_assertions
+from codea1.judge.oracle import AssertCase, run_assertions
 
 
 @dataclass

@@ -11,8 +11,8 @@ import dataclasses
 from typing import Any
 
 from codea1.data.problem import Problem
-from codea1.oracle import AssertCase, run_assertions
-from codea1.sandbox.asserts import split_assert
+from codea1.judge.asserts import split_assert
+from codea1.judge.oracle import AssertCase, run_assertions
 
 
 def normalise(statement: str) -> str | None:

@@ -641,7 +641,8 @@ def _reference(gt_values: list[Any], refs: list[tuple[str, Any]]) -> list[bool]:
     """Which calls are scored: GT gave the same plain value in the timing run and in every reference run
     (a value that changes from run to run, such as a clock or anything a child could learn about its
     place in the run, would otherwise tell every mutant apart from GT)."""
-    from codea1.sandbox.values import contains_unserializable, values_equal
+    from codea1.judge.equality import values_equal
+    from codea1.sandbox.values import contains_unserializable
 
     scored = []
     for i, expected in enumerate(gt_values):
@@ -661,7 +662,7 @@ def _reference(gt_values: list[Any], refs: list[tuple[str, Any]]) -> list[bool]:
 def _unstable(first: tuple[str, Any], second: tuple[str, Any], scored: list[bool]) -> None:
     """Unscores (in place) the calls on which two runs of one program disagree: a call whose outcome
     changes from run to run (a clock, a coin) under any program tells nothing about the program."""
-    from codea1.sandbox.values import values_equal
+    from codea1.judge.equality import values_equal
 
     if first[0] != "ran" or second[0] != "ran":
         return
@@ -672,7 +673,7 @@ def _unstable(first: tuple[str, Any], second: tuple[str, Any], scored: list[bool
 
 def _judge(outcome: MutantOutcome, run: tuple[str, Any], expected: list[Any], scored: list[bool]) -> None:
     """Kills `outcome` (in place) from a mutant's run: the parent's verdict, on plain values only."""
-    from codea1.sandbox.values import values_equal
+    from codea1.judge.equality import values_equal
 
     kind, payload = run
     if kind == "undefined":

@@ -18,17 +18,15 @@ tests kill); attack rate = share of those candidates exposed by at least one val
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from codea1.eval.mutation import Mutant, generate_mutants, run_programs, score_mutants
 from codea1.eval.ult import ULT_PRELUDE, UltFunction
-from codea1.oracle import AssertCase, run_assertions
-from codea1.sandbox.asserts import split_assert
-
-Progress = Callable[[int, int], None] | None
+from codea1.judge.asserts import split_assert
+from codea1.judge.oracle import AssertCase, run_assertions
+from codea1.sandbox.api import Progress
 
 TRACE_FILENAME = "<codea1-function>"
 
@@ -223,7 +221,7 @@ def score_tests(
 
 def _differs(run: tuple[str, Any], gt: tuple[str, Any], gt2: tuple[str, Any] | None = None) -> bool:
     """Whether the candidate's run differs from GT's on a call where GT (in every run given) gave one value."""
-    from codea1.sandbox.values import values_equal
+    from codea1.judge.equality import values_equal
 
     if run[0] != "ran":
         return True

@@ -146,7 +146,7 @@ def _config(args: argparse.Namespace):
 def cmd_score(args: argparse.Namespace) -> int:
     from codea1.game.mistake_book import MistakeBook, merge_updates
     from codea1.game.play import play_step
-    from codea1.sandbox import Executor
+    from codea1.sandbox import LocalExecutor
 
     config = _config(args)
     problems = {p.id: p for p in load_problem_set(args.problems)}
@@ -187,7 +187,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             codes = [[c["response"] for c in item["row"]["codes"]] for item in good]
             tests = [[list(c.get("tests", [])) for c in item["row"]["codes"]] for item in good]
             extra = {"uid_base": args.uid_base} if args.uid_base is not None else {}
-            with Executor(workers=args.workers, **extra) as executor:
+            with LocalExecutor(workers=args.workers, **extra) as executor:
                 results = play_step(chosen, codes, tests, _progress_runner(executor), histories, config)
             summary = book.apply_step(step, merge_updates((r.question_id, r.updates) for r in results))
         by_line = dict(zip((id(item) for item in good), results))

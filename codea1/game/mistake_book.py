@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from codea1.errors import UserError
-from codea1.sandbox.values import from_json, to_json
+from codea1.judge.literals import decode_expected, encode_expected
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tests (
@@ -51,35 +51,6 @@ CREATE TABLE IF NOT EXISTS steps (
 """
 
 
-def _dump(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
-
-
-def canonical(tagged: Any) -> Any:
-    """A tagged form with set elements and dict entries in sorted order (of their JSON text).
-
-    Set iteration order of strings changes with the interpreter's hash seed, so without this the same
-    GT value could be stored as two different tests by two processes (e.g. before and after a resume).
-    Dict equality ignores order too, so entries are sorted as well.
-    """
-    if isinstance(tagged, list):
-        return [canonical(x) for x in tagged]
-    if isinstance(tagged, dict) and set(tagged) == {"$t", "v"} and isinstance(tagged["v"], list):
-        tag, items = tagged["$t"], [canonical(x) for x in tagged["v"]]
-        if tag in ("set", "frozenset"):
-            items = sorted(items, key=_dump)
-        elif tag == "dict":
-            items = sorted(items, key=lambda pair: _dump(pair[0]) if isinstance(pair, list) and pair else "")
-        return {"$t": tag, "v": items}
-    return tagged
-
-
-def encode_expected(value: Any) -> str:
-    """Canonical JSON text of a plain value (the tagged form of codea1.sandbox.values, sets and dicts
-    sorted), so equal values give equal text in every process."""
-    return _dump(canonical(to_json(value)))
-
-
 def stored_test_key(call: str, expected_json: str) -> str:
     return hashlib.sha1(f"{call}\x00{expected_json}".encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -100,7 +71,7 @@ class StoredTest:
     @property
     def expected(self) -> Any:
         """GT's value, decoded."""
-        return from_json(json.loads(self.expected_json))
+        return decode_expected(self.expected_json)
 
     @property
     def key(self) -> str:

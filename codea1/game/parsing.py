@@ -13,8 +13,8 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from codea1.oracle import COMPARISONS
-from codea1.sandbox.asserts import python_would_run
+from codea1.judge.asserts import python_would_run
+from codea1.judge.equality import COMPARISONS
 
 _PY_FENCE = re.compile(r"```[ \t]*(?:python3?|py)\b[^\n]*\n(.*?)```", re.IGNORECASE | re.DOTALL)
 _ANY_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)

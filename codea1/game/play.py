@@ -12,7 +12,7 @@
 
 `play_step` chains them, batching every sandbox job of all questions into one `Executor.run` call per
 stage (the oracle, then the matrix), so a trainer gets all the parallelism of the pool. docs/algorithm.md
-describes the game; codea1.oracle owns what a test means.
+describes the game; codea1.judge owns what a test means.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from __future__ import annotations
 import ast
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from codea1.data.problem import Problem
 from codea1.game.config import GameConfig
-from codea1.game.mistake_book import BookUpdate, StoredTest, encode_expected
+from codea1.game.mistake_book import BookUpdate, StoredTest
 from codea1.game.parsing import ParsedSuite, extract_code, parse_test_suite
 from codea1.game.rewards import (
     CodeScore,
@@ -37,10 +37,19 @@ from codea1.game.rewards import (
     score_candidate,
 )
 from codea1.game.topvar import topvar_select
-from codea1.oracle import AssertCase, literal, plain_source, prediction_right, run_assertions
-from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable, values_equal
+from codea1.judge import (
+    AssertCase,
+    decide,
+    encode_expected,
+    literal,
+    plain_source,
+    prediction_right,
+    run_assertions,
+    values_equal,
+)
+from codea1.sandbox import Job, Progress
+from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable
 
-Progress = Callable[[int, int], None]
 GT_CALLS_PER_JOB = 64  # GT calls of one question are split into jobs of at most this many
 MAX_RESOLVED_CALL = 100_000  # characters of a CALL with its argument values written out
 Pair = tuple[str, str]  # (CALL, GT's value as JSON): one executable test
@@ -149,7 +158,7 @@ def _unique(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _run(executor: Any, jobs: list, progress: Progress | None) -> list:
+def _run(executor: Any, jobs: list, progress: Progress) -> list:
     if not jobs:
         return []
     if progress is None:
@@ -272,7 +281,7 @@ def resolve_calls(
     suites: Sequence[Sequence[Sequence[ParsedSuite]]],
     executor: Any,
     config: GameConfig,
-    progress: Progress | None = None,
+    progress: Progress = None,
 ) -> list[ResolvedCalls]:
     """Values in: every CALL's arguments become plain values once, and the same values go to GT and to
     every candidate. Literal arguments are read here; any other argument expression is evaluated twice,
@@ -280,7 +289,6 @@ def resolve_calls(
     value both times. A CALL whose arguments mention the function under test, raise, are not plain data
     or differ between the two evaluations is invalid, so no test can ask GT and a candidate different
     questions (an introspective or random argument) or see another test's side effects."""
-    from codea1.sandbox import Job
 
     out = [ResolvedCalls() for _ in problems]
     jobs, plan = [], []  # plan: (question, CALL, shape, indices evaluated)
@@ -360,13 +368,12 @@ def ask_oracle(
     suites: Sequence[Sequence[Sequence[ParsedSuite]]],
     executor: Any,
     config: GameConfig,
-    progress: Progress | None = None,
+    progress: Progress = None,
     resolved: Sequence[ResolvedCalls] | None = None,
 ) -> list[OracleAnswers]:
     """Runs every distinct resolved CALL of each question in GT's program (answers are keyed by the
     resolved CALL), and every non-literal EXPECTED in a job of its own, so each starts from GT's clean
     module state and no EXPECTED can change what another test's GT answer is."""
-    from codea1.sandbox import Job
 
     if resolved is None:
         resolved = resolve_calls(problems, suites, executor, config, progress)
@@ -493,13 +500,12 @@ def run_matrix(
     answers: Sequence[OracleAnswers],
     executor: Any,
     config: GameConfig,
-    progress: Progress | None = None,
+    progress: Progress = None,
     resolved: Sequence[ResolvedCalls] | None = None,
 ) -> dict[tuple[int, int], CandidateRun]:
     """One sandbox job per candidate: its Mistake Book tests plus the kept tests of its N suites (in CURE
     mode, every test of the question). Identical (CALL, value) pairs run once. Every candidate runs,
     an empty one too: as in the reference code, code that compiles and runs is valid."""
-    from codea1.sandbox import Job
 
     cure = config.selfplay_reward == "cure"
     jobs, plan = [], []
@@ -517,14 +523,14 @@ def run_matrix(
                     id=f"cand:{problem.id}:{m}",
                     code=candidate_program(problem, code),
                     calls=[call for call, _ in pairs],
-                    expected=None if cure else values,
                     timeout=max(config.test_timeout, config.timeout_factor * slowest),
-                    float_tol=config.float_tol,
                 )
             )
             plan.append((q, m, pairs, values))
     runs: dict[tuple[int, int], CandidateRun] = {}
     for (q, m, pairs, values), result in zip(plan, _run(executor, jobs, progress)):
+        if not cure:
+            result = decide(result, values, config.float_tol)
         run = CandidateRun(valid=bool(result.defined))
         for pair, value, res in zip(pairs, values, result.results):
             if cure:
@@ -623,7 +629,7 @@ def play_step(
     executor: Any,
     histories: Sequence[Sequence[StoredTest]] | None = None,
     config: GameConfig | None = None,
-    progress: Progress | None = None,
+    progress: Progress = None,
 ) -> list[QuestionResult]:
     """Plays many questions at once; returns one QuestionResult per problem, in order.
 
@@ -685,10 +691,10 @@ def golden_step(
     code_responses: Sequence[Sequence[str]],
     executor: Any,
     config: GameConfig | None = None,
-    progress: Progress | None = None,
+    progress: Progress = None,
 ) -> list[list[float]]:
     """Golden-Tests rewards of many questions: rewards[q][m] = share of problem q's human tests that
-    candidate m passes (invalid code 0). Each test means what Python's `assert` means; codea1.oracle runs
+    candidate m passes (invalid code 0). Each test means what Python's `assert` means; codea1.judge.oracle runs
     only the calls of the function under test in the candidate's child and decides the rest outside it,
     with GT's program as the oracle for EXPECTED expressions."""
     config = config or GameConfig()

@@ -1,9 +1,14 @@
-"""codea1.sandbox: isolated, fast execution of untrusted code with verdicts decided by the parent.
+"""codea1.sandbox: isolated, fast execution of untrusted code; each call's plain value comes back.
 
-    from codea1.sandbox import Executor, Job
-    with Executor() as ex:
-        [res] = ex.run([Job(id="a", code="def f(x): return x * 2", calls=["f(2)"], expected=[4])])
-        res.results[0].status  # "pass"
+    from codea1.sandbox import Job, LocalExecutor
+    with LocalExecutor() as ex:
+        [res] = ex.run([Job(id="a", code="def f(x): return x * 2", calls=["f(2)"])])
+        res.results[0].status, res.results[0].value  # ("ok", 4)
+
+Rooms: api (Job, JobResult, the Executor Protocol), executor (LocalExecutor: the pool of slots, uid
+leases, the parent's side of the frames), zygote (the warm interpreters and their children), jail (the
+isolation a child enters), values (the plain-value encoding both ends use), allowlist, cgroups, preload,
+seccomp rules in jail, ray_backend (RayExecutor). Whether a value passes a test is codea1.judge's.
 
 The names below are loaded on first use, so that the zygote (which imports `codea1.sandbox.values`)
 does not also load the executor and what it imports: every module the zygote holds makes each fork dearer.
@@ -15,29 +20,23 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers and editors see
-    from codea1.sandbox.executor import (
-        CallResult,
-        Executor,
-        Job,
-        JobResult,
-        SandboxError,
-        isolation_level,
-        isolation_report,
-    )
-    from codea1.sandbox.values import UNSERIALIZABLE, from_json, to_json, values_equal
+    from codea1.sandbox.api import CallResult, Executor, Job, JobResult, Progress, SandboxError
+    from codea1.sandbox.executor import LocalExecutor, isolation_level, isolation_report
+    from codea1.sandbox.values import UNSERIALIZABLE, from_json, to_json
 
 _EXPORTS = {
-    "CallResult": "executor",
-    "Executor": "executor",
-    "Job": "executor",
-    "JobResult": "executor",
-    "SandboxError": "executor",
+    "CallResult": "api",
+    "Executor": "api",
+    "Job": "api",
+    "JobResult": "api",
+    "Progress": "api",
+    "SandboxError": "api",
+    "LocalExecutor": "executor",
     "isolation_level": "executor",
     "isolation_report": "executor",
     "UNSERIALIZABLE": "values",
     "from_json": "values",
     "to_json": "values",
-    "values_equal": "values",
 }
 
 __all__ = [
@@ -46,12 +45,13 @@ __all__ = [
     "Executor",
     "Job",
     "JobResult",
+    "LocalExecutor",
+    "Progress",
     "SandboxError",
     "from_json",
     "isolation_level",
     "isolation_report",
     "to_json",
-    "values_equal",
 ]
 
 

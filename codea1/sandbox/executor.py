@@ -1,15 +1,14 @@
-"""Executor: runs untrusted (code, calls) jobs in isolated children forked from warm zygotes.
+"""LocalExecutor: runs untrusted (code, calls) jobs in isolated children forked from warm zygotes.
 
 Each worker slot has warm zygotes (a lean one, and fuller ones started when a job imports more: see
 codea1.sandbox.preload) and its own leased uid; one forked child per job runs the code once and then
 each call in order.
-The parent thread of the slot writes the job into the child's pipe, reads one frame per event with a
-deadline per call, and decides every verdict itself by comparing decoded plain values with the expected
-values it alone holds. A call that hangs or crashes ends that child: the parent records it ("timeout" /
-"crash") and resumes the remaining calls in a fresh child (which runs the code again). Deciding a
-verdict is total (bounded frames, budgeted decoding, a failing comparison is that call's verdict), and a
-zygote that fails to set up a job is replaced and the job run once more (`_execute_healing`). The layers
-are listed by `isolation_report()` (`codea1 exec --isolation`).
+The parent thread of the slot writes the job into the child's pipe and reads one frame per event with a
+deadline per call; each value comes back as plain data (codea1.sandbox.values), for codea1.judge to
+judge. A call that hangs or crashes ends that child: the parent records it ("timeout" / "crash") and
+resumes the remaining calls in a fresh child (which runs the code again). Reading a result is total
+(bounded frames, budgeted decoding), and a zygote that fails to set up a job is replaced and the job run
+once more (`_execute_healing`). The layers are listed by `isolation_report()` (`codea1 exec --isolation`).
 """
 
 from __future__ import annotations
@@ -33,13 +32,11 @@ import threading
 import time
 import warnings
 import weakref
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from codea1.sandbox import allowlist, cgroups, preload, values
+from codea1.sandbox.api import CallResult, Job, JobResult, Progress, SandboxError
 
 FULL_LEVEL = "allowlist+netns+utsns+mntns+pidns+ipcns+jobtmp+uid+cgroup+seccomp+rlimits"
 MAX_FRAME = 16 << 20  # bytes of one result frame; a larger announced frame is a protocol violation
@@ -63,56 +60,8 @@ _warned = False
 _warn_lock = threading.Lock()
 
 
-@dataclass
-class Job:
-    """A program (`code`) and expressions (`calls`) to evaluate, in order, in the namespace it made."""
-
-    id: str
-    code: str
-    calls: list[str]
-    expected: list | None = None  # one plain value per call (compared by the parent), or None
-    timeout: float = 2.0  # per-call wall/CPU limit, seconds
-    float_tol: float | None = None  # None: exact ==; else math.isclose(rel_tol=abs_tol=float_tol)
-
-
-@dataclass
-class CallResult:
-    """Outcome of one call: "ok" | "pass" | "fail" | "error" | "timeout" | "crash" | "invalid"."""
-
-    status: str
-    value: Any = None
-    error: str | None = None
-    seconds: float = 0.0
-
-
-@dataclass
-class JobResult:
-    """Outcome of one job: whether `code` ran (defined) and one CallResult per call, in input order."""
-
-    id: str
-    defined: bool
-    error: str | None
-    results: list[CallResult] = field(default_factory=list)
-    stdout: str = ""  # captured (capped) stdout+stderr of the child's last run
-
-
-class SandboxError(RuntimeError):
-    """The sandbox itself failed (a zygote could not start); never raised for anything a job does."""
-
-
 class _SetupFailed(Exception):
     """A zygote could not set up a job (its child failed before any candidate code ran)."""
-
-
-def _tolerance(tol: object) -> float | None:
-    """Job.float_tol as values_equal needs it: None, or a non-negative finite float (else exact ==)."""
-    if tol is None:
-        return None
-    try:
-        tol = float(tol)  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return tol if math.isfinite(tol) and tol >= 0 else None
 
 
 def _warn_once(message: str) -> None:
@@ -495,7 +444,7 @@ def clear_caches() -> None:
     _ship_call.cache_clear()
 
 
-class Executor:
+class LocalExecutor:
     """Warm pool of sandboxed workers; thread-safe `run`. Use as a context manager or call `close()`.
 
     workers: parallel slots (default: the CPUs this process may use). memory_mb: address space a child may
@@ -581,15 +530,13 @@ class Executor:
         self._finalizer = weakref.finalize(self, _release, self._slots, self._leases, os.getpid())
 
     # -- public API ---------------------------------------------------------------------------------
-    def __enter__(self) -> Executor:  # noqa: PYI034
+    def __enter__(self) -> LocalExecutor:  # noqa: PYI034
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run(
-        self, jobs: list[Job], progress: Callable[[int, int], None] | None = None, *, one_slot: bool = False
-    ) -> list[JobResult]:
+    def run(self, jobs: list[Job], progress: Progress = None, *, one_slot: bool = False) -> list[JobResult]:
         """Runs all jobs in parallel over the slots; results in input order; progress(done, total).
 
         one_slot=True runs them one after another on a single slot (in this thread): every job then sees
@@ -759,7 +706,7 @@ class Executor:
             finally:
                 os.close(res_r)
         final = [r if r is not None else CallResult("crash", error="no result") for r in results]
-        return self._finalise(job, JobResult(job.id, True, None, final, stdout))
+        return JobResult(job.id, True, None, final, stdout)
 
     def _spawn(
         self, slot: _Slot, code: str, calls: list[bytes | str | None], start: int, cpu: float
@@ -808,30 +755,6 @@ class Executor:
         finally:
             os.close(job_w)
         return _FrameReader(res_r), res_r
-
-    def _finalise(self, job: Job, result: JobResult) -> JobResult:
-        """Turns "ok" into "pass"/"fail" where the job carries expected values (the parent decides)."""
-        if job.expected is None or not result.defined:
-            return result
-        try:
-            expected = list(job.expected)
-        except Exception as exc:  # noqa: BLE001  (a verdict step that fails is that call's verdict)
-            expected, why = [], f"expected values unusable: {type(exc).__name__}"
-        else:
-            why = "no expected value for this call"
-        for i, r in enumerate(result.results):
-            if r.status == "ok":
-                if i >= len(expected):
-                    r.status, r.error = "invalid", why
-                    continue
-                try:
-                    # the expected value as plain data too (e.g. a numpy scalar becomes its Python value)
-                    plain = values.from_json(values.to_json(expected[i]))
-                    ok = values.values_equal(r.value, plain, _tolerance(job.float_tol))
-                    r.status = "pass" if ok else "fail"
-                except Exception as exc:  # noqa: BLE001
-                    r.status, r.error = "fail", f"could not compare: {type(exc).__name__}"[:300]
-        return result
 
 
 def _release(workers: list[_Worker], leases: list[_UidLease], owner: int | None = None) -> None:

@@ -60,9 +60,9 @@ class _Pool:
     """What runs inside each actor: a local Executor, built on the actor's node (its uids, its cgroups)."""
 
     def __init__(self, executor_kwargs: dict[str, Any]) -> None:
-        from codea1.sandbox.executor import Executor
+        from codea1.sandbox.executor import LocalExecutor
 
-        self.executor = Executor(**executor_kwargs)
+        self.executor = LocalExecutor(**executor_kwargs)
 
     def info(self) -> dict[str, Any]:
         import socket

@@ -327,6 +327,9 @@ def _as_list(v: Any) -> list:
     return v
 
 
+_DICTS = (dict, Counter, OrderedDict)
+
+
 def contains_unserializable(value: Any) -> bool:
     """True when `value` is, or contains, the UNSERIALIZABLE sentinel."""
     if value is UNSERIALIZABLE:
@@ -337,76 +340,3 @@ def contains_unserializable(value: Any) -> bool:
     if t in _DICTS:
         return any(contains_unserializable(k) or contains_unserializable(x) for k, x in value.items())
     return False
-
-
-def values_equal(a: Any, b: Any, float_tol: float | None = None) -> bool:
-    """Python `==` on decoded plain values, with two deliberate differences.
-
-    NaN equals NaN (a NaN the reference computed is matched by a NaN the candidate computed), and with
-    `float_tol` set, floats (and complex parts) compare with math.isclose(rel_tol=abs_tol=float_tol).
-    Numbers compare across int/float/bool as in Python (1 == 1.0 == True); list never equals tuple.
-    UNSERIALIZABLE anywhere makes the values unequal.
-    """
-    try:
-        return _eq(a, b, float_tol, 0)
-    except Exception:  # noqa: BLE001  (total: 10**400 against a complex overflows; unequal, never a crash)
-        return False
-
-
-_NUMBER = (bool, int, float)
-_EXACT = (Fraction, Decimal)
-_DICTS = (dict, Counter, OrderedDict)
-
-
-def _eq(a: Any, b: Any, tol: float | None, depth: int) -> bool:
-    if a is UNSERIALIZABLE or b is UNSERIALIZABLE:
-        return False
-    ta, tb = type(a), type(b)
-    if ta in _NUMBER and tb in _NUMBER:
-        return _num_eq(a, b, tol)
-    if ta in _EXACT or tb in _EXACT:  # Fraction, Decimal: the stdlib's own == against each other and numbers
-        if ta not in (*_NUMBER, *_EXACT) or tb not in (*_NUMBER, *_EXACT):
-            return False
-        if tol is not None and (ta is float or tb is float):
-            return _num_eq(float(a), float(b), tol)
-        return bool(a == b)
-    if ta is complex or tb is complex:
-        if ta not in (*_NUMBER, complex) or tb not in (*_NUMBER, complex):
-            return False
-        ca, cb = complex(a), complex(b)
-        return _num_eq(ca.real, cb.real, tol) and _num_eq(ca.imag, cb.imag, tol)
-    if ta in (list, tuple, deque) or tb in (list, tuple, deque):
-        return ta is tb and len(a) == len(b) and all(_eq(x, y, tol, depth + 1) for x, y in zip(a, b))
-    if ta in _DICTS or tb in _DICTS:
-        if ta not in _DICTS or tb not in _DICTS:
-            return False
-        if ta is Counter and tb is Counter:  # Python >= 3.10: a missing key counts as zero
-            return all(_eq(dict.get(a, k, 0), dict.get(b, k, 0), tol, depth + 1) for c in (a, b) for k in c)
-        if len(a) != len(b):
-            return False
-        if ta is OrderedDict and tb is OrderedDict and not all(_eq(x, y, None, depth + 1) for x, y in zip(a, b)):
-            return False  # two OrderedDicts: the same keys in the same order
-        for k, x in a.items():
-            if k not in b:
-                return False
-            if not _eq(x, b[k], tol, depth + 1):
-                return False
-        return True
-    if ta in (set, frozenset) and tb in (set, frozenset):
-        if contains_unserializable(a) or contains_unserializable(b):
-            return False
-        return a == b
-    if ta in (str, bytes) or tb in (str, bytes) or a is None or b is None:
-        return ta is tb and a == b
-    return False
-
-
-def _num_eq(x: Any, y: Any, tol: float | None) -> bool:
-    if type(x) is float and type(y) is float and math.isnan(x) and math.isnan(y):
-        return True  # NaN == NaN, deliberately
-    if tol is not None and (type(x) is float or type(y) is float):
-        try:
-            return math.isclose(float(x), float(y), rel_tol=tol, abs_tol=tol)
-        except OverflowError:
-            return x == y
-    return x == y

@@ -161,9 +161,9 @@ def make_executor(cfg: Config, hide_paths: list[str] | None = None) -> Any:
             max_in_flight=cfg.executor.ray_max_in_flight,
             **kwargs,
         )
-    from codea1.sandbox import Executor
+    from codea1.sandbox import LocalExecutor
 
-    return Executor(**kwargs)
+    return LocalExecutor(**kwargs)
 
 
 def build_policies(cfg: Config) -> tuple[Any, Any]:

@@ -2,7 +2,7 @@
 
 Input lines:  {"id": str, "code": str, "tests": [str, ...], "entry_point": str (optional)}
                   (assert statements, meaning what Python's assert means; with entry_point only the calls
-                  of that function run in the sandboxed child, see codea1.oracle)
+                  of that function run in the sandboxed child, see codea1.judge.oracle)
           or  {"id": str, "code": str, "calls": [str, ...]}   (expressions to evaluate)
 `codea1 exec --isolation` prints every isolation layer, on or missing on this machine, and what it needs.
 Output lines, in input order: {"id", "defined", "error", "results": [{"status", "value", "error",
@@ -92,8 +92,8 @@ def run_exec(args: argparse.Namespace) -> int:
         return 0
     if not args.input or not args.output:
         raise UserError("codea1 exec needs --input and --output (or --isolation to see the sandbox's layers)")
-    from codea1.oracle import AssertCase, run_assertions
-    from codea1.sandbox import Executor, Job
+    from codea1.judge.oracle import AssertCase, run_assertions
+    from codea1.sandbox import Job, LocalExecutor
 
     if args.input == "-":
         lines = sys.stdin.read().splitlines()
@@ -141,7 +141,7 @@ def run_exec(args: argparse.Namespace) -> int:
 
     total = len(tests_items) + len(call_jobs)
     with (
-        Executor(args.workers, memory_mb=args.memory_mb, define_timeout=args.define_timeout) as ex,
+        LocalExecutor(args.workers, memory_mb=args.memory_mb, define_timeout=args.define_timeout) as ex,
         _progress(total, not args.no_progress) as tick,
     ):
         base = [0]

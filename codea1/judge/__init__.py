@@ -1,0 +1,42 @@
+"""codea1.judge: the one package that says what a test means; the sandbox only runs code and returns values.
+
+Rooms:
+- equality: what equal means on plain values (`values_equal`) and every comparison a test can make
+  (`holds`, the one comparator table COMPARISONS), and whether a Test LLM predicted GT (`prediction_right`);
+- literals: plain values to and from Python source (`literal`, `plain_source`) and the canonical text of an
+  expected value (`encode_expected`, the Mistake Book's key);
+- asserts: reading one assert without running it (`parse_assert`, `split_assert`, `read_assertion`);
+- oracle: deciding asserts against a candidate without the candidate deciding them (`run_assertions`);
+- calls: calls with the values they must return (`run_expecting`, `decide`), the game's executable tests;
+- formats: one module per benchmark test format (evalplus, humaneval, asserts, bigcodebench) behind
+  `spec_for(problem) -> CheckSpec` and `call_verdicts(spec, results, expected) -> [Verdict]`.
+Used by the game, evaluation, `codea1 data check`, the Mistake Book and `codea1 exec`.
+"""
+
+from __future__ import annotations
+
+from codea1.judge.asserts import Assertion, parse_assert, read_assertion, split_assert
+from codea1.judge.calls import decide, run_expecting
+from codea1.judge.equality import COMPARISONS, holds, prediction_right, values_equal
+from codea1.judge.literals import decode_expected, encode_expected, literal, plain_source
+from codea1.judge.oracle import CLEAN_PRELUDE, AssertCase, run_assertions
+
+__all__ = [
+    "CLEAN_PRELUDE",
+    "COMPARISONS",
+    "AssertCase",
+    "Assertion",
+    "decide",
+    "decode_expected",
+    "encode_expected",
+    "holds",
+    "literal",
+    "parse_assert",
+    "plain_source",
+    "prediction_right",
+    "read_assertion",
+    "run_assertions",
+    "run_expecting",
+    "split_assert",
+    "values_equal",
+]

@@ -1,0 +1,266 @@
+"""Reading one assert statement, without running anything (the `ast` module only).
+
+`parse_assert` accepts exactly one `assert` statement Python would run; `split_assert` splits
+`assert CALL <op> EXPECTED` into its three parts (the game's and the data loaders' test form);
+`read_assertion` cuts the calls of the function under test out of any assert (`Assertion`): only those
+calls run in the candidate's child, the rest of the expression (the template) is decided without the
+candidate's code, by codea1.judge.oracle.
+
+Limit: a comprehension with several `for`s, or whose iterable or condition calls the function, and a
+lambda that calls it, are lifted whole (their calls depend on their own variables), so a comparison inside
+them runs in the candidate's child; one-`for` comprehensions (`all(f(x) == y for x, y in cases)`) are
+split per iteration and are not exposed.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from codea1.judge.equality import COMPARISONS, MIRROR
+from codea1.judge.literals import literal
+
+VALUES = "__codea1_v"  # the name the candidate's values go by in a lifted template
+SPLIT_OPS = ("==", "!=", "is", "is not")  # the comparisons of a split `assert CALL <op> EXPECTED`
+
+
+NOT_AN_EXPRESSION = (ast.Yield, ast.YieldFrom, ast.Await)  # turn the code around them into a generator/coroutine
+
+
+def python_would_run(node: ast.AST) -> bool:
+    """Whether an assert's expression is one Python runs as an expression: no `yield`, `yield from` or
+    `await` anywhere in it. The parser accepts `assert (yield)`, Python's compiler rejects it at module
+    level, and once moved into a function (a test body, a checking lambda) it makes that function a
+    generator, whose result is always truthy."""
+    return not any(isinstance(n, NOT_AN_EXPRESSION) for n in ast.walk(node))
+
+
+def parse_assert(statement: str) -> ast.Assert | None:
+    """The `ast.Assert` of a text that is exactly one assert statement Python would run, else None (several
+    statements, another statement, text that does not parse, or `yield`/`await` in it)."""
+    try:
+        tree = ast.parse(statement.strip())
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
+        return None
+    if not python_would_run(tree.body[0]):
+        return None
+    return tree.body[0]
+
+
+def split_assert(statement: str) -> tuple[str, str, str] | None:
+    """Returns (call, op, expected) for a single `assert CALL <op> EXPECTED` statement, else None.
+
+    CALL is the left side (normally a call of the function under test), EXPECTED the right side, both
+    as normalised source (ast.unparse). A message after the comma is dropped. Chained comparisons,
+    other operators, several statements, or text that does not parse give None.
+    """
+    node = parse_assert(statement)
+    if node is None:
+        return None
+    test = node.test
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or len(test.comparators) != 1:
+        return None
+    op = COMPARISONS.get(type(test.ops[0]))
+    if op not in SPLIT_OPS:
+        return None
+    try:
+        return ast.unparse(test.left), op, ast.unparse(test.comparators[0])
+    except (ValueError, RecursionError):
+        return None
+
+
+# ---------------------------------------------------------------------------- reading one assert
+@dataclass
+class Assertion:
+    """One `assert EXPR` made safe to decide: calls for the candidate and a template for the rest.
+
+    calls: source of each call of the function under test, run in the candidate's child, in order.
+    template: EXPR with those calls replaced by `__codea1_v[i]`, evaluated without the candidate.
+    fast: (op, literal value, swapped) when the template is `v <op> LITERAL`, `LITERAL <op> v` or `v`
+        (op "truth"), so the parent decides it alone; None otherwise.
+    """
+
+    statement: str
+    calls: list[str]
+    template: str
+    fast: tuple[str, Any] | None = None
+    pre: dict[int, str] = field(default_factory=dict)  # call index -> its loop's rows, evaluated by the oracle
+
+
+ROW, ROWS = "__codea1_row", "__codea1_rows"  # one iteration's values, and the iterator over them
+PRE = "__codea1_pre"  # in a per-iteration call: the loop's rows, as plain values the oracle computed
+
+
+class _Lifter(ast.NodeTransformer):
+    """Replaces each outermost call of the function under test by `<name>[i]`, collecting the calls.
+
+    In a comprehension with one `for` whose iterable and conditions do not call the function, only the
+    calls of its element run in the candidate's child, once per iteration (as a list of tuples); the
+    oracle runs the loop again and reads each iteration's values from that list, so a comparison inside
+    the element is decided outside the candidate too. Any other comprehension or lambda that calls the
+    function is lifted whole (a generator expression as the list it would produce).
+    """
+
+    def __init__(self, entry_point: str, name: str = VALUES, per_iteration: bool = True):
+        self.entry_point = entry_point
+        self.name = name
+        self.calls: list[str] = []
+        self.pre: dict[int, str] = {}
+        self.per_iteration = per_iteration
+
+    def _lift(self, node: ast.expr) -> ast.expr:
+        self.calls.append(ast.unparse(node))
+        ref = ast.Subscript(ast.Name(self.name, ast.Load()), ast.Constant(len(self.calls) - 1), ast.Load())
+        return ast.copy_location(ref, node)
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        if isinstance(node.func, ast.Name) and node.func.id == self.entry_point:
+            return self._lift(node)
+        if _uses_as_value(node, self.entry_point):  # `list(map(f, xs))`, `sorted(xs, key=f)`: the candidate's f
+            return self._lift(node)
+        return self.generic_visit(node)
+
+    def _scoped(self, node: ast.expr) -> ast.AST:
+        if not _mentions(node, self.entry_point):
+            return node
+        per_iteration = self._per_iteration(node)
+        if per_iteration is not None:
+            return per_iteration
+        if isinstance(node, ast.GeneratorExp):
+            node = ast.ListComp(elt=node.elt, generators=node.generators)
+        return self._lift(node)
+
+    def _per_iteration(self, node: ast.expr) -> ast.expr | None:
+        """`E(f(..)) for T in IT if C` -> first the oracle: `[(names,) for T in IT if C]`, the values of
+        the loop names the calls use (plain values, pasted in as PRE); then the candidate:
+        `[(f(..),) for (names,) in PRE]` (lifted as one value), so no other name of T (an expected value
+        in `for x, y in CASES`) is ever bound in the candidate's frames; then the oracle again:
+        `E(row[0]) for rows in [iter(v[i])] for T in IT if C for row in [next(rows)]`."""
+        if not self.per_iteration or isinstance(node, ast.Lambda) or len(node.generators) != 1:
+            return None
+        gen = node.generators[0]
+        if (
+            gen.is_async
+            or _mentions(gen.iter, self.entry_point)
+            or any(_mentions(c, self.entry_point) for c in gen.ifs)
+        ):
+            return None
+        inner = _Lifter(self.entry_point, ROW, per_iteration=False)
+        if isinstance(node, ast.DictComp):
+            parts = [inner.visit(_copy(node.key)), inner.visit(_copy(node.value))]
+        else:
+            parts = [inner.visit(_copy(node.elt))]
+        calls = ast.Tuple([ast.parse(c, mode="eval").body for c in inner.calls], ast.Load())
+        bound = {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+        used = {n.id for c in inner.calls for n in ast.walk(ast.parse(c, mode="eval")) if isinstance(n, ast.Name)}
+        needed = sorted(bound & used)
+        pre = ast.ListComp(elt=ast.Tuple([ast.Name(x, ast.Load()) for x in needed], ast.Load()), generators=[gen])
+        target = ast.Tuple([ast.Name(x, ast.Store()) for x in needed], ast.Store())
+        rows = self._lift(
+            ast.ListComp(elt=calls, generators=[ast.comprehension(target, ast.Name(PRE, ast.Load()), [], 0)])
+        )
+        self.pre[len(self.calls) - 1] = ast.unparse(ast.fix_missing_locations(pre))
+        loops = [
+            ast.comprehension(
+                ast.Name(ROWS, ast.Store()),
+                ast.List([ast.Call(ast.Name("iter", ast.Load()), [rows], [])], ast.Load()),
+                [],
+                0,
+            ),
+            gen,
+            ast.comprehension(
+                ast.Name(ROW, ast.Store()),
+                ast.List([ast.Call(ast.Name("next", ast.Load()), [ast.Name(ROWS, ast.Load())], [])], ast.Load()),
+                [],
+                0,
+            ),
+        ]
+        if isinstance(node, ast.DictComp):
+            return ast.DictComp(key=parts[0], value=parts[1], generators=loops)
+        return type(node)(elt=parts[0], generators=loops)
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda = _scoped
+
+
+def read_assertion(statement: str, entry_point: str | None = None) -> Assertion | None:
+    """An Assertion for one `assert ...` statement, or None when the text is not one assert statement.
+
+    With `entry_point`, every outermost call of that function is lifted (comprehensions and lambdas that
+    call it are lifted whole). Without it, the left side of a single comparison (or the whole expression
+    of a non-comparison assert) is what runs in the candidate's child, as `CALL <op> EXPECTED` tests
+    are usually written.
+    """
+    node = parse_assert(statement)
+    if node is None:
+        return None
+    expr = node.test
+    try:
+        pre: dict[int, str] = {}
+        if entry_point:
+            lifter = _Lifter(entry_point)
+            lifted: ast.expr = lifter.visit(_copy(expr))
+            calls, pre = lifter.calls, lifter.pre
+        elif isinstance(expr, ast.Compare) and len(expr.ops) == 1:
+            calls = [ast.unparse(expr.left)]
+            lifted = ast.Compare(_value_ref(0), expr.ops, expr.comparators)
+        else:
+            calls = [ast.unparse(expr)]
+            lifted = _value_ref(0)
+        template = ast.unparse(ast.fix_missing_locations(lifted))
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return Assertion(statement=statement, calls=calls, template=template, fast=_fast_form(lifted), pre=pre)
+
+
+def _copy(expr: ast.expr) -> ast.expr:
+    return ast.parse(ast.unparse(expr), mode="eval").body
+
+
+def _value_ref(index: int) -> ast.Subscript:
+    return ast.Subscript(ast.Name(VALUES, ast.Load()), ast.Constant(index), ast.Load())
+
+
+def _uses_as_value(node: ast.AST, name: str) -> bool:
+    """Whether `name` appears in `node` other than as the function of a call (passed, stored, read)."""
+    called = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
+    return any(isinstance(n, ast.Name) and n.id == name and id(n) not in called for n in ast.walk(node))
+
+
+def _mentions(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+
+
+def _is_value_ref(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == VALUES
+        and isinstance(node.slice, ast.Constant)
+        and node.slice.value == 0
+    )
+
+
+def _fast_form(template: ast.expr) -> tuple[str, Any] | None:
+    """(op, literal) for `v <op> LITERAL` / `LITERAL <op> v` / `v` templates over one lifted value."""
+    if _is_value_ref(template):
+        return "truth", None
+    if not isinstance(template, ast.Compare) or len(template.ops) != 1:
+        return None
+    op = COMPARISONS.get(type(template.ops[0]))
+    left, right = template.left, template.comparators[0]
+    if op is None:
+        return None
+    if _is_value_ref(left) and not _mentions(right, VALUES):
+        ok, value = literal(ast.unparse(right))
+        return (op, value) if ok else None
+    if _is_value_ref(right) and not _mentions(left, VALUES):
+        ok, value = literal(ast.unparse(left))
+        if not ok:
+            return None
+        if op in MIRROR:
+            return MIRROR[op], value
+        return ("has" if op == "in" else "has not"), value
+    return None

@@ -1,0 +1,168 @@
+"""What equal means, and what each comparison of a test means, on plain values (the one comparator table).
+
+`values_equal` is Python's `==` on decoded plain values (codea1.sandbox.values) except that NaN equals NaN
+and floats may compare with a tolerance; `holds(op, value, expected)` decides `value <op> expected` for
+every comparison an assert can make (COMPARISONS); `prediction_right` says whether a Test LLM's
+`assert CALL <op> EXPECTED` predicted GT's value, in the two modes of docs/algorithm.md. All three are
+total: a comparison that raises is False, never an exception.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from collections import Counter, OrderedDict, deque
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable
+
+COMPARISONS = {  # ast comparison operator -> its source spelling (a test's "op")
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+    ast.In: "in",
+    ast.NotIn: "not in",
+}
+MIRROR = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<=", "is": "is", "is not": "is not"}
+_ORDER = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+_DICTS = (dict, Counter, OrderedDict)
+
+
+def values_equal(a: Any, b: Any, float_tol: float | None = None) -> bool:
+    """Python `==` on decoded plain values, with two deliberate differences.
+
+    NaN equals NaN (a NaN the reference computed is matched by a NaN the candidate computed), and with
+    `float_tol` set, floats (and complex parts) compare with math.isclose(rel_tol=abs_tol=float_tol).
+    Numbers compare across int/float/bool as in Python (1 == 1.0 == True); list never equals tuple.
+    UNSERIALIZABLE anywhere makes the values unequal.
+    """
+    try:
+        return _eq(a, b, float_tol, 0)
+    except Exception:  # noqa: BLE001  (total: 10**400 against a complex overflows; unequal, never a crash)
+        return False
+
+
+_NUMBER = (bool, int, float)
+_EXACT = (Fraction, Decimal)
+
+
+def _eq(a: Any, b: Any, tol: float | None, depth: int) -> bool:
+    if a is UNSERIALIZABLE or b is UNSERIALIZABLE:
+        return False
+    ta, tb = type(a), type(b)
+    if ta in _NUMBER and tb in _NUMBER:
+        return _num_eq(a, b, tol)
+    if ta in _EXACT or tb in _EXACT:  # Fraction, Decimal: the stdlib's own == against each other and numbers
+        if ta not in (*_NUMBER, *_EXACT) or tb not in (*_NUMBER, *_EXACT):
+            return False
+        if tol is not None and (ta is float or tb is float):
+            return _num_eq(float(a), float(b), tol)
+        return bool(a == b)
+    if ta is complex or tb is complex:
+        if ta not in (*_NUMBER, complex) or tb not in (*_NUMBER, complex):
+            return False
+        ca, cb = complex(a), complex(b)
+        return _num_eq(ca.real, cb.real, tol) and _num_eq(ca.imag, cb.imag, tol)
+    if ta in (list, tuple, deque) or tb in (list, tuple, deque):
+        return ta is tb and len(a) == len(b) and all(_eq(x, y, tol, depth + 1) for x, y in zip(a, b))
+    if ta in _DICTS or tb in _DICTS:
+        if ta not in _DICTS or tb not in _DICTS:
+            return False
+        if ta is Counter and tb is Counter:  # Python >= 3.10: a missing key counts as zero
+            return all(_eq(dict.get(a, k, 0), dict.get(b, k, 0), tol, depth + 1) for c in (a, b) for k in c)
+        if len(a) != len(b):
+            return False
+        if ta is OrderedDict and tb is OrderedDict and not all(_eq(x, y, None, depth + 1) for x, y in zip(a, b)):
+            return False  # two OrderedDicts: the same keys in the same order
+        for k, x in a.items():
+            if k not in b:
+                return False
+            if not _eq(x, b[k], tol, depth + 1):
+                return False
+        return True
+    if ta in (set, frozenset) and tb in (set, frozenset):
+        if contains_unserializable(a) or contains_unserializable(b):
+            return False
+        return a == b
+    if ta in (str, bytes) or tb in (str, bytes) or a is None or b is None:
+        return ta is tb and a == b
+    return False
+
+
+def _num_eq(x: Any, y: Any, tol: float | None) -> bool:
+    if type(x) is float and type(y) is float and math.isnan(x) and math.isnan(y):
+        return True  # NaN == NaN, deliberately
+    if tol is not None and (type(x) is float or type(y) is float):
+        try:
+            return math.isclose(float(x), float(y), rel_tol=tol, abs_tol=tol)
+        except OverflowError:
+            return x == y
+    return x == y
+
+
+def holds(op: str, value: Any, expected: Any = None, float_tol: float | None = None) -> bool:
+    """Whether `value <op> expected` holds on plain values ("truth": whether `value` is truthy).
+
+    `==`/`!=` use values_equal; `is`/`is not` are meaningful for None, True and False only (an identity
+    claim about any other value is judged as equality of the same type, as CPython's small-int and
+    string interning would make it unpredictable); ordering and membership are Python's. Total: an
+    UNSERIALIZABLE value fails every comparison, and a comparison that raises is False.
+    """
+    if value is UNSERIALIZABLE or contains_unserializable(value):
+        return False
+    try:
+        if op == "truth":
+            return bool(value)
+        if op == "==":
+            return values_equal(value, expected, float_tol)
+        if op == "!=":
+            return not values_equal(value, expected, float_tol)
+        if op in ("is", "is not"):
+            same = type(value) is type(expected) and values_equal(value, expected)
+            return same if op == "is" else not same
+        if op in _ORDER:
+            return bool(_ORDER[op](value, expected))
+        if op in ("in", "not in"):
+            found = _contains(expected, value)
+            return found if op == "in" else not found
+        if op in ("has", "has not"):  # `expected in value`: the candidate's value is the container
+            found = _contains(value, expected)
+            return found if op == "has" else not found
+    except Exception:  # noqa: BLE001  (a total verdict: an impossible comparison is a failed test)
+        return False
+    return False
+
+
+def _contains(container: Any, item: Any) -> bool:
+    """Python's `item in container` on plain values (substrings for str and bytes), with values_equal."""
+    t = type(container)
+    if t in (str, bytes):
+        if type(item) is not t:
+            raise TypeError("a str/bytes container holds only str/bytes")
+        return item in container
+    if t in (list, tuple, set, frozenset, dict, Counter, OrderedDict, deque):
+        return any(values_equal(item, member) for member in container)
+    raise TypeError("not a container")
+
+
+def prediction_right(
+    op: str, predicted: Any, gt_value: Any, mode: str = "reference", float_tol: float | None = None
+) -> bool:
+    """Whether a Test LLM's `assert CALL <op> EXPECTED` predicted GT's value of CALL.
+
+    "reference" (the authors' reward code): every comparison is read as `==`, so `f(x) != 3` is a right
+    prediction when GT gives 3 and `f(x) in [8, 9]` is a wrong one. "strict": only `==` and `is` claims
+    can be right; `!=`, `in`, `<` ... pin no value and count as wrong (the test still attacks the code
+    with GT's value).
+    """
+    if mode == "strict" and op not in ("==", "is"):
+        return False
+    return values_equal(gt_value, predicted, float_tol)

@@ -1,0 +1,188 @@
+"""Deciding asserts against a candidate without letting the candidate decide them (the oracle).
+
+A test is any `assert EXPR` statement and means what Python's `assert` means. `run_assertions` cuts the
+calls of the function under test out of EXPR (codea1.judge.asserts): only those calls run in the
+candidate's sandboxed child, and only their plain values come back (a value that is not plain data fails
+the test). The rest of EXPR is decided without the candidate's code: in this process when it is
+`VALUE <op> LITERAL` (or the bare value's truth, codea1.judge.equality.holds), else in a child that runs
+the oracle program (GT's program, or a clean prelude) with the candidate's values pasted in as literals.
+Used by `codea1 data check` (golden tests), the Golden-Tests baseline, `codea1 exec`, test evaluation and
+decontamination.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from codea1.judge.asserts import PRE, VALUES, Assertion, read_assertion
+from codea1.judge.equality import holds
+from codea1.judge.literals import plain_source
+from codea1.sandbox import CallResult, Job, JobResult
+from codea1.sandbox.api import Progress
+from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable
+
+CLEAN_PRELUDE = "import math\n"  # what a test's EXPECTED may use when there is no GT program to run it in
+
+
+class _PasteRows(ast.NodeTransformer):
+    def __init__(self, rows: ast.expr) -> None:
+        self.rows = rows
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return self.rows if node.id == PRE else node
+
+
+def _paste_loop_rows(
+    executor: Any, cases: Sequence[AssertCase], read: list[list[Assertion | None]], timeout: float
+) -> dict[tuple[int, int], str]:
+    """Phase 0 of a per-iteration lift: each loop's rows (the loop names its calls use) evaluated by the
+    oracle program, one job each (a loop with side effects reaches no other), and pasted into the
+    candidate's call as plain values. Returns (case, test) -> why, for a test whose rows could not be
+    computed or are not plain data (that test fails)."""
+    todo = [
+        (n, t, i, src)
+        for n, row in enumerate(read)
+        for t, a in enumerate(row)
+        if a is not None
+        for i, src in a.pre.items()
+    ]
+    if not todo:
+        return {}
+    jobs = [
+        Job(id=f"rows:{cases[n].id or n}", code=cases[n].oracle or CLEAN_PRELUDE, calls=[src], timeout=timeout)
+        for n, _, _, src in todo
+    ]
+    refused: dict[tuple[int, int], str] = {}
+    for (n, t, i, _), res in zip(todo, executor.run(jobs)):
+        got = res.results[0] if res.defined and res.results else None
+        if got is None or got.status != "ok" or contains_unserializable(got.value):
+            refused[n, t] = "the loop of the assert could not be evaluated as plain data"
+            continue
+        a = read[n][t]
+        try:
+            rows = ast.parse(plain_source(got.value), mode="eval").body
+            a.calls[i] = ast.unparse(_PasteRows(rows).visit(ast.parse(a.calls[i], mode="eval")))
+        except (ValueError, SyntaxError, RecursionError, MemoryError):
+            refused[n, t] = "the loop of the assert could not be evaluated as plain data"
+    return refused
+
+
+# ---------------------------------------------------------------------------- running asserts
+@dataclass
+class AssertCase:
+    """A candidate program and the assert statements to run against it.
+
+    entry_point: the function under test (None: the left side of each comparison runs in the candidate).
+    oracle: the program an assert's non-literal parts are evaluated in (GT's program; default a clean
+        prelude). It never holds the candidate's code.
+    """
+
+    code: str
+    tests: list[str]
+    entry_point: str | None = None
+    oracle: str | None = None
+    id: str = ""
+    float_tol: float | None = None
+
+
+def run_assertions(
+    executor: Any, cases: Sequence[AssertCase], timeout: float = 2.0, progress: Progress = None
+) -> list[Any]:
+    """Runs each case's asserts against its code; one JobResult per case, one CallResult per test.
+
+    A test's status: "pass" | "fail" (the assert does not hold on the candidate's values, raises on them,
+    or a value is not plain data) | "error" / "timeout" / "crash" (a call of the function under test did
+    not return) | "invalid" (not one assert statement, or the oracle program does not run). A case whose code does not run has defined=False and every test
+    "invalid" with the reason. The candidate's child only computes the lifted calls' values; every
+    verdict is decided in this process or in an oracle child that never runs the candidate's code.
+    """
+    read = [[read_assertion(t, case.entry_point) if type(t) is str else None for t in case.tests] for case in cases]
+    refused = _paste_loop_rows(executor, cases, read, timeout)
+    jobs, spans = [], []
+    for n, (case, row) in enumerate(zip(cases, read)):
+        calls: list[str] = []
+        span: list[tuple[int, int]] = []
+        for t, a in enumerate(row):
+            start = len(calls)
+            if a is not None and (n, t) not in refused:
+                calls.extend(a.calls)
+            span.append((start, len(calls)))
+        spans.append(span)
+        jobs.append(Job(id=case.id or str(n), code=case.code, calls=calls, timeout=timeout))
+    ran = executor.run(jobs, progress=progress) if jobs else []
+
+    out: list[Any] = []
+    pending: list[tuple[int, int, str]] = []  # (case, test, `bool(template)` with values pasted in)
+    for n, (case, row, span, res) in enumerate(zip(cases, read, spans, ran)):
+        results: list[Any] = []
+        for t, (a, (lo, hi)) in enumerate(zip(row, span)):
+            if a is None:
+                results.append(CallResult("invalid", error="not one assert statement"))
+                continue
+            if (n, t) in refused:
+                results.append(CallResult("fail", error=refused[n, t]))
+                continue
+            got = res.results[lo:hi] if res.defined else []
+            bad = next((r for r in got if r.status != "ok"), None)
+            seconds = sum(float(r.seconds or 0.0) for r in got)
+            if bad is not None:
+                results.append(CallResult(bad.status, None, bad.error, seconds))
+                continue
+            values = [r.value for r in got]
+            if any(v is UNSERIALIZABLE or contains_unserializable(v) for v in values):
+                results.append(
+                    CallResult(
+                        "fail",
+                        values[0] if len(values) == 1 else values,
+                        "the function returned a value that is not plain data",
+                        seconds,
+                    )
+                )
+                continue
+            shown = values[0] if len(values) == 1 else values
+            if a.fast is not None and len(values) == 1:
+                op, expected = a.fast
+                ok = holds(op, values[0], expected, case.float_tol)
+                results.append(CallResult("pass" if ok else "fail", shown, None, seconds))
+                continue
+            try:
+                source = f"bool((lambda {VALUES}: ({a.template}))([{', '.join(plain_source(v) for v in values)}]))"
+            except (ValueError, RecursionError):
+                results.append(CallResult("fail", shown, "a value could not be passed to the oracle", seconds))
+                continue
+            results.append(CallResult("pending", shown, None, seconds))
+            pending.append((n, len(results) - 1, source))
+        if not res.defined:
+            results = [CallResult("invalid", error=res.error) for _ in case.tests]
+        out.append(JobResult(res.id, res.defined, res.error, results, res.stdout))
+
+    by_case: dict[int, list[tuple[int, str]]] = {}
+    for n, t, source in pending:
+        if out[n].defined:
+            by_case.setdefault(n, []).append((t, source))
+    if by_case:
+        keys = list(by_case)
+        oracle_jobs = [
+            Job(
+                id=f"oracle:{cases[n].id or n}",
+                code=cases[n].oracle or CLEAN_PRELUDE,
+                calls=[s for _, s in by_case[n]],
+                timeout=timeout,
+            )
+            for n in keys
+        ]
+        for n, res in zip(keys, executor.run(oracle_jobs)):
+            for (t, _), r in zip(by_case[n], res.results if res.defined else []):
+                prev = out[n].results[t]
+                if r.status == "ok" and type(r.value) is bool:
+                    prev.status = "pass" if r.value else "fail"
+                else:  # the assert raised on the candidate's values (or gave no bool): a failed test
+                    prev.status, prev.error = "fail", f"the assert's expression failed: {r.error or r.status}"
+            if not res.defined:
+                for t, _ in by_case[n]:
+                    out[n].results[t].status = "invalid"
+                    out[n].results[t].error = f"the oracle program does not run: {res.error}"
+    return out

@@ -1,0 +1,63 @@
+"""What the sandbox takes and gives: a Job (a program and expressions), its JobResult, and the Executor
+Protocol every backend implements (codea1.sandbox.executor.LocalExecutor, its processes on this machine;
+codea1.sandbox.ray_backend.RayExecutor, on a Ray cluster). The sandbox runs code and returns plain values;
+what a value means for a test is codea1.judge's to say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+Progress = Callable[[int, int], None] | None  # progress(done, total), or None
+
+
+@dataclass
+class Job:
+    """A program (`code`) and expressions (`calls`) to evaluate, in order, in the namespace it made."""
+
+    id: str
+    code: str
+    calls: list[str]
+    timeout: float = 2.0  # per-call wall/CPU limit, seconds
+
+
+@dataclass
+class CallResult:
+    """Outcome of one call. The sandbox gives "ok" (with the plain value) | "error" | "timeout" | "crash" |
+    "invalid"; the judge turns an "ok" into "pass" or "fail" where it holds an expected value."""
+
+    status: str
+    value: Any = None
+    error: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class JobResult:
+    """Outcome of one job: whether `code` ran (defined) and one CallResult per call, in input order."""
+
+    id: str
+    defined: bool
+    error: str | None
+    results: list[CallResult] = field(default_factory=list)
+    stdout: str = ""  # captured (capped) stdout+stderr of the child's last run
+
+
+class SandboxError(RuntimeError):
+    """The sandbox itself failed (a zygote could not start); never raised for anything a job does."""
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs jobs in isolation: results in input order, one CallResult per call, never raising for what a
+    job does. A context manager; `close()` frees its processes."""
+
+    def run(self, jobs: Sequence[Job], progress: Progress = None) -> list[JobResult]: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Executor: ...  # noqa: PYI034
+
+    def __exit__(self, *exc: object) -> None: ...
