@@ -19,6 +19,7 @@ PACKAGE = ROOT / "codea1"
 FLOORS = [
     ("codea1.errors", 0),
     ("codea1.config", 0),
+    ("codea1.data.problem", 0),  # the Problem record every room reads
     ("codea1.sandbox", 1),
     ("codea1.judge", 2),
     ("codea1.data", 3),

@@ -11,15 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from codea1.train.compare import (
-    CompareSpec,
-    bootstrap_interval,
-    distinct_valid,
-    eval_points,
-    held_out_difference,
-    markdown_table,
-    paired_difference,
-)
+from codea1.eval.stats import bootstrap_interval, held_out_difference, paired_difference
+from codea1.train.compare import CompareSpec, comparison_table, distinct_valid, eval_points
 
 REPO = Path(__file__).resolve().parents[1]
 UID_BASE = 1_700_800_000  # this file's own uid range
@@ -127,7 +120,7 @@ def test_eval_points() -> None:
     assert eval_points(CompareSpec(steps=10, eval_every=5), 10) == [5, 10]
 
 
-def test_markdown_table_marks_an_untrained_test_llm_and_signs_deltas() -> None:
+def test_comparison_table_marks_an_untrained_test_llm_and_signs_deltas() -> None:
     tests = {
         mode: {"valid_ratio": 0.5, "pass@5": 50.0, "mut@5": 40.0, "Mul": 20.0} for mode in ("whitebox", "blackbox")
     }
@@ -144,11 +137,11 @@ def test_markdown_table_marks_an_untrained_test_llm_and_signs_deltas() -> None:
             },
         },
     }
-    table = markdown_table(results, 5)
+    table = comparison_table(results, 5)
     assert "| golden | 3 | 20.0 [10.0, 30.0] | +10.0 [-5.0, +25.0] | 50.0 (base) | - |" in table
     assert "| base | 0 | 10.0 [0.0, 20.0] | - | 50.0 | - |" in table
     tests["whitebox"]["valid_ratio_distinct"] = 0.25
-    assert "| base | 0 | 10.0 [0.0, 20.0] | - | 50.0 | 25.0 | 50.0 |" in markdown_table(results, 5)
+    assert "| base | 0 | 10.0 [0.0, 20.0] | - | 50.0 | 25.0 | 50.0 |" in comparison_table(results, 5)
 
 
 def test_a_repeated_call_is_valid_once() -> None:
@@ -226,7 +219,7 @@ def test_power_statement_matches_the_spread_of_simulated_null_comparisons() -> N
     is 2.80 times it."""
     import numpy as np
 
-    from codea1.train.compare import power_statement
+    from codea1.eval.stats import power_statement
 
     hand = power_statement({"a": 0.5, "b": 0.0, "c": 1.0, "d": 0.25}, 4)
     assert hand["paired_se"] == pytest.approx((2 * 0.25 / 3 + 2 * 0.1875 / 3) ** 0.5 / 4)
@@ -316,7 +309,7 @@ def test_an_evaluation_gives_the_same_numbers_on_a_busy_machine() -> None:
     from codea1.config import load_config
     from codea1.data import load_problems
     from codea1.train.compare import evaluate_policies
-    from codea1.train.loop import build_policies
+    from codea1.train.loop import method_policies
 
     cfg = load_config(REPO / "codea1" / "configs" / "tiny-cpu.yaml", ["train.batch_size=2"])
     problems = load_problems("bundled:eval")[:3]
@@ -325,7 +318,7 @@ def test_an_evaluation_gives_the_same_numbers_on_a_busy_machine() -> None:
     try:
 
         def once() -> dict:
-            code, test = build_policies(cfg)
+            code, test = method_policies(cfg)
             out = evaluate_policies(code, test, problems, ex, cfg, spec)
             out.pop("seconds")
             return out

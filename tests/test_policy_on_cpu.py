@@ -7,7 +7,8 @@ import torch
 
 from codea1.errors import UserError
 from codea1.models import load_model_and_tokenizer
-from codea1.rl.policy import GenerationConfig, Policy, PolicyConfig, Sample, build_policies, lr_factor
+from codea1.rl.build import build_policies
+from codea1.rl.policy import GenerationConfig, Policy, PolicyConfig, Sample, lr_factor
 
 PROMPTS = [
     [{"role": "system", "content": "Answer with a number."}, {"role": "user", "content": "Two plus two?"}],
@@ -264,7 +265,7 @@ def test_build_policies_modes():
 
 
 def test_the_trainer_gives_each_method_its_roles():
-    from codea1.train.loop import build_policies as method_policies
+    from codea1.train.loop import method_policies
 
     code, test = method_policies(_run_cfg("full", method="selfplay"))
     assert code is test

@@ -15,7 +15,7 @@ ray = pytest.importorskip("ray")
 
 from codea1.config import load_config
 from codea1.rl.ray_policy import RemotePolicy, actor_groups
-from codea1.train.loop import build_policies, train
+from codea1.train.loop import method_policies, train
 from codea1.train.metrics import read_metrics
 
 CONFIGS = Path(__file__).resolve().parents[1] / "codea1" / "configs"
@@ -113,7 +113,7 @@ def test_dual_lora_golden_and_selfplay_place_one_actor(ray_session) -> None:
         (["method=selfplay"], False),
     ):
         cfg = load_config(CONFIGS / "tiny-cpu.yaml", [*overrides, "placement.backend=ray"])
-        code, test = build_policies(cfg)
+        code, test = method_policies(cfg)
         assert isinstance(code, RemotePolicy)
         if separate:
             assert isinstance(test, RemotePolicy) and test.handle is code.handle and test.role == "test"
@@ -126,7 +126,7 @@ def test_dual_lora_golden_and_selfplay_place_one_actor(ray_session) -> None:
 
 def test_a_lost_policy_actor_is_reported(ray_session) -> None:
     cfg = load_config(CONFIGS / "tiny-cpu.yaml", ["method=golden", "placement.backend=ray"])
-    code, _ = build_policies(cfg)
+    code, _ = method_policies(cfg)
     ray.kill(code.handle)
     with pytest.raises(RuntimeError, match="Code LLM was lost.*--resume"):
         code.generate([[{"role": "user", "content": "hi"}]])
@@ -134,7 +134,7 @@ def test_a_lost_policy_actor_is_reported(ray_session) -> None:
 
 def test_a_policy_error_arrives_as_itself(ray_session) -> None:
     cfg = load_config(CONFIGS / "tiny-cpu.yaml", ["method=golden", "placement.backend=ray"])
-    code, _ = build_policies(cfg)
+    code, _ = method_policies(cfg)
     with pytest.raises(ValueError):  # samples and advantages of different lengths: the Policy's own check
         code.train_step([], [1.0])
     ray.kill(code.handle)

@@ -133,7 +133,7 @@ def test_sft_lowers_the_loss_on_its_examples(problems) -> None:
 
 def test_full_sft_writes_a_model_the_trainer_starts_from(problems, tmp_path) -> None:
     from codea1.models import load_model_and_tokenizer
-    from codea1.rl.policy import build_policies
+    from codea1.rl.build import build_policies
 
     cfg = tiny_cfg()
     out = tmp_path / "sft"

@@ -135,9 +135,9 @@ def config(**sections: Any):
 
 
 def build(cfg, tmp_path: Path, test: bool = True):
-    from codea1.rl import policy as policy_mod
+    from codea1.rl.build import load_policies
 
-    code, test_policy = policy_mod._build_policies(cfg, test=test)
+    code, test_policy = load_policies(cfg, test=test)
     for p in (code, test_policy):
         if p is not None:
             p.model.generation_config.eos_token_id = [p.tokenizer.eos_token_id, EOS_EXTRA]
@@ -347,7 +347,7 @@ def test_level_two_sleep_is_refused_for_lora():
 
 
 def test_default_backend_is_transformers_and_build_policies_attaches_vllm(fake_vllm):
-    from codea1.rl.policy import build_policies
+    from codea1.rl.build import build_policies
 
     plain = config_from_dict({"model": {"code_policy": "tiny-random"}, "policy": {"kl_coef": 0.0}})
     assert plain.rollout.backend == "transformers"

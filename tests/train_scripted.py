@@ -74,9 +74,9 @@ def scripted_factory(problems: list):
     """A policy_factory for codea1.train.loop.train: the default policies, each wrapped by role."""
 
     def factory(cfg: Any) -> tuple[Any, Any]:
-        from codea1.train.loop import build_policies
+        from codea1.train.loop import method_policies
 
-        code_policy, test_policy = build_policies(cfg)
+        code_policy, test_policy = method_policies(cfg)
         if cfg.method == "selfplay":
             return _SelfPlayScripted(code_policy, problems), None
         wrapped_test = ScriptedPolicy(test_policy, "test", problems) if test_policy is not None else None

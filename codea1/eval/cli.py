@@ -213,15 +213,15 @@ def _paths(output: str | None, default: str) -> dict[str, Path]:
 
 
 def _write_outputs(paths: dict[str, Path], summary: dict[str, Any], records: list[dict], title: str) -> None:
-    from codea1.eval.report import html_table, markdown_table
+    from codea1.eval.report import summary_html, summary_markdown
 
     paths["json"].write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
     with paths["records"].open("w", encoding="utf-8") as fh:
         for r in records:
             fh.write(json.dumps(r, default=str) + "\n")
-    paths["md"].write_text(markdown_table(summary, title), encoding="utf-8")
-    paths["html"].write_text(html_table(summary, title), encoding="utf-8")
-    print(markdown_table(summary, title))
+    paths["md"].write_text(summary_markdown(summary, title), encoding="utf-8")
+    paths["html"].write_text(summary_html(summary, title), encoding="utf-8")
+    print(summary_markdown(summary, title))
     print(f"summary: {paths['json']}  records: {paths['records']}", file=sys.stderr)
 
 
@@ -515,7 +515,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from codea1.train.compare import held_out_difference
+    from codea1.eval.stats import held_out_difference
 
     evals = []
     for path in (args.new, args.old):

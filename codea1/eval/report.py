@@ -24,7 +24,7 @@ def rows_of(summary: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def markdown_table(summary: dict[str, Any], title: str = "") -> str:
+def summary_markdown(summary: dict[str, Any], title: str = "") -> str:
     lines = [f"### {title}", ""] if title else []
     lines += ["| metric | value |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in rows_of(summary)]
@@ -35,7 +35,7 @@ def markdown_table(summary: dict[str, Any], title: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def html_table(summary: dict[str, Any], title: str = "") -> str:
+def summary_html(summary: dict[str, Any], title: str = "") -> str:
     cells = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in rows_of(summary))
     head = f"<h3>{html.escape(title)}</h3>" if title else ""
     return f"{head}<table><tr><th>metric</th><th>value</th></tr>{cells}</table>\n"

@@ -34,7 +34,7 @@ from codea1.rl.grpo import agg_loss, kl_penalty, masked_mean, policy_loss
 from codea1.rl.logprobs import forward_logprobs, pack, token_budget_chunks
 from codea1.rl.rollout import GenerationConfig, RolloutBackend, Sample, TransformersRollout
 
-__all__ = ["GenerationConfig", "Policy", "PolicyConfig", "Sample", "build_policies", "lr_factor"]
+__all__ = ["GenerationConfig", "Policy", "PolicyConfig", "Sample", "lr_factor"]
 
 
 def lr_factor(step: int, warmup: int, total: int, schedule: str = "cosine", min_ratio: float = 0.0) -> float:
@@ -438,56 +438,3 @@ def _set_rng_state(state: Mapping[str, Any]) -> None:
     np.random.set_state(state["numpy"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
-
-
-def build_policies(cfg: Any, *, test: bool = True, code: bool = True) -> tuple[Policy | None, Policy | None]:
-    """``(code_policy, test_policy)`` of a training config, each sampling with the rollout backend of
-    ``rollout.backend`` (transformers: its own model; vllm: codea1.rl.vllm_backend); see _build_policies."""
-    code_policy, test_policy = _build_policies(cfg, test=test, code=code)
-    rollout = getattr(cfg, "rollout", None)
-    if rollout is not None and rollout.backend == "vllm":
-        from codea1.rl.vllm_backend import attach_vllm
-
-        attach_vllm(cfg, [p for p in (code_policy, test_policy) if p is not None])
-    return code_policy, test_policy
-
-
-def _build_policies(cfg: Any, *, test: bool = True, code: bool = True) -> tuple[Policy | None, Policy | None]:
-    """``(code_policy, test_policy)`` of a training config (codea1.config.Config), honouring
-    ``model.mode``; with ``test=False`` only the code policy is built (golden, selfplay), with
-    ``code=False`` only the test policy (a process that hosts the Test LLM alone: codea1.rl.ray_policy):
-
-    - ``full``: fully trained models; when both start from the same model they share one frozen
-      reference copy (the KL target is the same initial model);
-    - ``lora``: one LoRA adapter on each model's own base; the reference is that base (adapter off);
-    - ``dual-lora``: two adapters ("code", "test") on one shared frozen base (:class:`DualPolicy`).
-    """
-    from codea1.models import load_model_and_tokenizer
-
-    pcfg, mode, device = cfg.policy, cfg.model.mode, cfg.model.device
-    torch.manual_seed(cfg.seed)
-    # full fine-tuning keeps fp32 weights (bf16 is a compute dtype); a frozen LoRA base may be bf16
-    load_dtype = pcfg.dtype if pcfg.lora else "float32"
-    if mode == "dual-lora" and test and not code:
-        raise ValueError("model.mode 'dual-lora' keeps both policies on one base: build them together")
-    code_policy = None
-    if code:
-        model, tok = load_model_and_tokenizer(cfg.model.code_policy, dtype=load_dtype, device=device)
-        if mode == "dual-lora" and test:
-            from codea1.rl.dual import DualPolicy
-
-            dual = DualPolicy(model, tok, pcfg)
-            return dual.code, dual.test
-        code_policy = Policy(model, tok, pcfg, adapter_name="code" if pcfg.lora else None)
-    if not test:
-        return code_policy, None
-    test_model, test_tok = load_model_and_tokenizer(cfg.test_model_name, dtype=load_dtype, device=device)
-    same_start = code_policy is not None and cfg.test_model_name == cfg.model.code_policy
-    test_policy = Policy(
-        test_model,
-        test_tok,
-        pcfg,
-        adapter_name="test" if pcfg.lora else None,
-        reference=code_policy.reference if same_start else None,
-    )
-    return code_policy, test_policy

@@ -50,7 +50,7 @@ class _PolicyHost:
         import torch
 
         from codea1.config import config_from_dict
-        from codea1.rl.policy import build_policies
+        from codea1.rl.build import build_policies
 
         cfg = config_from_dict(cfg_dict)
         torch.set_num_threads(cfg.train.torch_threads)
@@ -141,7 +141,7 @@ def actor_groups(cfg: Any, test: bool) -> list[tuple[str, ...]]:
 
 
 def build_ray_policies(cfg: Any, *, test: bool = True) -> tuple[RemotePolicy, RemotePolicy | None]:
-    """``(code_policy, test_policy)`` as in codea1.rl.policy.build_policies, each a RemotePolicy whose
+    """``(code_policy, test_policy)`` as in codea1.rl.build.build_policies, each a RemotePolicy whose
     weights live in a Ray actor (connects to `placement.ray_address`, or starts a local cluster)."""
     from codea1.sandbox.ray_backend import connect
 

@@ -40,6 +40,7 @@ from typing import Any
 
 from codea1.config import Config
 from codea1.errors import UserError
+from codea1.eval.stats import bootstrap_interval, paired_difference, power_line, power_statement
 
 METHOD_ORDER = ("base", "golden", "a1", "selfplay")
 TRAINED = ("golden", "a1", "selfplay")
@@ -78,114 +79,7 @@ class CompareSpec:
 
 
 # ----------------------------------------------------------------------------------------------------
-# small pure helpers: intervals, eval points
-
-
-def bootstrap_interval(
-    values: Sequence[float], *, samples: int = 10_000, seed: int = 0, level: float = 0.95
-) -> tuple[float, float, float]:
-    """(mean, low, high): the mean of per-problem values and its percentile bootstrap interval, resampling
-    problems with replacement."""
-    import numpy as np
-
-    x = np.asarray(list(values), dtype=np.float64)
-    if x.size == 0:
-        return 0.0, 0.0, 0.0
-    rng = np.random.default_rng(seed)
-    means = x[rng.integers(0, x.size, size=(samples, x.size))].mean(axis=1)
-    tail = (1.0 - level) / 2.0
-    return float(x.mean()), float(np.quantile(means, tail)), float(np.quantile(means, 1.0 - tail))
-
-
-def paired_difference(
-    a: dict[str, float], b: dict[str, float], *, samples: int = 10_000, seed: int = 0
-) -> tuple[float, float, float]:
-    """Mean of a - b over the problems both have, with its paired bootstrap interval."""
-    common = sorted(set(a) & set(b))
-    return bootstrap_interval([a[k] - b[k] for k in common], samples=samples, seed=seed)
-
-
-def held_out_difference(
-    new: dict[str, Any], old: dict[str, Any], *, samples: int = 10_000, seed: int = 0
-) -> list[dict[str, Any]]:
-    """Paired differences, new - old, between two held-out evaluations (`evals/METHOD/step_N.json` of a
-    comparison, possibly from two comparisons with different start checkpoints): Code LLM pass@1 and the
-    Test LLM's valid ratio per prompt mode, over the problems both evaluated. One row per measure that
-    both have: {"measure", "new", "old", "delta", "ci95", "problems"}."""
-    pairs = [("code pass@1", (new.get("code") or {}).get("per_problem"), (old.get("code") or {}).get("per_problem"))]
-    for mode in sorted(set(new.get("tests") or {}) & set(old.get("tests") or {})):
-        pairs.append(
-            (f"test valid ratio ({mode})", new["tests"][mode].get("per_problem"), old["tests"][mode].get("per_problem"))
-        )
-        pairs.append(
-            (
-                f"test valid ratio, repeated calls invalid ({mode})",
-                new["tests"][mode].get("per_problem_distinct"),
-                old["tests"][mode].get("per_problem_distinct"),
-            )
-        )
-    rows = []
-    for measure, a, b in pairs:
-        if not a or not b:
-            continue
-        common = sorted(set(a) & set(b))
-        if not common:
-            raise ValueError(f"{measure}: the two evaluations share no problem")
-        d, lo, hi = paired_difference(a, b, samples=samples, seed=seed)
-        rows.append(
-            {
-                "measure": measure,
-                "new": sum(a[k] for k in common) / len(common),
-                "old": sum(b[k] for k in common) / len(common),
-                "delta": d,
-                "ci95": [lo, hi],
-                "problems": len(common),
-            }
-        )
-    return rows
-
-
-Z_95 = 1.959964  # two-sided 5% level
-Z_80 = 0.841621  # 80% power
-
-
-def power_statement(per_problem: dict[str, float], samples: int) -> dict[str, Any]:
-    """What a paired pass@1 comparison on these problems can detect, from the base evaluation alone.
-
-    Each problem's pass fraction from `samples` draws has sampling variance p(1-p)/n, estimated without
-    bias by p̂(1-p̂)/(n-1); the difference of two such fractions (base, trained), with an unchanged p,
-    has twice that. The paired standard error of the mean difference over P problems is the root of
-    the sum over P squared; the smallest detectable difference at 80% power and a two-sided 5% level is
-    (1.96 + 0.84) times it. Real per-problem effects vary, which adds variance: this is a lower bound
-    on the detectable difference, not a promise."""
-    n = int(samples)
-    values = list(per_problem.values())
-    if not values or n < 2:
-        return {"problems": len(values), "samples_per_problem": n, "paired_se": None, "mde_80": None}
-    var = sum(2.0 * p * (1.0 - p) / (n - 1) for p in values) / len(values) ** 2
-    se = math.sqrt(var)
-    return {
-        "problems": len(values),
-        "samples_per_problem": n,
-        "base_pass@1": sum(values) / len(values),
-        "paired_se": se,
-        "mde_80": (Z_95 + Z_80) * se,
-        "level": 0.05,
-        "power": 0.8,
-        "note": "sampling noise only (no problem-level variation of the effect): a lower bound",
-    }
-
-
-def power_line(power: dict[str, Any]) -> str:
-    """The power statement in one sentence (percentage points)."""
-    if power.get("paired_se") is None:
-        return "power: not computable (fewer than 2 samples per problem)"
-    return (
-        f"power: {power['problems']} held-out problems x {power['samples_per_problem']} samples, base "
-        f"pass@1 {100 * power['base_pass@1']:.1f}%: paired standard error of a pass@1 difference "
-        f">= {100 * power['paired_se']:.2f} points; the smallest difference detectable at 80% power "
-        f"(two-sided 5%) is >= {100 * power['mde_80']:.2f} points"
-    )
+# small pure helpers: the commit, eval points (intervals and power: codea1.eval.stats)
 
 
 def code_commit() -> dict[str, Any]:
@@ -528,11 +422,11 @@ class Comparison:
         path = self.eval_path("base", 0)
         if path.is_file():
             return
-        from codea1.train.loop import build_policies
+        from codea1.train.loop import method_policies
 
         cfg = self.method_config("base")
         self.console.print(f"[bold]base[/bold]: evaluating the start policies on {len(problems)} problems")
-        code_policy, test_policy = build_policies(cfg)
+        code_policy, test_policy = method_policies(cfg)
         _write_eval(
             path,
             {
@@ -543,7 +437,7 @@ class Comparison:
         )
 
     def _method(self, method: str, problems: list, executor: Any) -> None:
-        from codea1.train.loop import build_policies, train
+        from codea1.train.loop import method_policies, train
         from codea1.train.metrics import read_metrics
 
         cfg = self.method_config(method)
@@ -552,7 +446,7 @@ class Comparison:
 
         def factory(c: Config) -> tuple[Any, Any]:
             if "pair" not in held:
-                held["pair"] = build_policies(c)
+                held["pair"] = method_policies(c)
             return held["pair"]
 
         stop = None
@@ -691,7 +585,7 @@ class Comparison:
             },
         }
         _write_json(self.out / "results.json", results)
-        (self.out / "results.md").write_text(markdown_table(results, k), encoding="utf-8")
+        (self.out / "results.md").write_text(comparison_table(results, k), encoding="utf-8")
         write_curves(self.out, spec.methods)
         return results
 
@@ -735,7 +629,7 @@ def _pct(x: float) -> str:
     return f"{100.0 * x:.1f}"
 
 
-def markdown_table(results: dict[str, Any], k: int) -> str:
+def comparison_table(results: dict[str, Any], k: int) -> str:
     """The comparison as a markdown table (percent), intervals in brackets."""
     spec = results["spec"]
     budget = f"{spec['steps']} steps" + (f" or {spec['minutes']:g} min of training" if spec.get("minutes") else "")
@@ -870,9 +764,7 @@ def compare(out: Path, cfg: Config, spec: CompareSpec, console: Any = None) -> d
 __all__ = [
     "CompareSpec",
     "Comparison",
-    "bootstrap_interval",
     "compare",
+    "comparison_table",
     "eval_points",
-    "markdown_table",
-    "paired_difference",
 ]

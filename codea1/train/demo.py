@@ -87,7 +87,7 @@ def disk_line(run_dir: Path, freed: int) -> str:
 
 def change_line(label: str, before: dict[str, float], after: dict[str, float], seed: int) -> str:
     """ "label: a -> b (paired difference d [lo, hi])" and whether the interval supports a change."""
-    from codea1.train.compare import paired_difference
+    from codea1.eval.stats import paired_difference
 
     d, lo, hi = paired_difference(after, before, samples=4000, seed=seed)
     a = sum(before.values()) / max(len(before), 1)
@@ -121,7 +121,7 @@ def run_demo(
     from codea1.config import apply_overrides, config_from_dict
     from codea1.data import load_problems
     from codea1.data.decontam import decontaminate
-    from codea1.train.loop import build_policies, load_training_problems, make_executor, train
+    from codea1.train.loop import load_training_problems, make_executor, method_policies, train
     from codea1.train.report import write_report
     from codea1.train.run_dir import RunDir
     from codea1.train.sft import run_sft
@@ -151,7 +151,7 @@ def run_demo(
     stages: dict[str, dict[str, Any]] = {}
     with make_executor(cfg, hide_paths=[str(run_dir.resolve())]) as executor:
         console.print("[bold]1/4[/bold] measuring the start model ...")
-        code_policy, test_policy = build_policies(cfg)
+        code_policy, test_policy = method_policies(cfg)
         stages["start"] = measure(code_policy, test_policy, eval_problems, executor, cfg)
         del code_policy, test_policy
         console.print(_row("start", stages["start"]))
@@ -173,7 +173,7 @@ def run_demo(
 
         def factory(c: Config) -> tuple[Any, Any]:
             if "pair" not in held:
-                held["pair"] = build_policies(c)
+                held["pair"] = method_policies(c)
             return held["pair"]
 
         code_policy, test_policy = factory(warm)

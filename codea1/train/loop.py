@@ -166,7 +166,7 @@ def make_executor(cfg: Config, hide_paths: list[str] | None = None) -> Any:
     return LocalExecutor(**kwargs)
 
 
-def build_policies(cfg: Config) -> tuple[Any, Any]:
+def method_policies(cfg: Config) -> tuple[Any, Any]:
     """(code_policy, test_policy) as the method uses them: golden has no test policy; selfplay plays
     both roles with one policy object. With `placement.backend: ray` each policy lives in a Ray actor
     (codea1.rl.ray_policy) and these are its handles."""
@@ -175,9 +175,9 @@ def build_policies(cfg: Config) -> tuple[Any, Any]:
         from codea1.rl.ray_policy import build_ray_policies
 
         return method.roles(*build_ray_policies(cfg, test=method.separate_test_policy))
-    from codea1.rl.policy import build_policies as rl_build_policies
+    from codea1.rl.build import build_policies
 
-    return method.roles(*rl_build_policies(cfg, test=method.separate_test_policy))
+    return method.roles(*build_policies(cfg, test=method.separate_test_policy))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -206,7 +206,7 @@ class Trainer:
         self.executor = executor
         self.run = run
         self.max_steps = max_steps
-        self.policy_factory = policy_factory or build_policies
+        self.policy_factory = policy_factory or method_policies
         self.method = METHODS[cfg.method]
         self.console = console
         self.show_progress = cfg.train.progress if progress is None else progress

@@ -219,7 +219,7 @@ def train_sft(policy: Any, examples: Sequence[Example], cfg: Config, *, progress
 def build_sft_policy(cfg: Config, model: str) -> Any:
     """A Policy of `model` built as the trainer builds its code policy (model.mode, the policy
     section's LoRA shape, dtype and AdamW settings), with the sft learning rate and no KL reference."""
-    from codea1.rl.policy import build_policies
+    from codea1.rl.build import build_policies
 
     policy_cfg = dataclasses.replace(cfg.policy, lr=cfg.sft.lr, kl_coef=0.0)
     model_cfg = dataclasses.replace(cfg.model, code_policy=model, test_policy=None)

@@ -21,7 +21,7 @@ def main(run: Path) -> list[dict]:
 
     from codea1.config import load_config
     from codea1.game import golden_step
-    from codea1.train.loop import batch_indices, build_policies, load_training_problems, make_executor
+    from codea1.train.loop import batch_indices, load_training_problems, make_executor, method_policies
     from codea1.train.methods import StepEnv, sample_codes
 
     cfg = load_config(run / "train" / "config.yaml")  # the warmed-up model and the demo's training problems
@@ -30,7 +30,7 @@ def main(run: Path) -> list[dict]:
     rows = []
     with make_executor(cfg) as executor:
         problems = load_training_problems(cfg, executor, None)
-        code, test = build_policies(cfg)
+        code, test = method_policies(cfg)
         env = StepEnv(cfg, code, test, None, executor, lambda name: None)
         for step, logged in enumerate(trained, 1):
             idx = batch_indices(cfg.seed, len(problems), (step - 1) * cfg.train.batch_size, cfg.train.batch_size)

@@ -1,0 +1,62 @@
+"""Policies from a training config: the models of `model.mode` loaded, wrapped as Policy objects, and
+attached to the rollout backend (`rollout.backend`). Kept apart from codea1.rl.policy so that the Policy
+class and the dual-LoRA pair (codea1.rl.dual, built on Policy) do not import each other."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from codea1.models import load_model_and_tokenizer
+from codea1.rl.dual import DualPolicy
+from codea1.rl.policy import Policy
+
+
+def build_policies(cfg: Any, *, test: bool = True, code: bool = True) -> tuple[Policy | None, Policy | None]:
+    """``(code_policy, test_policy)`` of a training config, each sampling with the rollout backend of
+    ``rollout.backend`` (transformers: its own model; vllm: codea1.rl.vllm_backend); see load_policies."""
+    code_policy, test_policy = load_policies(cfg, test=test, code=code)
+    rollout = getattr(cfg, "rollout", None)
+    if rollout is not None and rollout.backend == "vllm":
+        from codea1.rl.vllm_backend import attach_vllm
+
+        attach_vllm(cfg, [p for p in (code_policy, test_policy) if p is not None])
+    return code_policy, test_policy
+
+
+def load_policies(cfg: Any, *, test: bool = True, code: bool = True) -> tuple[Policy | None, Policy | None]:
+    """``(code_policy, test_policy)`` of a training config (codea1.config.Config), honouring
+    ``model.mode``; with ``test=False`` only the code policy is built (golden, selfplay), with
+    ``code=False`` only the test policy (a process that hosts the Test LLM alone: codea1.rl.ray_policy):
+
+    - ``full``: fully trained models; when both start from the same model they share one frozen
+      reference copy (the KL target is the same initial model);
+    - ``lora``: one LoRA adapter on each model's own base; the reference is that base (adapter off);
+    - ``dual-lora``: two adapters ("code", "test") on one shared frozen base (:class:`DualPolicy`).
+    """
+    pcfg, mode, device = cfg.policy, cfg.model.mode, cfg.model.device
+    torch.manual_seed(cfg.seed)
+    # full fine-tuning keeps fp32 weights (bf16 is a compute dtype); a frozen LoRA base may be bf16
+    load_dtype = pcfg.dtype if pcfg.lora else "float32"
+    if mode == "dual-lora" and test and not code:
+        raise ValueError("model.mode 'dual-lora' keeps both policies on one base: build them together")
+    code_policy = None
+    if code:
+        model, tok = load_model_and_tokenizer(cfg.model.code_policy, dtype=load_dtype, device=device)
+        if mode == "dual-lora" and test:
+            dual = DualPolicy(model, tok, pcfg)
+            return dual.code, dual.test
+        code_policy = Policy(model, tok, pcfg, adapter_name="code" if pcfg.lora else None)
+    if not test:
+        return code_policy, None
+    test_model, test_tok = load_model_and_tokenizer(cfg.test_model_name, dtype=load_dtype, device=device)
+    same_start = code_policy is not None and cfg.test_model_name == cfg.model.code_policy
+    test_policy = Policy(
+        test_model,
+        test_tok,
+        pcfg,
+        adapter_name="test" if pcfg.lora else None,
+        reference=code_policy.reference if same_start else None,
+    )
+    return code_policy, test_policy
