@@ -24,7 +24,7 @@ from codea1.errors import UserError
 from codea1.judge.asserts import split_assert
 
 REPO = Path(__file__).resolve().parents[1]
-BUILD_SCRIPT = REPO / "codea1" / "data" / "bundled" / "build_bundled.py"
+BUILD_SCRIPT = REPO / "scripts" / "build_bundled.py"
 
 
 # -- bundled set -------------------------------------------------------------------------------------
@@ -61,7 +61,7 @@ def test_bundled_jsonl_matches_its_build_script():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     rows = module.build_rows()
-    shipped = (BUILD_SCRIPT.parent / "problems.jsonl").read_text(encoding="utf-8")
+    shipped = module.OUTPUT.read_text(encoding="utf-8")
     assert module.render(rows) == shipped
     assert module.verify(rows) == []
     rows[0]["golden_tests"][0] = rows[0]["golden_tests"][0].replace("== 3", "== 4")

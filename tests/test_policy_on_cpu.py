@@ -226,6 +226,32 @@ def test_lr_schedule():
     assert lr_factor(9, 0, 10, "constant") == 1.0
 
 
+def test_lr_schedule_after_warm_up_is_transformers_cosine_with_min_lr():
+    """Past warm-up the decay is transformers' cosine-with-min-lr (and its linear schedule at min 0). Warm-up
+    differs on purpose: transformers' starts at lr 0 (step / warmup), ours at 1 / warmup, so the first
+    optimiser step already moves; keeping our own function keeps runs and their resume as they were."""
+    import torch
+    from transformers import get_cosine_with_min_lr_schedule_with_warmup, get_linear_schedule_with_warmup
+
+    def factors(make, steps):
+        opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+        sched = make(opt)
+        out = []
+        for _ in range(steps):
+            out.append(opt.param_groups[0]["lr"])
+            opt.step()
+            sched.step()
+        return out
+
+    warm, total = 3, 20
+    cosine = factors(lambda o: get_cosine_with_min_lr_schedule_with_warmup(o, warm, total, min_lr_rate=0.1), total)
+    linear = factors(lambda o: get_linear_schedule_with_warmup(o, warm, total), total)
+    for step in range(warm, total):
+        assert lr_factor(step, warm, total, "cosine", min_ratio=0.1) == pytest.approx(cosine[step], abs=1e-12)
+        assert lr_factor(step, warm, total, "linear") == pytest.approx(linear[step], abs=1e-12)
+    assert cosine[0] == 0.0 and lr_factor(0, warm, total) == pytest.approx(1 / warm)  # the deliberate difference
+
+
 def test_bad_config_is_user_error():
     with pytest.raises(UserError, match="loss_agg"):
         PolicyConfig(loss_agg="sum")

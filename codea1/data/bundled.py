@@ -3,7 +3,7 @@
 Written for this project: each problem has a task text, a GT function and at least five hand-written
 golden asserts; difficulty rises with the id ("easy" one-liners first, then "medium" and "hard" problems
 with edge cases). Split rule (fixed): ids "bundled/NNNN" with an odd NNNN form the held-out "eval" half,
-even ones the "train" half. `codea1/data/bundled/build_bundled.py` regenerates the file from its sources.
+even ones the "train" half. `scripts/build_bundled.py` regenerates the file from its sources.
 """
 
 from __future__ import annotations

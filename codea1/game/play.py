@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -725,7 +724,3 @@ def golden_rewards(
 ) -> list[float]:
     """Golden-Tests rewards of one question's candidates (see golden_step)."""
     return golden_step([problem], [code_responses], executor, config)[0]
-
-
-def result_to_json(result: QuestionResult) -> str:
-    return json.dumps(result.to_dict(), ensure_ascii=True)

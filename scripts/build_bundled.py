@@ -1,7 +1,7 @@
 """Builds `problems.jsonl`, the problem set shipped inside codea1 (run from the repository root):
 
-    python codea1/data/bundled/build_bundled.py          # writes codea1/data/bundled/problems.jsonl
-    python codea1/data/bundled/build_bundled.py --check  # only verifies the file is up to date
+    python scripts/build_bundled.py          # writes codea1/data/bundled/problems.jsonl
+    python scripts/build_bundled.py --check  # only verifies the file is up to date
 
 Every problem here was written for this project. Each one is a task text, a ground-truth (GT) function
 and at least five hand-written `CALL == EXPECTED` tests whose expected values were worked out by hand
@@ -23,7 +23,7 @@ import json
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1] / "codea1" / "data" / "bundled"
 OUTPUT = HERE / "problems.jsonl"
 
 # Each list holds (entry point, task text, GT program, tests as "CALL == EXPECTED"); the list names the
