@@ -49,16 +49,16 @@ CONFIGS: dict[str, tuple[dict, bool]] = {  # name -> (zygote configuration keys,
 def make_executor(extra: dict, cgroup: bool, workers: int):
     from codea1.sandbox import executor as ex_mod
 
-    original = ex_mod._Slot.__init__
+    original = ex_mod._Zygote.__init__
 
     def init(self, index, cfg, group=None):
         original(self, index, {**cfg, **extra}, group)
 
-    ex_mod._Slot.__init__ = init
+    ex_mod._Zygote.__init__ = init
     try:
         return ex_mod.LocalExecutor(workers=workers, cgroup=cgroup)
     finally:
-        ex_mod._Slot.__init__ = original
+        ex_mod._Zygote.__init__ = original
 
 
 def main() -> None:

@@ -24,6 +24,7 @@ from typing import Any
 from codea1.data.problem import Problem
 from codea1.data.static import gt_problem
 from codea1.judge.oracle import AssertCase, run_assertions
+from codea1.sandbox.api import Executor
 
 TEST_CODE_FORMATS = ("evalplus", "humaneval", "pytest")
 MAX_REASON = 240
@@ -171,7 +172,7 @@ def _golden_failure(index: int, test: str, result: Any) -> str:
 
 def check_problems(
     problems: list[Problem],
-    executor: Any | None = None,
+    executor: Executor | None = None,
     *,
     timeout: float = 10.0,
     test_code_timeout: float = 120.0,

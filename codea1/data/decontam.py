@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from codea1.data.problem import Problem
+from codea1.sandbox.api import Executor
 
 STOP_WORDS = frozenset(
     [
@@ -171,7 +172,7 @@ def _program(problem: Problem) -> str:
 
 
 def _passes_foreign_tests(
-    executor: Any,
+    executor: Executor,
     hosts: Sequence[Problem],
     guests: Sequence[Problem],
     tests_per_problem: int,
@@ -208,7 +209,7 @@ def _passes_foreign_tests(
 def behaviour_pairs(
     train: Sequence[Problem],
     held_out: Sequence[Problem],
-    executor: Any,
+    executor: Executor,
     *,
     tests_per_problem: int = TESTS_PER_PROBLEM,
     timeout: float = 1.0,
@@ -229,7 +230,7 @@ def behaviour_pairs(
 def find_pairs(
     train: Sequence[Problem],
     held_out: Sequence[Problem],
-    executor: Any = None,
+    executor: Executor | None = None,
     *,
     ngram_threshold: float = DESCRIPTION_THRESHOLD,
     behaviour: bool = True,
@@ -279,7 +280,7 @@ def find_pairs(
 
 
 def decontaminate(
-    train: Sequence[Problem], held_out: Sequence[Problem], executor: Any = None, **kwargs: Any
+    train: Sequence[Problem], held_out: Sequence[Problem], executor: Executor | None = None, **kwargs: Any
 ) -> tuple[list[Problem], list[ContaminationPair]]:
     """The training problems that no signal pairs with a held-out problem (order kept), and the pairs.
     A training problem whose id is also a held-out id is always a pair ("same id")."""

@@ -23,6 +23,7 @@ from typing import Any
 from codea1.data.problem import Problem
 from codea1.errors import UserError
 from codea1.judge.formats.bigcodebench import candidate_program, job_for, outcomes, test_methods, verdict
+from codea1.sandbox.api import Executor
 
 FIELDS = ("task_id", "complete_prompt", "instruct_prompt", "canonical_solution", "code_prompt", "test", "entry_point")
 DEFAULT_TEST_TIMEOUT = 20.0  # seconds per test method (BigCodeBench's tests use pandas, files, mocks)
@@ -120,7 +121,7 @@ class BCBTask:
 
 def prepare_bigcodebench(
     problems: list[Problem],
-    executor: Any,
+    executor: Executor,
     *,
     timeout: float = DEFAULT_TEST_TIMEOUT,
     progress: Callable[[int, int], None] | None = None,
@@ -147,7 +148,7 @@ def prepare_bigcodebench(
 def score_bigcodebench(
     tasks: list[BCBTask],
     samples: list[tuple[str, str]],
-    executor: Any,
+    executor: Executor,
     *,
     timeout: float = DEFAULT_TEST_TIMEOUT,
     progress: Callable[[int, int], None] | None = None,
@@ -185,7 +186,7 @@ def score_bigcodebench(
 def evaluate_bigcodebench(
     problems: list[Problem],
     samples: list[tuple[str, str]],
-    executor: Any,
+    executor: Executor,
     ks: list[int] | None = None,
     progress_prepare: Callable | None = None,
     progress_score: Callable | None = None,

@@ -35,7 +35,7 @@ from codea1.judge.formats.humaneval import (
     humaneval_check_code,
 )
 from codea1.judge.formats.spec import value_source
-from codea1.sandbox.api import Progress
+from codea1.sandbox.api import Executor, Progress
 
 REPLAY_MIN_TIMEOUT = 10.0  # seconds a replay of check() may take at least
 
@@ -259,7 +259,7 @@ def _outcome(r: Any) -> tuple[tuple, str, str | None]:
     return ("stop",), r.status, r.error
 
 
-def _drive(runs: list[_Run], executor: Any, progress: Progress = None) -> None:
+def _drive(runs: list[_Run], executor: Executor, progress: Progress = None) -> None:
     """Rounds until every run is done: all candidate jobs, then all verdict jobs of the round."""
     active = list(runs)
     total, done = len(active), 0
@@ -289,7 +289,7 @@ def _new_run(task: PreparedTask, solution: str, result: SampleResult, timeout: f
 
 def prepare_tasks(
     problems: list[Problem],
-    executor: Any,
+    executor: Executor,
     *,
     gt_time_factor: float = 4.0,
     min_time_limit: float = 1.0,
@@ -330,7 +330,7 @@ def prepare_tasks(
     return tasks
 
 
-def _record_humaneval(tasks: list[PreparedTask], executor: Any, gt_timeout: float, factor: float) -> None:
+def _record_humaneval(tasks: list[PreparedTask], executor: Executor, gt_timeout: float, factor: float) -> None:
     """The calls each HumanEval check() makes against GT (a trusted child per task, nothing known yet)."""
     from codea1.sandbox import Job
 
@@ -363,7 +363,7 @@ def _record_humaneval(tasks: list[PreparedTask], executor: Any, gt_timeout: floa
         t.replay_timeout = max(REPLAY_MIN_TIMEOUT, factor * r.seconds)
 
 
-def _expected_values(tasks: list[PreparedTask], executor: Any, gt_timeout: float) -> None:
+def _expected_values(tasks: list[PreparedTask], executor: Executor, gt_timeout: float) -> None:
     """Expected values (and a special oracle's values) from the benchmark's own code, in clean children."""
     from codea1.sandbox import Job
 
@@ -392,7 +392,7 @@ def _expected_values(tasks: list[PreparedTask], executor: Any, gt_timeout: float
         t.alt = values[n:]
 
 
-def _gt_expected(runs: list[_Run], executor: Any, progress: Progress) -> None:
+def _gt_expected(runs: list[_Run], executor: Executor, progress: Progress) -> None:
     """Runs GT; where expected values are GT's own outputs (no `results` in the program), takes them first."""
     from_gt = [r for r in runs if r.task.spec.mode != "humaneval" and r.task.spec.expected_calls is None]
     if from_gt:
@@ -468,7 +468,7 @@ def _chunks(n: int) -> list[tuple[int, int]]:
 def score_solutions(
     tasks: list[PreparedTask],
     samples: list[tuple[str, str]],
-    executor: Any,
+    executor: Executor,
     *,
     progress: Progress = None,
 ) -> list[SampleResult]:
@@ -523,7 +523,7 @@ def summarize(tasks: list[PreparedTask], results: list[SampleResult], ks: list[i
 def evaluate_samples(
     problems: list[Problem],
     samples: list[tuple[str, str]],
-    executor: Any,
+    executor: Executor,
     ks: list[int] | None = None,
     progress_prepare: Progress = None,
     progress_score: Progress = None,

@@ -13,6 +13,7 @@ from typing import Any
 
 from codea1.eval.code_eval import PreparedTask, score_solutions
 from codea1.judge.oracle import AssertCase, run_assertions
+from codea1.sandbox.api import Executor
 
 
 @dataclass
@@ -41,7 +42,7 @@ def collaborate(
     tasks: list[PreparedTask],
     solutions: dict[str, list[str]],
     tests: dict[str, list[str]],
-    executor: Any,
+    executor: Executor,
     timeout: float = 2.0,
 ) -> tuple[dict[str, Any], list[CollabRecord]]:
     """Picks one solution per (non-excluded) task with the tests; returns (summary, records)."""

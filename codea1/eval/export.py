@@ -13,6 +13,7 @@ from typing import Any
 from codea1.data.problem import Problem
 from codea1.judge.asserts import split_assert
 from codea1.judge.oracle import AssertCase, run_assertions
+from codea1.sandbox.api import Executor
 
 
 def normalise(statement: str) -> str | None:
@@ -24,7 +25,7 @@ def normalise(statement: str) -> str | None:
 def validated_golden(
     problems: list[Problem],
     tests: dict[str, list[str]],
-    executor: Any,
+    executor: Executor,
     *,
     max_tests: int = 8,
     min_valid: int = 1,

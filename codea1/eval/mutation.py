@@ -33,6 +33,7 @@ from functools import lru_cache
 from typing import Any
 
 from codea1.data.check import time_limit
+from codea1.sandbox.api import Executor
 
 BINARY_OPS = {  # ast class name -> (Cosmic-Ray name, source text)
     "Add": ("Add", "+"),
@@ -538,7 +539,7 @@ def _job_code(blob: bytes, calls: list[str], hint: str) -> str:
 def run_programs(
     programs: list[str],
     calls: list[str],
-    executor: Any,
+    executor: Executor,
     *,
     timeout: float,
     batch: int = 1,
@@ -607,7 +608,7 @@ class GroundTruthRun:
     seconds: float
 
 
-def run_ground_truth(source: str, calls: list[str], executor: Any, *, timeout: float = 30.0) -> GroundTruthRun:
+def run_ground_truth(source: str, calls: list[str], executor: Executor, *, timeout: float = 30.0) -> GroundTruthRun:
     """Runs GT once through the mutant harness: the reference values and GT's wall time for all calls.
 
     This run only sets the time limit and which calls are scored; the values mutants are compared with
@@ -698,7 +699,7 @@ def _judge(outcome: MutantOutcome, run: tuple[str, Any], expected: list[Any], sc
 def score_mutants(
     source: str,
     calls: list[str],
-    executor: Any,
+    executor: Executor,
     *,
     prelude: str = "",
     gt: GroundTruthRun | None = None,

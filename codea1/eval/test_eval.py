@@ -26,7 +26,7 @@ from codea1.eval.mutation import Mutant, generate_mutants, run_programs, score_m
 from codea1.eval.ult import ULT_PRELUDE, UltFunction
 from codea1.judge.asserts import split_assert
 from codea1.judge.oracle import AssertCase, run_assertions
-from codea1.sandbox.api import Progress
+from codea1.sandbox.api import Executor, Progress
 
 TRACE_FILENAME = "<codea1-function>"
 
@@ -99,7 +99,7 @@ def coverage_from_trace(source: str, lines: list[int], arcs: list[tuple[int, int
 
 
 def measure_coverage(
-    functions: list[UltFunction], calls_per_function: list[list[str]], executor: Any, timeout: float = 5.0
+    functions: list[UltFunction], calls_per_function: list[list[str]], executor: Executor, timeout: float = 5.0
 ) -> list[Coverage]:
     """Coverage of each function by its calls, traced in a sandbox child."""
     from codea1.sandbox import Job
@@ -157,7 +157,7 @@ def first_k(tests: list[str], k: int) -> list[str]:
 def score_tests(
     functions: list[UltFunction],
     tests: dict[str, list[str]],
-    executor: Any,
+    executor: Executor,
     *,
     k: int = 5,
     mutation: bool = True,
@@ -271,7 +271,7 @@ def summarize_tests(records: list[FunctionTestResult], k: int) -> dict[str, Any]
 
 
 def pick_buggy_candidates(
-    functions: list[UltFunction], executor: Any, seed: int = 0, max_mutants: int = 64
+    functions: list[UltFunction], executor: Executor, seed: int = 0, max_mutants: int = 64
 ) -> dict[str, Mutant]:
     """One known-buggy candidate per function: a compiling mutant, chosen with `seed`, that the
     benchmark's own tests (ULT's test_list) kill; functions without given tests or such a mutant get none."""

@@ -12,6 +12,7 @@ from typing import Any
 
 from codea1.config import GameConfig
 from codea1.errors import UserError
+from codea1.sandbox.api import Executor
 
 BOOK_FILE = "mistake_book.sqlite"
 # every game key is an option of `codea1 score` (--history-size is game.history_size), except those that
@@ -111,7 +112,7 @@ def _check_rollout(row: Any, problems: dict) -> str | None:
     return None
 
 
-def _progress_runner(executor: Any):
+def _progress_runner(executor: Executor):
     """Wraps executor.run with a rich progress bar on stderr."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn

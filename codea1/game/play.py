@@ -47,6 +47,7 @@ from codea1.judge import (
     values_equal,
 )
 from codea1.sandbox import Job, Progress
+from codea1.sandbox.api import Executor
 from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable
 
 GT_CALLS_PER_JOB = 64  # GT calls of one question are split into jobs of at most this many
@@ -157,7 +158,7 @@ def _unique(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _run(executor: Any, jobs: list, progress: Progress) -> list:
+def _run(executor: Executor, jobs: list, progress: Progress) -> list:
     if not jobs:
         return []
     if progress is None:
@@ -278,7 +279,7 @@ def values_program(problem: Problem) -> str:
 def resolve_calls(
     problems: Sequence[Problem],
     suites: Sequence[Sequence[Sequence[ParsedSuite]]],
-    executor: Any,
+    executor: Executor,
     config: GameConfig,
     progress: Progress = None,
 ) -> list[ResolvedCalls]:
@@ -365,7 +366,7 @@ class OracleAnswers:
 def ask_oracle(
     problems: Sequence[Problem],
     suites: Sequence[Sequence[Sequence[ParsedSuite]]],
-    executor: Any,
+    executor: Executor,
     config: GameConfig,
     progress: Progress = None,
     resolved: Sequence[ResolvedCalls] | None = None,
@@ -497,7 +498,7 @@ def run_matrix(
     histories: Sequence[Sequence[StoredTest]],
     oracle_out: Sequence[Sequence[Sequence[SuiteOracle]]],
     answers: Sequence[OracleAnswers],
-    executor: Any,
+    executor: Executor,
     config: GameConfig,
     progress: Progress = None,
     resolved: Sequence[ResolvedCalls] | None = None,
@@ -625,7 +626,7 @@ def play_step(
     problems: Sequence[Problem],
     code_responses: Sequence[Sequence[str]],
     test_responses: Sequence[Sequence[Sequence[str]]],
-    executor: Any,
+    executor: Executor,
     histories: Sequence[Sequence[StoredTest]] | None = None,
     config: GameConfig | None = None,
     progress: Progress = None,
@@ -676,7 +677,7 @@ def play_question(
     problem: Problem,
     code_responses: Sequence[str],
     test_responses: Sequence[Sequence[str]],
-    executor: Any,
+    executor: Executor,
     history: Sequence[StoredTest] | None = None,
     config: GameConfig | None = None,
 ) -> QuestionResult:
@@ -688,7 +689,7 @@ def play_question(
 def golden_step(
     problems: Sequence[Problem],
     code_responses: Sequence[Sequence[str]],
-    executor: Any,
+    executor: Executor,
     config: GameConfig | None = None,
     progress: Progress = None,
 ) -> list[list[float]]:
@@ -720,7 +721,7 @@ def golden_step(
 
 
 def golden_rewards(
-    problem: Problem, code_responses: Sequence[str], executor: Any, config: GameConfig | None = None
+    problem: Problem, code_responses: Sequence[str], executor: Executor, config: GameConfig | None = None
 ) -> list[float]:
     """Golden-Tests rewards of one question's candidates (see golden_step)."""
     return golden_step([problem], [code_responses], executor, config)[0]

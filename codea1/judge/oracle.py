@@ -21,7 +21,7 @@ from codea1.judge.asserts import PRE, VALUES, Assertion, read_assertion
 from codea1.judge.equality import holds
 from codea1.judge.literals import plain_source
 from codea1.sandbox import CallResult, Job, JobResult
-from codea1.sandbox.api import Progress
+from codea1.sandbox.api import Executor, Progress
 from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable
 
 CLEAN_PRELUDE = "import math\n"  # what a test's EXPECTED may use when there is no GT program to run it in
@@ -36,7 +36,7 @@ class _PasteRows(ast.NodeTransformer):
 
 
 def _paste_loop_rows(
-    executor: Any, cases: Sequence[AssertCase], read: list[list[Assertion | None]], timeout: float
+    executor: Executor, cases: Sequence[AssertCase], read: list[list[Assertion | None]], timeout: float
 ) -> dict[tuple[int, int], str]:
     """Phase 0 of a per-iteration lift: each loop's rows (the loop names its calls use) evaluated by the
     oracle program, one job each (a loop with side effects reaches no other), and pasted into the
@@ -89,7 +89,7 @@ class AssertCase:
 
 
 def run_assertions(
-    executor: Any, cases: Sequence[AssertCase], timeout: float = 2.0, progress: Progress = None
+    executor: Executor, cases: Sequence[AssertCase], timeout: float = 2.0, progress: Progress = None
 ) -> list[Any]:
     """Runs each case's asserts against its code; one JobResult per case, one CallResult per test.
 

@@ -130,7 +130,7 @@ class _UidLease:
             self.fd = -1
 
 
-class _Worker:
+class _Slot:
     """One parallel slot: its leased uid and its zygotes, one per flavour, each started on first use.
 
     Forking a process costs time in proportion to its memory, so a job forks from the leanest zygote
@@ -139,13 +139,13 @@ class _Worker:
 
     def __init__(self, index: int, cfg: dict, cgroup: cgroups.SlotCgroup | None = None) -> None:
         self.index, self.cfg, self.cgroup = index, cfg, cgroup
-        self.zygotes: dict[str, _Slot] = {"lean": _Slot(index, {**cfg, "flavour": "lean"}, cgroup)}
-        self.last: _Slot | None = None  # the zygote of the previous job
+        self.zygotes: dict[str, _Zygote] = {"lean": _Zygote(index, {**cfg, "flavour": "lean"}, cgroup)}
+        self.last: _Zygote | None = None  # the zygote of the previous job
 
-    def zygote(self, flavour: str) -> _Slot:
+    def zygote(self, flavour: str) -> _Zygote:
         z = self.zygotes.get(flavour)
         if z is None:
-            z = self.zygotes[flavour] = _Slot(self.index, {**self.cfg, "flavour": flavour}, self.cgroup)
+            z = self.zygotes[flavour] = _Zygote(self.index, {**self.cfg, "flavour": flavour}, self.cgroup)
         elif not z.alive():
             z.close()
             z.start()
@@ -169,7 +169,7 @@ class _Worker:
             self.cgroup.close()
 
 
-class _Slot:
+class _Zygote:
     """One warm zygote process and the socket that drives it."""
 
     def __init__(self, index: int, cfg: dict, cgroup: cgroups.SlotCgroup | None = None) -> None:
@@ -491,9 +491,9 @@ class LocalExecutor:
             "tmp_inodes": tmp_inodes,
         }
         hidden = _default_hide_paths() + list(hide_paths or [])
-        self._slots: list[_Worker] = []
+        self._slots: list[_Slot] = []
         self._leases: list[_UidLease] = []
-        self._free: queue.Queue[_Worker] = queue.Queue()
+        self._free: queue.Queue[_Slot] = queue.Queue()
         self._closed = False
         self._owner = os.getpid()
         self.restarts = 0  # zygotes replaced after failing to set up a job
@@ -515,7 +515,7 @@ class LocalExecutor:
                 group = None
                 if uid >= 0 and cgroup:
                     group = cgroups.SlotCgroup.create(f"slot-{uid}", (memory_mb + tmp_mb) << 20, nproc)
-                slot = _Worker(k, cfg, group)
+                slot = _Slot(k, cfg, group)
                 self._slots.append(slot)
                 self._free.put(slot)
         except BaseException:
@@ -590,15 +590,15 @@ class LocalExecutor:
         finally:
             self._free.put(worker)
 
-    def _run_on(self, worker: _Worker, job: Job) -> JobResult:
+    def _run_on(self, slot: _Slot, job: Job) -> JobResult:
         try:
             calls = job.calls if type(job.calls) is list else list(job.calls)
             kind = preload.flavour(job.code, calls) if type(job.code) is str else "lean"
-            result = self._execute_healing(worker, kind, job)
+            result = self._execute_healing(slot, kind, job)
             if kind == "lean" and preload.needs_full(
                 result.defined, result.error, [r.error for r in result.results if r.status == "error"]
             ):
-                result = self._execute_healing(worker, "full", job)  # a module the scan did not see
+                result = self._execute_healing(slot, "full", job)  # a module the scan did not see
             return result
         except BaseException as exc:
             if not isinstance(exc, Exception) and not isinstance(exc, MemoryError):
@@ -610,24 +610,24 @@ class LocalExecutor:
                 n = 0
             return JobResult(str(job.id), False, err, [CallResult("invalid", error=err) for _ in range(n)])
 
-    def _execute_healing(self, worker: _Worker, kind: str, job: Job) -> JobResult:
-        """Runs the job on the worker's `kind` zygote; a zygote that fails to set the job up (its child
+    def _execute_healing(self, slot: _Slot, kind: str, job: Job) -> JobResult:
+        """Runs the job on the slot's `kind` zygote; a zygote that fails to set the job up (its child
         exits before running any candidate code, or it cannot fork) is replaced and the job run once
         more on the fresh one, so that nothing a job leaves in a zygote can change later verdicts."""
         for attempt in range(2):
-            slot = worker.zygote(kind)
+            zygote = slot.zygote(kind)
             try:
-                return self._execute(slot, job)
+                return self._execute(zygote, job)
             except _SetupFailed as exc:
                 self.restarts += 1
-                worker.replace(kind)
+                slot.replace(kind)
                 why = str(exc)
                 if attempt:
                     err = f"sandbox could not set up the job twice: {why}"[:300]
                     return JobResult(job.id, False, err, [CallResult("invalid", error=err) for _ in job.calls])
         raise AssertionError("unreachable")
 
-    def _execute(self, slot: _Slot, job: Job) -> JobResult:
+    def _execute(self, zygote: _Zygote, job: Job) -> JobResult:
         calls = list(job.calls)
         if type(job.code) is not str:
             err = "Job.code must be a string"
@@ -642,7 +642,7 @@ class LocalExecutor:
         while first or any(r is None for r in results[start:]):
             pending = [i for i in range(start, n) if results[i] is None]
             cpu = self.define_timeout + timeout * len(pending) + 1
-            run = self._spawn(slot, job.code, sendable, start, cpu)
+            run = self._spawn(zygote, job.code, sendable, start, cpu)
             if run is None:  # the zygote failed to fork: replaced, and the job run again (once)
                 raise _SetupFailed("the zygote could not start a child")
             reader, res_r = run
@@ -654,7 +654,7 @@ class LocalExecutor:
                 if started:
                     frame = reader.read(deadline)
                 if type(frame) is not dict or frame.get("k") not in ("defined", "undefined"):
-                    info = slot.finish()
+                    info = zygote.finish()
                     if frame == "eof" and info.get("exit") in SETUP_FAILED and not started:
                         raise _SetupFailed(f"a child {_signal_name(info)} before running the code")
                     why = {"timeout": f"timed out after {self.define_timeout:g}s while running the code"}.get(
@@ -666,7 +666,7 @@ class LocalExecutor:
                         results[i] = CallResult("crash", error=f"could not run the code again: {why}")
                     break
                 if frame["k"] == "undefined":
-                    slot.finish(wait=False)
+                    zygote.finish(wait=False)
                     err = str(frame.get("error"))[:300]
                     if first:
                         return JobResult(job.id, False, err, [CallResult("invalid", error=err) for _ in calls])
@@ -686,7 +686,7 @@ class LocalExecutor:
                             err = frame.get("error")
                             results[i] = CallResult("error", None, err[:300] if type(err) is str else "error", took)
                         continue
-                    info = slot.finish()
+                    info = zygote.finish()
                     ended = True
                     if frame == "timeout":
                         results[i] = CallResult("timeout", error=f"no result within {timeout:g}s", seconds=took)
@@ -701,7 +701,7 @@ class LocalExecutor:
                     if type(frame) is dict and frame.get("k") == "done":
                         out = frame.get("out")
                         stdout = out[:4096] if type(out) is str else ""
-                    slot.finish(wait=False)
+                    zygote.finish(wait=False)
                     start = n
             finally:
                 os.close(res_r)
@@ -709,7 +709,7 @@ class LocalExecutor:
         return JobResult(job.id, True, None, final, stdout)
 
     def _spawn(
-        self, slot: _Slot, code: str, calls: list[bytes | str | None], start: int, cpu: float
+        self, zygote: _Zygote, code: str, calls: list[bytes | str | None], start: int, cpu: float
     ) -> tuple[_FrameReader, int] | None:
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
@@ -735,11 +735,11 @@ class LocalExecutor:
             # no reply (the child's pid): the child's first frame is what matters, and the zygote knows
             # its current child when asked to finish it
             try:
-                slot.request(req, [job_r, res_w], wait=False)
+                zygote.request(req, [job_r, res_w], wait=False)
             except (OSError, SandboxError, ValueError):
-                slot.close()
-                slot.start()
-                slot.request(req, [job_r, res_w], wait=False)
+                zygote.close()
+                zygote.start()
+                zygote.request(req, [job_r, res_w], wait=False)
         except Exception:  # noqa: BLE001
             for fd in (job_w, res_r):
                 os.close(fd)
@@ -757,7 +757,7 @@ class LocalExecutor:
         return _FrameReader(res_r), res_r
 
 
-def _release(workers: list[_Worker], leases: list[_UidLease], owner: int | None = None) -> None:
+def _release(workers: list[_Slot], leases: list[_UidLease], owner: int | None = None) -> None:
     if owner is not None and os.getpid() != owner:
         return  # a forked copy of the owning process must not stop the owner's zygotes
     for worker in workers:
@@ -852,7 +852,7 @@ def isolation_level() -> str:
     if _LEVEL_CACHE is None:
         group = cgroups.SlotCgroup.create(f"probe-{os.getpid()}", 256 << 20, 32)
         try:
-            slot = _Slot(0, {"isolate": True, "uid": -1, "gid": NOBODY_GID, "hide_paths": []}, group)
+            slot = _Zygote(0, {"isolate": True, "uid": -1, "gid": NOBODY_GID, "hide_paths": []}, group)
             try:
                 _LEVEL_CACHE = "+".join(slot.layers)
             finally:

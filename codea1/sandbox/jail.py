@@ -41,7 +41,8 @@ NAMESPACE_FLAGS = (
     CLONE_NEWNET,
     CLONE_NEWTIME,
 )
-MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 36, 38
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 
 # system calls candidate code never needs; each fails with EPERM
@@ -203,8 +204,23 @@ def restore_pid_namespace(fd: int) -> bool:
     return _libc.setns(fd, CLONE_NEWPID) == 0
 
 
-def _mount(source: str, target: str, fstype: str, flags: int, data: str | None) -> bool:
-    return _libc.mount(source.encode(), target.encode(), fstype.encode(), flags, data.encode() if data else None) == 0
+def unshare(flags: int) -> bool:
+    """unshare(2) of the namespaces in `flags` for the caller; False when the kernel refuses."""
+    return _libc.unshare(flags) == 0
+
+
+def mount(source: str, target: str, fstype: str | None, flags: int, data: str | None) -> bool:
+    """mount(2); False when the kernel refuses."""
+    return (
+        _libc.mount(
+            source.encode(),
+            target.encode(),
+            fstype.encode() if fstype else None,
+            flags,
+            data.encode() if data else None,
+        )
+        == 0
+    )
 
 
 def enter_job_namespaces(uid: int, gid: int, tmp_bytes: int, tmp_inodes: int) -> None:
@@ -219,7 +235,7 @@ def enter_job_namespaces(uid: int, gid: int, tmp_bytes: int, tmp_inodes: int) ->
     if _libc.unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0:
         raise OSError(ctypes.get_errno(), "unshare")
     owner = f",uid={uid},gid={gid}" if uid >= 0 else ""
-    if not _mount(
+    if not mount(
         "tmpfs",
         "/tmp",
         "tmpfs",
@@ -227,7 +243,7 @@ def enter_job_namespaces(uid: int, gid: int, tmp_bytes: int, tmp_inodes: int) ->
         f"size={max(1, tmp_bytes >> 10)}k,nr_inodes={tmp_inodes},mode=0700{owner}",
     ):
         raise OSError(ctypes.get_errno(), "mount /tmp")
-    if not _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None):
+    if not mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None):
         raise OSError(ctypes.get_errno(), "mount /proc")
 
 

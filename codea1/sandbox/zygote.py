@@ -55,12 +55,18 @@ import time
 import types
 
 from codea1.sandbox import jail, preload, values
-
-CLONE_NEWNS = 0x00020000
-CLONE_NEWNET = 0x40000000
-CLONE_NEWUSER = 0x10000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 36, 38
+from codea1.sandbox.jail import (  # the kernel's constants live with the jail
+    CLONE_NEWNET,
+    CLONE_NEWNS,
+    MS_NODEV,
+    MS_NOEXEC,
+    MS_NOSUID,
+    MS_PRIVATE,
+    MS_REC,
+    PR_SET_CHILD_SUBREAPER,
+    PR_SET_NO_NEW_PRIVS,
+    PR_SET_PDEATHSIG,
+)
 
 CHILD_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # plus HOME and TMPDIR: the child's temp dir
 MAX_OUTPUT = 4096  # characters of captured stdout/stderr sent back
@@ -139,23 +145,6 @@ def _warm_up() -> None:
             _dumps(rec).encode()
 
 
-def _unshare(flags: int) -> bool:
-    return _libc.unshare(flags) == 0
-
-
-def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None) -> bool:
-    return (
-        _libc.mount(
-            source.encode(),
-            target.encode(),
-            fstype.encode() if fstype else None,
-            flags,
-            data.encode() if data else None,
-        )
-        == 0
-    )
-
-
 # directories a tmpfs must never cover (the system the child runs on)
 _SYSTEM_DIRS = {"/", "/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/dev", "/sys", "/run"}
 
@@ -197,21 +186,23 @@ def enter_layers(cfg: dict) -> tuple[list[str], str]:
         root = True
         _become_init_of_own_pid_namespace()
     if cfg["isolate"] and root:
-        if _unshare(CLONE_NEWNET):
+        if jail.unshare(CLONE_NEWNET):
             layers.append("netns")
-        if _unshare(jail.CLONE_NEWUTS) and _libc.sethostname(b"sandbox", 7) == 0:
+        if jail.unshare(jail.CLONE_NEWUTS) and _libc.sethostname(b"sandbox", 7) == 0:
             layers.append("utsns")
-        private = cfg.get("hide", True) and _unshare(CLONE_NEWNS)
-        if private and _mount("none", "/", None, MS_REC | MS_PRIVATE, None):
+        private = cfg.get("hide", True) and jail.unshare(CLONE_NEWNS)
+        if private and jail.mount("none", "/", None, MS_REC | MS_PRIVATE, None):
             # a fresh /tmp for the zygote (bubblewrap's allow-list root already has one)
-            ok = cfg.get("allowlist") or _mount(
+            ok = cfg.get("allowlist") or jail.mount(
                 "tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,nr_inodes=64k,mode=1777"
             )
             for path in dict.fromkeys(os.path.realpath(p) for p in cfg.get("hide_paths", [])):
                 if path in _SYSTEM_DIRS or not os.path.isdir(path) or path.startswith("/tmp"):
                     continue
                 ok = (
-                    _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,nr_inodes=16,mode=0755")
+                    jail.mount(
+                        "tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,nr_inodes=16,mode=0755"
+                    )
                     and ok
                 )
             if ok:

@@ -41,6 +41,7 @@ from typing import Any
 from codea1.config import Config
 from codea1.errors import UserError
 from codea1.eval.stats import bootstrap_interval, paired_difference, power_line, power_statement
+from codea1.sandbox.api import Executor
 
 METHOD_ORDER = ("base", "golden", "a1", "selfplay")
 TRAINED = ("golden", "a1", "selfplay")
@@ -169,7 +170,7 @@ def _test_prompts(problems: list, cfg: Config, whitebox: bool, k: int) -> list:
     return [with_prefix(test_messages_blackbox(p, k), prefix, p) for p in problems]
 
 
-def evaluate_code(policy: Any, problems: list, executor: Any, cfg: Config, spec: CompareSpec) -> dict[str, Any]:
+def evaluate_code(policy: Any, problems: list, executor: Executor, cfg: Config, spec: CompareSpec) -> dict[str, Any]:
     """pass@1 of the code policy: spec.code_samples seeded samples per problem at the eval section's
     sampling settings; per-problem pass fractions and the bootstrap interval over problems."""
     from codea1.eval.code_eval import evaluate_samples
@@ -201,7 +202,7 @@ def evaluate_code(policy: Any, problems: list, executor: Any, cfg: Config, spec:
 def evaluate_tests(
     policy: Any,
     problems: list,
-    executor: Any,
+    executor: Executor,
     cfg: Config,
     spec: CompareSpec,
     modes: Sequence[str] = ("whitebox", "blackbox"),
@@ -275,7 +276,7 @@ def evaluate_tests(
 
 
 def evaluate_policies(
-    code_policy: Any, test_policy: Any, problems: list, executor: Any, cfg: Config, spec: CompareSpec
+    code_policy: Any, test_policy: Any, problems: list, executor: Executor, cfg: Config, spec: CompareSpec
 ) -> dict[str, Any]:
     """Both policies on the held-out problems; "samples" holds every response with its verdict (written
     beside the evaluation, not inside it)."""
@@ -363,7 +364,7 @@ class Comparison:
                     self._method(method, problems, executor)
         return self.write_results()
 
-    def select_training_problems(self, held_out: list, executor: Any) -> None:
+    def select_training_problems(self, held_out: list, executor: Executor) -> None:
         """Once per comparison: data.train with every method's requirements (golden tests, a GT that
         passes them), decontaminated against the held-out problems; written with the id lists and the
         decontamination report. Every method trains on train_problems.jsonl."""
@@ -418,7 +419,7 @@ class Comparison:
         _write_json(path, power)
         return power
 
-    def _base(self, problems: list, executor: Any) -> None:
+    def _base(self, problems: list, executor: Executor) -> None:
         path = self.eval_path("base", 0)
         if path.is_file():
             return
@@ -436,7 +437,7 @@ class Comparison:
             },
         )
 
-    def _method(self, method: str, problems: list, executor: Any) -> None:
+    def _method(self, method: str, problems: list, executor: Executor) -> None:
         from codea1.train.loop import method_policies, train
         from codea1.train.metrics import read_metrics
 

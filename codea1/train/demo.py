@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from codea1.config import Config, load_config
+from codea1.sandbox.api import Executor
 
 PRESETS = Path(__file__).resolve().parents[1] / "configs"
 EXPECTED_MINUTES = "12-16"
 
 
-def measure(code_policy: Any, test_policy: Any, problems: list, executor: Any, cfg: Config) -> dict[str, Any]:
+def measure(code_policy: Any, test_policy: Any, problems: list, executor: Executor, cfg: Config) -> dict[str, Any]:
     """The demo's two measurements on the held-out problems (see codea1.train.compare): the Code LLM's
     pass@1 and the Test LLM's white-box valid ratio, each per problem with a bootstrap interval."""
     from codea1.train.compare import CompareSpec, evaluate_code, evaluate_tests

@@ -25,6 +25,7 @@ from typing import Any
 
 from codea1.config import Config
 from codea1.errors import UserError
+from codea1.sandbox.api import Executor
 from codea1.train.checkpoint import (
     TrainerState,
     debug_kill,
@@ -106,7 +107,7 @@ def on_problem_file(data: dict[str, Any], path: Path) -> dict[str, Any]:
     return data
 
 
-def load_training_problems(cfg: Config, executor: Any = None, console: Any = None) -> list[Any]:
+def load_training_problems(cfg: Config, executor: Executor | None = None, console: Any = None) -> list[Any]:
     """The training problems: data.train filtered by difficulty and limit, then (data.require_golden_tests)
     only those with golden tests, then (data.check_gt) only those whose GT passes them. The filters are
     the same for every method, so runs of two methods with one seed and data read the same questions in
@@ -196,7 +197,7 @@ class Trainer:
         policy_factory: Callable[[Config], tuple[Any, Any]] | None = None,
         console: Any = None,
         progress: bool | None = None,
-        executor: Any = None,
+        executor: Executor | None = None,
         new_run: bool = False,
         stop: Callable[[list[dict[str, Any]]], bool] | None = None,
     ) -> None:
@@ -241,7 +242,7 @@ class Trainer:
         with make_executor(cfg, hide_paths=[str(self.run.root.resolve())]) as executor:
             return self._train_with(executor, console)
 
-    def _train_with(self, executor: Any, console: Any) -> dict[str, Any]:
+    def _train_with(self, executor: Executor, console: Any) -> dict[str, Any]:
         from codea1.game.mistake_book import MistakeBook
 
         cfg = self.cfg
@@ -424,7 +425,7 @@ def train(
     policy_factory: Callable[[Config], tuple[Any, Any]] | None = None,
     console: Any = None,
     progress: bool | None = None,
-    executor: Any = None,
+    executor: Executor | None = None,
     stop: Callable[[list[dict[str, Any]]], bool] | None = None,
 ) -> dict[str, Any]:
     """Starts a new run in run_dir (or resumes it); returns {"steps", "run_dir"}. `stop`, called with the

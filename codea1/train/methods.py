@@ -22,10 +22,17 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codea1.config import Config, Sampling
+from codea1.rl.api import ConcurrentLearner, PolicyHandle
 from codea1.train.checkpoint import debug_kill
+
+if TYPE_CHECKING:
+    from codea1.data.problem import Problem
+    from codea1.game.mistake_book import MistakeBook
+    from codea1.rl.rollout import Sample
+    from codea1.sandbox import Executor
 
 PHASES = ("gen_code", "gen_tests", "execute", "learn")
 
@@ -43,11 +50,34 @@ class StepEnv:
     names the current phase."""
 
     cfg: Config
-    code_policy: Any
-    test_policy: Any
-    book: Any
-    executor: Any
+    code_policy: PolicyHandle
+    test_policy: PolicyHandle | None
+    book: MistakeBook
+    executor: Executor
     phase: Callable[[str], None]
+
+
+@dataclass
+class Round:
+    """One question's round of the game as a step samples it: the problem, its M code samples, and the N
+    test suites written for each code (suites[m][n])."""
+
+    problem: Problem
+    codes: list[Sample]
+    suites: list[list[Sample]]
+
+    @property
+    def code_texts(self) -> list[str]:
+        return [s.text for s in self.codes]
+
+    @property
+    def suite_texts(self) -> list[list[str]]:
+        return [[s.text for s in suites] for suites in self.suites]
+
+    @property
+    def test_samples(self) -> list[Sample]:
+        """Every test suite of the round, code by code."""
+        return [s for suites in self.suites for s in suites]
 
 
 @dataclass
@@ -143,7 +173,7 @@ class A1:
     def learn(
         self, env: StepEnv, step: int, codes: list, code_advs: list[float], tests: list, test_advs: list[float]
     ) -> tuple[dict, dict]:
-        if tests and hasattr(env.code_policy, "submit_train_step") and hasattr(env.test_policy, "submit_train_step"):
+        if tests and isinstance(env.code_policy, ConcurrentLearner) and isinstance(env.test_policy, ConcurrentLearner):
             # policies in actors of their own (codea1.rl.ray_policy): the two updates run at the same time
             code_done = env.code_policy.submit_train_step(codes, code_advs)
             test_done = env.test_policy.submit_train_step(tests, test_advs)
@@ -164,20 +194,20 @@ class A1:
         cfg, game, seconds = env.cfg, env.cfg.game, {}
         env.phase("generate code")
         with timed(seconds, "gen_code"):
-            codes = sample_codes(env, step, batch)
+            code_samples = sample_codes(env, step, batch)
         debug_kill("gen_code", step)
 
         env.phase("generate tests")
         with timed(seconds, "gen_tests"):
-            tests = sample_tests(env, step, batch, codes)
+            test_samples = sample_tests(env, step, batch, code_samples)
         debug_kill("gen_tests", step)
 
+        rounds = [Round(p, c, t) for p, c, t in zip(batch, code_samples, test_samples)]
         env.phase("execute")
         with timed(seconds, "execute"):
-            code_texts = [[s.text for s in row] for row in codes]
-            test_texts = [[[s.text for s in suites] for suites in row] for row in tests]
+            code_texts = [r.code_texts for r in rounds]
             histories = [env.book.retrieve(p.id, game.history_size) for p in batch]
-            results = play_step(batch, code_texts, test_texts, env.executor, histories, game)
+            results = play_step(batch, code_texts, [r.suite_texts for r in rounds], env.executor, histories, game)
             golden = golden_step(batch, code_texts, env.executor, game) if cfg.train.golden_pass_rate else None
             debug_kill("execute", step)
             book = env.book.apply_step(step, merge_updates((r.question_id, r.updates) for r in results))
@@ -190,9 +220,9 @@ class A1:
             code_metrics, test_metrics = self.learn(
                 env,
                 step,
-                _flat(codes),
+                _flat(code_samples),
                 advantages([r.code_rewards for r in results], cfg),
-                [s for b, m in selected for s in tests[b][m]],
+                [s for b, m in selected for s in rounds[b].suites[m]],
                 advantages(test_rewards, cfg),
             )
 
@@ -200,15 +230,11 @@ class A1:
         metrics.update(replay_metrics(histories))
         if golden is not None:
             metrics["golden_pass_rate"] = mean(_flat(golden))
-        metrics.update(_length_metrics("code", codes, seconds["gen_code"]))
-        metrics.update(
-            _length_metrics("test", [[s for suites in row for s in suites] for row in tests], seconds["gen_tests"])
-        )
+        metrics.update(_length_metrics("code", [r.codes for r in rounds], seconds["gen_code"]))
+        metrics.update(_length_metrics("test", [r.test_samples for r in rounds], seconds["gen_tests"]))
         metrics.update(_times(seconds))
         per_question = book.get("questions", {})
-        rollouts = [
-            rollout_line(p, codes[b], tests[b], results[b], per_question.get(p.id)) for b, p in enumerate(batch)
-        ]
+        rollouts = [rollout_line(r, res, per_question.get(r.problem.id)) for r, res in zip(rounds, results)]
         return StepOutput(metrics, rollouts)
 
 
@@ -360,9 +386,7 @@ def replay_metrics(histories: Sequence[Sequence[Any]]) -> dict[str, float]:
     }
 
 
-def rollout_line(
-    problem: Any, code_samples: list, test_samples: list[list], result: Any, book_summary: dict | None = None
-) -> dict[str, Any]:
+def rollout_line(round_: Round, result: Any, book_summary: dict | None = None) -> dict[str, Any]:
     """One `codea1 score` input line (question_id, codes[response, tests]) plus the step's scores in
     the `codea1 score` output form (codes[...], mistake_book{added, removed, size})."""
     scores = result.to_dict()
@@ -372,9 +396,7 @@ def rollout_line(
     if result.gt_error:
         scores["gt_error"] = result.gt_error
     return {
-        "question_id": problem.id,
-        "codes": [
-            {"response": s.text, "tests": [t.text for t in suites]} for s, suites in zip(code_samples, test_samples)
-        ],
+        "question_id": round_.problem.id,
+        "codes": [{"response": code, "tests": tests} for code, tests in zip(round_.code_texts, round_.suite_texts)],
         "scores": scores,
     }
