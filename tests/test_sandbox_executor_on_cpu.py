@@ -436,7 +436,7 @@ def test_stdlib_container_results_get_pythons_verdict(ex: Executor) -> None:
 
 def test_isolation_report_lists_every_layer(capsys: pytest.CaptureFixture) -> None:
     from codea1.sandbox import isolation_report
-    from codea1.sandbox.executor import LAYERS
+    from codea1.sandbox.isolation import LAYERS
 
     report = isolation_report("netns+seccomp+rlimits")
     assert "[on] netns" in report and "[--] uid" in report and "missing: needs root" in report

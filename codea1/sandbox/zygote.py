@@ -67,6 +67,7 @@ from codea1.sandbox.jail import (  # the kernel's constants live with the jail
     PR_SET_NO_NEW_PRIVS,
     PR_SET_PDEATHSIG,
 )
+from codea1.sandbox.wire import encode_frame as _encode_frame
 
 CHILD_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # plus HOME and TMPDIR: the child's temp dir
 MAX_OUTPUT = 4096  # characters of captured stdout/stderr sent back
@@ -338,9 +339,7 @@ _dumps, _write, _loads = json.dumps, os.write, marshal.loads  # the harness's ow
 
 
 def _send(fd: int, obj: dict) -> None:
-    data = _dumps(obj).encode()
-    data = len(data).to_bytes(4, "big") + data
-    view = memoryview(data)
+    view = memoryview(_encode_frame(obj))
     while view:
         n = _write(fd, view)
         view = view[n:]
