@@ -148,7 +148,7 @@ def main() -> int:
                 f"{out['valid_tests']:.2f} ({out['seconds']:.0f} s)",
                 file=sys.stderr,
             )
-        for label, name in (("base", cfg.model.code_policy), ("sft", sft_code)):
+        for label, name in (("base", cfg.model.code_model), ("sft", sft_code)):
             if name is None:
                 continue
             if name not in loaded:

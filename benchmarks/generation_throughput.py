@@ -121,7 +121,7 @@ def main() -> None:
             scored.clear()
             t0 = time.perf_counter()
             rows = backend.generate(
-                [prompt], GenerationConfig(n=b, max_new_tokens=args.new_tokens, seed=r, batch_size=b)
+                [prompt], GenerationConfig(n=b, max_new_tokens=args.new_tokens, seed=r, rows_per_call=b)
             )
             dt = time.perf_counter() - t0
             backend.score = original
@@ -136,7 +136,7 @@ def main() -> None:
         return best
 
     for backend in (old, forward, unpacked, new):  # warm-up
-        backend.generate([prompt], GenerationConfig(n=2, max_new_tokens=8, batch_size=2))
+        backend.generate([prompt], GenerationConfig(n=2, max_new_tokens=8, rows_per_call=2))
     print(
         f"model={args.model} dtype={args.dtype} new_tokens={args.new_tokens} usable cores={usable_cores()} "
         f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}"

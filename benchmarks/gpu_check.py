@@ -78,7 +78,7 @@ def main() -> None:
             t0 = time.perf_counter()
             with policy._autocast():
                 rows = backend.generate(
-                    [prompt], GenerationConfig(n=b, max_new_tokens=args.new_tokens, seed=r, batch_size=b)
+                    [prompt], GenerationConfig(n=b, max_new_tokens=args.new_tokens, seed=r, rows_per_call=b)
                 )
             sync()
             dt = time.perf_counter() - t0
@@ -88,7 +88,7 @@ def main() -> None:
         return best
 
     for backend in (old, new):
-        backend.generate([prompt], GenerationConfig(n=2, max_new_tokens=8, batch_size=2))
+        backend.generate([prompt], GenerationConfig(n=2, max_new_tokens=8, rows_per_call=2))
     print(f"{'batch':>5} {'hf-generate tok/s':>18} {'loop tok/s':>11} {'loop/hf':>8}", flush=True)
     for b in [int(x) for x in args.batches.split(",")]:
         t_old, d_old, _ = timed(old, b)
@@ -101,7 +101,7 @@ def main() -> None:
     hook.remove()
     rows = new.generate(
         [prompt],
-        GenerationConfig(n=args.train_rows, max_new_tokens=args.new_tokens, seed=7, batch_size=args.train_rows),
+        GenerationConfig(n=args.train_rows, max_new_tokens=args.new_tokens, seed=7, rows_per_call=args.train_rows),
     )[0]
     rng = random.Random(0)
     advantages = [rng.choice((-1.0, 1.0)) * rng.random() for _ in rows]

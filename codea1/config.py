@@ -145,8 +145,8 @@ class TrainSection(Section):
 class ModelSection(Section):
     """Which models play, and how their weights are shared (full models, LoRA, two LoRAs on one base)."""
 
-    code_policy: str = knob("tiny-random", "Code LLM: 'tiny-random', 'smollm2-135m', a local dir or hub id")
-    test_policy: str | None = knob(None, "Test LLM (default: same as code_policy); ignored for selfplay and golden")
+    code_model: str = knob("tiny-random", "Code LLM: 'tiny-random', 'smollm2-135m', a local dir or hub id")
+    test_model: str | None = knob(None, "Test LLM (default: same as code_model); ignored for selfplay and golden")
     mode: str = knob(
         "full",
         "full: two full models; lora: one LoRA adapter per model; dual-lora: two adapters on one shared frozen base",
@@ -216,7 +216,7 @@ class Sampling(Section):
     max_new_tokens: int = knob(256, "max new tokens per response", low=1)
     max_prompt_tokens: int | None = knob(None, "longer prompts keep their last tokens (null: no cut)", low=1)
     stop: list[str] = field(default_factory=list, metadata=meta("stop strings (kept in the text)"))
-    batch_size: int = knob(64, "rows (prompts x samples) per generate call", low=1)
+    rows_per_call: int = knob(64, "rows (prompts x samples) per generate call", low=1)
     response_prefix: str = knob(
         "",
         "text the response is made to start with (prefilled as the start of "
@@ -419,7 +419,7 @@ class EvalSection(Sampling):
 
 
 def _eval_defaults() -> EvalSection:
-    return EvalSection(temperature=0.7, top_p=0.95, max_new_tokens=512, batch_size=16)
+    return EvalSection(temperature=0.7, top_p=0.95, max_new_tokens=512, rows_per_call=16)
 
 
 SFT_ROLES = ("code", "test")
@@ -485,7 +485,7 @@ class Config(Section):
 
     @property
     def test_model_name(self) -> str:
-        return self.model.test_policy or self.model.code_policy
+        return self.model.test_model or self.model.code_model
 
 
 # Keys of earlier versions: reading one is an error that names its replacement.
@@ -508,7 +508,35 @@ RENAMED = {
     "generation.test_top_p": "generation.test.top_p",
     "generation.max_prompt_test": "generation.test.max_prompt_tokens",
     "generation.max_response_test": "generation.test.max_new_tokens",
+    "model.code_policy": "model.code_model",
+    "model.test_policy": "model.test_model",
+    "generation.code.batch_size": "generation.code.rows_per_call",
+    "generation.test.batch_size": "generation.test.rows_per_call",
+    "eval.batch_size": "eval.rows_per_call",
 }
+
+
+def migrate(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A config codea1 itself wrote earlier (a run's config.yaml and run.json, a comparison's
+    compare.json) with its RENAMED keys moved to their new names, and the list of keys moved. A file a
+    user writes is not migrated: reading a renamed key there stays an error naming the new key."""
+    out = copy.deepcopy(data)
+    moved = []
+    for old, new in RENAMED.items():
+        *head, leaf = old.split(".")
+        node = out
+        for part in head:
+            node = node.get(part) if isinstance(node, dict) else None
+        if not isinstance(node, dict) or leaf not in node:
+            continue
+        value = node.pop(leaf)
+        *new_head, new_leaf = new.split(".")
+        target = out
+        for part in new_head:
+            target = target.setdefault(part, {})
+        target.setdefault(new_leaf, value)
+        moved.append(old)
+    return out, moved
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -672,9 +700,9 @@ def _cross_check(cfg: Config) -> None:
             f"config key 'game.selfplay_reward' is {cfg.game.selfplay_reward!r}, but it applies "
             f"to method selfplay only (method is {cfg.method})"
         )
-    if cfg.model.mode == "dual-lora" and cfg.model.test_policy not in (None, cfg.model.code_policy):
+    if cfg.model.mode == "dual-lora" and cfg.model.test_model not in (None, cfg.model.code_model):
         raise UserError(
-            "config key 'model.test_policy' must equal model.code_policy (or be null) in "
+            "config key 'model.test_model' must equal model.code_model (or be null) in "
             "mode dual-lora, where both adapters share one base model"
         )
     if cfg.method == "selfplay" and cfg.model.mode == "dual-lora":

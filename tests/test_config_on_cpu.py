@@ -116,9 +116,9 @@ def test_unreadable_or_malformed_config_files(tmp_path: Path) -> None:
 
 
 def test_dual_lora_requires_one_shared_base() -> None:
-    with pytest.raises(UserError, match="model.test_policy"):
-        config_from_dict({"model": {"mode": "dual-lora", "code_policy": "a", "test_policy": "b"}})
-    cfg = config_from_dict({"model": {"mode": "dual-lora", "code_policy": "a"}})
+    with pytest.raises(UserError, match="model.test_model"):
+        config_from_dict({"model": {"mode": "dual-lora", "code_model": "a", "test_model": "b"}})
+    cfg = config_from_dict({"model": {"mode": "dual-lora", "code_model": "a"}})
     assert cfg.test_model_name == "a"
 
 
@@ -235,6 +235,17 @@ def test_one_default_per_knob() -> None:
         "blackbox_tests": None
     }
     assert PolicyConfig().micro_batch_tokens == 16384 and PolicyConfig().mini_batches == 1
+
+
+def test_migrate_moves_the_keys_codea1_itself_wrote_under_older_names() -> None:
+    from codea1.config import migrate
+
+    data = {"model": {"code_policy": "x", "mode": "full"}, "optim": {"lr": 1e-5}, "eval": {"batch_size": 3}}
+    moved, names = migrate(data)
+    assert moved == {"model": {"code_model": "x", "mode": "full"}, "policy": {"lr": 1e-5}, "eval": {"rows_per_call": 3}}
+    assert sorted(names) == ["eval.batch_size", "model.code_policy", "optim"]
+    assert data["model"] == {"code_policy": "x", "mode": "full"}  # the input is left as it was
+    assert config_from_dict(moved).model.code_model == "x"
 
 
 @pytest.mark.parametrize(("old", "new"), sorted(RENAMED.items()))

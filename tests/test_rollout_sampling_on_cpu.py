@@ -57,7 +57,7 @@ def ids_of(rows):
 def test_greedy_loop_equals_model_generate(tiny):
     model, tok = tiny
     e = engines(model, tok)
-    gen = GenerationConfig(n=2, temperature=0.0, max_new_tokens=12, batch_size=6)
+    gen = GenerationConfig(n=2, temperature=0.0, max_new_tokens=12, rows_per_call=6)
     lengths = {len(p) for p in render_prompts(tok, PROMPTS)}
     assert len(lengths) == 3  # left padding really happens
     loop, ref = e["loop"].generate(PROMPTS, gen), e["hf-generate"].generate(PROMPTS, gen)
@@ -65,12 +65,12 @@ def test_greedy_loop_equals_model_generate(tiny):
     assert [[s.text for s in row] for row in loop] == [[s.text for s in row] for row in ref]
     # stop strings that end rows at different steps (rows leave the loop's batch): still the same
     stops = [row[0].text[3:5] for row in ref if len(row[0].text) > 6][:2]
-    gen_stop = GenerationConfig(n=2, temperature=0.0, max_new_tokens=12, batch_size=6, stop=stops)
+    gen_stop = GenerationConfig(n=2, temperature=0.0, max_new_tokens=12, rows_per_call=6, stop=stops)
     loop, ref = e["loop"].generate(PROMPTS, gen_stop), e["hf-generate"].generate(PROMPTS, gen_stop)
     assert ids_of(loop) == ids_of(ref)
     assert [[(s.text, s.finished) for s in row] for row in loop] == [[(s.text, s.finished) for s in row] for row in ref]
     # a different batch size (rows of one prompt split over chunks) gives the same tokens
-    small = GenerationConfig(n=2, temperature=0.0, max_new_tokens=12, batch_size=1)
+    small = GenerationConfig(n=2, temperature=0.0, max_new_tokens=12, rows_per_call=1)
     assert ids_of(e["loop"].generate(PROMPTS, small)) == ids_of(e["hf-generate"].generate(PROMPTS, gen))
 
 
@@ -126,7 +126,7 @@ def test_samples_follow_exactly_the_configured_distribution(peaked, engine, chec
     try:
         n = 4000
         rows = engines(model, tok)[engine].generate(
-            PROMPTS[1:2], GenerationConfig(n=n, max_new_tokens=2, seed=0, batch_size=n, **SETTINGS)
+            PROMPTS[1:2], GenerationConfig(n=n, max_new_tokens=2, seed=0, rows_per_call=n, **SETTINGS)
         )[0]
     finally:
         for key in ("repetition_penalty", "top_k", "temperature", "top_p", "no_repeat_ngram_size", "do_sample"):
@@ -270,7 +270,7 @@ def test_packed_weights_sample_exactly_what_the_plain_loop_samples(tiny, monkeyp
         assert packed == sum(type(m) is torch.nn.Linear for m in model.modules()) > 0
         assert all("forward" in m.__dict__ for m in model.modules() if type(m) is torch.nn.Linear)
     assert not any("forward" in m.__dict__ for m in model.modules())
-    gen = GenerationConfig(n=3, temperature=1.0, top_p=0.9, max_new_tokens=16, batch_size=4, seed=11)
+    gen = GenerationConfig(n=3, temperature=1.0, top_p=0.9, max_new_tokens=16, rows_per_call=4, seed=11)
     plain = TransformersRollout(model, tok, no_score, pack_weights=False).generate(PROMPTS + [PREFILL], gen)
     fast = TransformersRollout(model, tok, no_score).generate(PROMPTS + [PREFILL], gen)
     assert ids_of(fast) == ids_of(plain)
@@ -328,12 +328,12 @@ def test_lean_decoder_samples_what_the_model_forward_samples(tiny, arch, monkeyp
     )
     plain = TransformersRollout(model, tok, no_score, fast_decode=False)
     lean = TransformersRollout(model, tok, no_score)
-    greedy = GenerationConfig(n=2, temperature=0.0, max_new_tokens=10, batch_size=6)
+    greedy = GenerationConfig(n=2, temperature=0.0, max_new_tokens=10, rows_per_call=6)
     ref = plain.generate(PROMPTS, greedy)
     stops = [row[0].text[3:5] for row in ref if len(row[0].text) > 6][:2]
     for gen in (
         greedy,
-        GenerationConfig(n=3, temperature=1.0, top_p=0.95, max_new_tokens=16, batch_size=4, seed=5, stop=stops),
+        GenerationConfig(n=3, temperature=1.0, top_p=0.95, max_new_tokens=16, rows_per_call=4, seed=5, stop=stops),
     ):
         a, b = plain.generate(PROMPTS + [PREFILL], gen), lean.generate(PROMPTS + [PREFILL], gen)
         assert ids_of(a) == ids_of(b)

@@ -33,7 +33,7 @@ PREFIX = "```python\nassert {entry_point}("
 def tiny_cfg(**sections) -> object:
     """A tiny-random config whose budgets let the bundled examples through."""
     data = {
-        "model": {"code_policy": "tiny-random"},
+        "model": {"code_model": "tiny-random"},
         "data": {"check_gt": False},
         "game": {"tests_per_suite": 2},
         "generation": {"code": {"max_new_tokens": 400}, "test": {"max_new_tokens": 200, "response_prefix": PREFIX}},
@@ -140,7 +140,7 @@ def test_full_sft_writes_a_model_the_trainer_starts_from(problems, tmp_path) -> 
     summary = run_sft(cfg, out, problems=problems, progress=False)
     assert set(summary["models"]) == {"shared"} and summary["examples"] == {"code": 2, "test": 2}
     assert summary["loss_after"]["shared"] < summary["loss_before"]["shared"]
-    assert summary["overrides"] == [f"model.code_policy={out / 'shared'}"]
+    assert summary["overrides"] == [f"model.code_model={out / 'shared'}"]
     assert json.loads((out / "sft.json").read_text())["models"] == summary["models"]
 
     model, tok = load_model_and_tokenizer(str(out / "shared"))
@@ -149,7 +149,7 @@ def test_full_sft_writes_a_model_the_trainer_starts_from(problems, tmp_path) -> 
     trained = dict(model.named_parameters())
     assert any(not torch.equal(p, trained[n]) for n, p in base.named_parameters())
 
-    run_cfg = load_config(None, ["model.code_policy=tiny-random", *summary["overrides"]])
+    run_cfg = load_config(None, ["model.code_model=tiny-random", *summary["overrides"]])
     code_policy, test_policy = build_policies(run_cfg)
     for name, p in code_policy.model.named_parameters():
         assert torch.equal(p, trained[name])
@@ -196,18 +196,18 @@ def test_lora_sft_trains_only_the_adapter(problems, tmp_path) -> None:
 def test_which_models_sft_trains() -> None:
     assert shares_one_model(tiny_cfg())
     assert shares_one_model(tiny_cfg(model={"mode": "dual-lora"}))
-    assert shares_one_model(config_from_dict({"method": "selfplay", "model": {"test_policy": "smollm2-135m"}}))
-    separate = tiny_cfg(model={"test_policy": "smollm2-135m"})
+    assert shares_one_model(config_from_dict({"method": "selfplay", "model": {"test_model": "smollm2-135m"}}))
+    separate = tiny_cfg(model={"test_model": "smollm2-135m"})
     assert not shares_one_model(separate)
     assert start_overrides(separate, {"code": "o/code", "test": "o/test"}) == [
-        "model.code_policy=o/code",
-        "model.test_policy=o/test",
+        "model.code_model=o/code",
+        "model.test_model=o/test",
     ]
-    explicit = tiny_cfg(model={"test_policy": "tiny-random"})
+    explicit = tiny_cfg(model={"test_model": "tiny-random"})
     assert shares_one_model(explicit)
     assert start_overrides(explicit, {"shared": "o/shared"}) == [
-        "model.code_policy=o/shared",
-        "model.test_policy=o/shared",
+        "model.code_model=o/shared",
+        "model.test_model=o/shared",
     ]
 
 

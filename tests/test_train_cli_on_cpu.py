@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from codea1.cli import main
 
@@ -74,7 +75,7 @@ def test_overrides_may_stand_between_options(tmp_path: Path, monkeypatch) -> Non
 
 
 def test_missing_model_is_one_sentence(tmp_path: Path, capsys) -> None:
-    rc = main(train_args(tmp_path / "r", f"model.code_policy={tmp_path / 'nope'}"))
+    rc = main(train_args(tmp_path / "r", f"model.code_model={tmp_path / 'nope'}"))
     assert rc == 2
     assert "nope" in _error(capsys)
     assert not (tmp_path / "r").exists()  # a run that could not start leaves nothing behind
@@ -194,6 +195,29 @@ def test_an_edited_config_is_refused_on_resume_naming_the_keys(tmp_path: Path, c
     assert "game.M: 2 -> 3" in message and "policy.lr: 0.0001 -> 0.001" in message and "--run-dir" in message
     path.write_text(original)
     assert main(["train", "--resume", str(run_dir), "--max-steps", "2", "--no-progress"]) == 0
+
+
+def test_a_run_written_with_the_keys_of_an_earlier_version_resumes(tmp_path: Path) -> None:
+    """A run directory whose config.yaml and run.json hold keys renamed since (model.code_policy,
+    generation.code.batch_size) resumes: codea1 reads its own earlier files under the new names."""
+    run_dir = tmp_path / "r"
+    assert main(train_args(run_dir, "--max-steps=1")) == 0
+    path = run_dir / "config.yaml"
+    text = path.read_text()
+    assert "code_model:" in text and "rows_per_call:" in text
+    path.write_text(text.replace("code_model:", "code_policy:").replace("rows_per_call:", "batch_size_old:"))
+    old = yaml.safe_load(path.read_text())
+    for section in ("code", "test"):  # the Sampling key, under its old name
+        old["generation"][section]["batch_size"] = old["generation"][section].pop("batch_size_old")
+    old["eval"]["batch_size"] = old["eval"].pop("batch_size_old")
+    path.write_text(yaml.safe_dump(old))
+    state = json.loads((run_dir / "run.json").read_text())
+    state["config"]["model"]["code_policy"] = state["config"]["model"].pop("code_model")
+    state["config"]["generation"]["code"]["batch_size"] = state["config"]["generation"]["code"].pop("rows_per_call")
+    (run_dir / "run.json").write_text(json.dumps(state))
+    assert main(["train", "--resume", str(run_dir), "--max-steps", "2", "--no-progress"]) == 0
+    rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2]
 
 
 def test_interrupt_says_how_to_resume_and_the_resume_keeps_the_target(tmp_path: Path, capsys, monkeypatch) -> None:

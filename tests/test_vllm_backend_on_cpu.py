@@ -125,7 +125,7 @@ def fake_vllm(monkeypatch):
 
 def config(**sections: Any):
     data = {
-        "model": {"code_policy": "tiny-random", "mode": "full"},
+        "model": {"code_model": "tiny-random", "mode": "full"},
         "policy": {"kl_coef": 0.0},
         "rollout": {"backend": "vllm", "vllm_sleep_level": 0},
     }
@@ -349,7 +349,7 @@ def test_level_two_sleep_is_refused_for_lora():
 def test_default_backend_is_transformers_and_build_policies_attaches_vllm(fake_vllm):
     from codea1.rl.build import build_policies
 
-    plain = config_from_dict({"model": {"code_policy": "tiny-random"}, "policy": {"kl_coef": 0.0}})
+    plain = config_from_dict({"model": {"code_model": "tiny-random"}, "policy": {"kl_coef": 0.0}})
     assert plain.rollout.backend == "transformers"
     code, _ = build_policies(plain, test=False)
     assert isinstance(code.rollout, TransformersRollout)

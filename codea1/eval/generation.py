@@ -71,7 +71,7 @@ class Generator:
         """n response texts per prompt; prompts are processed in batches, each batch seeded from the seed."""
         from codea1.rl.rollout import GenerationConfig
 
-        per_batch = max(1, self.sampling.batch_size // max(1, n))
+        per_batch = max(1, self.sampling.rows_per_call // max(1, n))
         out: list[list[str]] = []
         for b in range(0, len(prompts), per_batch):
             gen = GenerationConfig.of(self.sampling, n=n, seed=self.seed + seed_offset + b)

@@ -43,7 +43,7 @@ def load_policies(cfg: Any, *, test: bool = True, code: bool = True) -> tuple[Po
         raise ValueError("model.mode 'dual-lora' keeps both policies on one base: build them together")
     code_policy = None
     if code:
-        model, tok = load_model_and_tokenizer(cfg.model.code_policy, dtype=load_dtype, device=device)
+        model, tok = load_model_and_tokenizer(cfg.model.code_model, dtype=load_dtype, device=device)
         if mode == "dual-lora" and test:
             dual = DualPolicy(model, tok, pcfg)
             return dual.code, dual.test
@@ -51,7 +51,7 @@ def load_policies(cfg: Any, *, test: bool = True, code: bool = True) -> tuple[Po
     if not test:
         return code_policy, None
     test_model, test_tok = load_model_and_tokenizer(cfg.test_model_name, dtype=load_dtype, device=device)
-    same_start = code_policy is not None and cfg.test_model_name == cfg.model.code_policy
+    same_start = code_policy is not None and cfg.test_model_name == cfg.model.code_model
     test_policy = Policy(
         test_model,
         test_tok,

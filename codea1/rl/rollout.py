@@ -436,14 +436,14 @@ class TransformersRollout:
             and LlamaDecoder.supports(self.model)
             and _linear_bytes(self.model.modules()) <= PACK_MAX_BYTES
         ):  # a copy of the weights for the call
-            decoder = LlamaDecoder(self.model, gen.batch_size, pack=self.pack_weights and _mkl_packing_available())
+            decoder = LlamaDecoder(self.model, gen.rows_per_call, pack=self.pack_weights and _mkl_packing_available())
         if self.engine == "loop" and self.pack_weights:  # same float32 results, faster on CPU (packed_linears)
             # the lean decoder stacks and packs the layers' weights itself: only the output layer here
             only = [self.model.get_output_embeddings()] if decoder is not None else None
-            stack.enter_context(packed_linears(self.model, gen.batch_size, only))
+            stack.enter_context(packed_linears(self.model, gen.rows_per_call, only))
         try:
-            for start in range(0, len(rows), max(1, gen.batch_size)):
-                chunk = rows[start : start + gen.batch_size]
+            for start in range(0, len(rows), max(1, gen.rows_per_call)):
+                chunk = rows[start : start + gen.rows_per_call]
                 if self.engine == "hf-generate":
                     raw = self._hf_generate(chunk, gen, eos_ids, pad)
                     chunk_lp = None

@@ -452,7 +452,7 @@ def attach_vllm(
     engines: dict[str, EngineHandle] = {}
     seen: dict[int, VLLMRollout] = {}
     out = []
-    names = [cfg.model.code_policy, cfg.test_model_name]
+    names = [cfg.model.code_model, cfg.test_model_name]
     for k, policy in enumerate(policies):
         if policy is None:
             continue

@@ -68,7 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "pass@k, mut@k, Mul, white-box and black-box). Run the same command again "
         "to resume: training resumes exactly, finished evaluations are kept.",
     )
-    c.add_argument("--config", type=Path, help="YAML config (the start checkpoint is model.code_policy)")
+    c.add_argument("--config", type=Path, help="YAML config (the start checkpoint is model.code_model)")
     c.add_argument("--out", type=Path, required=True, help="comparison directory (created, or resumed)")
     c.add_argument(
         "--methods", default="base,golden,a1,selfplay", help="comma-separated subset of base,golden,a1,selfplay"

@@ -1,7 +1,7 @@
 """`codea1 compare`: the four methods of the paper's table from one start, on one budget, evaluated alike.
 
-base (no training), golden, a1 and selfplay start from the same checkpoint (`model.code_policy` /
-`model.test_policy` of the config), with the same seed, data order and budget (training steps, or
+base (no training), golden, a1 and selfplay start from the same checkpoint (`model.code_model` /
+`model.test_model` of the config), with the same seed, data order and budget (training steps, or
 minutes of training time per method). Every policy is then evaluated on the same held-out problems:
 
 - the Code LLM: pass@1 from n samples per problem, with a 95% bootstrap interval over problems and the
@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codea1.config import Config
+from codea1.config import Config, migrate
 from codea1.errors import UserError
 from codea1.eval.stats import bootstrap_interval, paired_difference, power_line, power_statement
 from codea1.sandbox.api import Executor
@@ -313,6 +313,8 @@ class Comparison:
         path = self.out / "compare.json"
         if path.is_file():
             before = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(before, dict) and isinstance(before.get("config"), dict):
+                before["config"], _ = migrate(before["config"])  # written by an earlier version
             if before != json.loads(json.dumps(record)):
                 raise UserError(
                     f"{self.out} holds a different comparison (see its compare.json); use the same "

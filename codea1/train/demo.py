@@ -139,7 +139,7 @@ def run_demo(
         else "The duration depends on the preset and overrides given."
     )
     console.print(
-        f"[bold]codea1 demo[/bold]: {cfg.model.code_policy} as Code LLM and Test LLM: measured, "
+        f"[bold]codea1 demo[/bold]: {cfg.model.code_model} as Code LLM and Test LLM: measured, "
         f"warmed up on the bundled train split (cold start), then {total_steps} Code-A1 steps "
         f"(B={cfg.train.batch_size}, M={cfg.game.M}, N={cfg.game.N}), measured after each stage on "
         f"{cfg.eval.limit} held-out problems. {duration}"

@@ -68,7 +68,7 @@ def model_card(
         "",
         (
             f"Trained with codea1 (method `{config.get('method')}`, the Code-A1 game of a Code LLM and a Test "
-            f"LLM trained against each other with GRPO) from `{model.get('code_policy')}`; exported from step "
+            f"LLM trained against each other with GRPO) from `{model.get('code_model')}`; exported from step "
             f"{step} of the run `{run_root.name}` ({source})."
         ),
         "",

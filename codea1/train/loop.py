@@ -226,7 +226,7 @@ class Trainer:
         if note:
             console.print(f"[yellow]note: {note}[/yellow]", soft_wrap=True)
         console.print(
-            f"loading the training problems ({cfg.data.train}) and the model(s) ({cfg.model.code_policy}) ...",
+            f"loading the training problems ({cfg.data.train}) and the model(s) ({cfg.model.code_model}) ...",
             soft_wrap=True,
             highlight=False,
         )

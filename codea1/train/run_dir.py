@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codea1.config import Config, load_config, save_config
+from codea1.config import Config, config_from_dict, load_config, migrate, read_yaml, save_config
 from codea1.errors import UserError
 
 
@@ -98,6 +98,7 @@ class RunDir:
         started = self.read_state().get("config")
         if started is None:
             return
+        started, _ = migrate(started)  # a run of an earlier version: its renamed keys under their new names
         changed = changed_keys(started, json.loads(json.dumps(cfg.to_dict())))
         if changed:
             shown = "; ".join(f"{k}: {a!r} -> {b!r}" for k, a, b in changed[:5])
@@ -134,7 +135,14 @@ class RunDir:
         return run
 
     def load_config(self) -> Config:
-        return load_config(self.config_path)
+        """The run's config; keys an earlier version wrote under older names are read under the new ones."""
+        data, moved = migrate(read_yaml(self.config_path))
+        if not moved:
+            return load_config(self.config_path)
+        try:
+            return config_from_dict(data)
+        except UserError as exc:
+            raise UserError(f"{self.config_path}: {exc}") from None
 
 
 def changed_keys(old: Any, new: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:

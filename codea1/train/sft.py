@@ -18,8 +18,8 @@ tokens only (prompt and prefix masked), computed with the same packing and forwa
 
 The models are built as the trainer builds them (`build_policies`: `model.mode` full or LoRA, `policy`
 LoRA shape, dtype, betas, weight decay, grad clip, micro-batch budget) with the `sft` section's learning
-rate and epochs. One model serves both roles when the trainer shares one (`model.test_policy` null or
-equal to `model.code_policy`, and always in dual-lora): it is trained on both kinds of examples. The
+rate and epochs. One model serves both roles when the trainer shares one (`model.test_model` null or
+equal to `model.code_model`, and always in dual-lora): it is trained on both kinds of examples. The
 output directory holds one loadable model directory per trained model: `shared`, or `code` and `test` (a
 full HF model, or a LoRA adapter that `load_model_and_tokenizer` merges into its base), and `sft.json`
 with the losses and the config overrides that make `codea1 train` start from them.
@@ -222,7 +222,7 @@ def build_sft_policy(cfg: Config, model: str) -> Any:
     from codea1.rl.build import build_policies
 
     policy_cfg = dataclasses.replace(cfg.policy, lr=cfg.sft.lr, kl_coef=0.0)
-    model_cfg = dataclasses.replace(cfg.model, code_policy=model, test_policy=None)
+    model_cfg = dataclasses.replace(cfg.model, code_model=model, test_model=None)
     policy, _ = build_policies(dataclasses.replace(cfg, model=model_cfg, policy=policy_cfg), test=False)
     return policy
 
@@ -243,7 +243,7 @@ def set_schedule(policy: Any, n_examples: int, cfg: Config) -> int:
 
 def shares_one_model(cfg: Config) -> bool:
     """Whether the trainer plays both roles with one model (then SFT trains that model on both)."""
-    return cfg.model.mode == "dual-lora" or cfg.method != "a1" or cfg.test_model_name == cfg.model.code_policy
+    return cfg.model.mode == "dual-lora" or cfg.method != "a1" or cfg.test_model_name == cfg.model.code_model
 
 
 def run_sft(
@@ -296,7 +296,7 @@ def run_sft(
         "overrides": [],
     }
     for name, group_roles in groups.items():
-        base_name = cfg.model.code_policy if name in (SHARED, "code") else cfg.test_model_name
+        base_name = cfg.model.code_model if name in (SHARED, "code") else cfg.test_model_name
         policy = build_sft_policy(cfg, base_name)
         examples: list[Example] = []
         for role in group_roles:
@@ -359,11 +359,11 @@ def start_overrides(cfg: Config, models: dict[str, str]) -> list[str]:
     """The `codea1 train` overrides that start from the SFT models."""
     out = []
     if SHARED in models:
-        out.append(f"model.code_policy={models[SHARED]}")
-        if cfg.model.test_policy is not None:
-            out.append(f"model.test_policy={models[SHARED]}")
+        out.append(f"model.code_model={models[SHARED]}")
+        if cfg.model.test_model is not None:
+            out.append(f"model.test_model={models[SHARED]}")
     if "code" in models:
-        out.append(f"model.code_policy={models['code']}")
+        out.append(f"model.code_model={models['code']}")
     if "test" in models:
-        out.append(f"model.test_policy={models['test']}")
+        out.append(f"model.test_model={models['test']}")
     return out

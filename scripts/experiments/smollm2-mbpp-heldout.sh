@@ -56,7 +56,7 @@ fi
 STEPS=$(wc -l < "$DATA/train.jsonl")
 codea1 compare --config "$CONFIG" --out "$OUT/compare" --methods base,golden,a1 --steps "$STEPS" \
   --eval-problems "$HELD_OUT" --code-samples 12 --test-samples 2 --test-k 4 \
-  "model.code_policy=$OUT/sft/shared" "data.train=$DATA/train.jsonl" data.check_gt=true train.data_epochs=2 \
+  "model.code_model=$OUT/sft/shared" "data.train=$DATA/train.jsonl" data.check_gt=true train.data_epochs=2 \
   train.checkpoint_every=5 train.keep_checkpoints=1 policy.lr=3.0e-6 \
   generation.code.temperature=0.7 generation.code.top_p=0.95 generation.code.max_new_tokens=192 \
   eval.temperature=0.7 eval.top_p=0.95 eval.max_new_tokens=192
