@@ -71,9 +71,13 @@ def test_read_assertion_lifts_only_calls_of_the_function_under_test():
         "all((__codea1_row[0] == x for __codea1_rows in [iter(__codea1_v[0])] "
         "for x in range(3) for __codea1_row in [next(__codea1_rows)]))"
     )
-    # two `for`s: lifted whole (see the module's limits)
-    assert read_assertion("assert [f(x, y) for x in [1] for y in [2]] == [3]", "f").calls == [
-        "[f(x, y) for x in [1] for y in [2]]"
+    # two `for`s: split per iteration too, the rows of both loops computed by the oracle
+    two = read_assertion("assert [f(x, y) for x in [1] for y in [2]] == [3]", "f")
+    assert two.calls == ["[(f(x, y),) for x, y in __codea1_pre]"]
+    assert two.pre == {0: "[(x, y) for x in [1] for y in [2]]"}
+    # an iterable that calls the function: lifted whole (see the module's limits)
+    assert read_assertion("assert [y for x in [1] for y in f(x)] == [3]", "f").calls == [
+        "[y for x in [1] for y in f(x)]"
     ]
     assert read_assertion("assert len([1, 2]) == 2", "f").calls == []
     assert read_assertion("x = 1", "f") is None and read_assertion("assert (", "f") is None
@@ -230,6 +234,26 @@ def test_the_candidate_never_sees_the_expected_value_of_a_loop(ex):
     honest = "def f(x):\n    return 10 * x\n"
     [ok] = run_assertions(ex, [AssertCase(code=honest, tests=tests[:2], entry_point="f")])
     assert [r.status for r in ok.results] == ["pass", "pass"]
+
+
+def test_a_comparison_inside_a_two_for_comprehension_is_not_the_candidates(ex):
+    """`all(f(a, b) == a + b for a in .. for b in ..)` ran whole in the candidate's child: an object whose
+    `==` is always true made it pass. Now each iteration's value comes back as plain data, the oracle
+    compares, and the candidate never sees a + b."""
+    forger = "class Yes:\n    def __eq__(self, other):\n        return True\ndef f(a, b):\n    return Yes()\n"
+    tests = [
+        "assert all(f(a, b) == a + b for a in range(2) for b in range(3))",
+        "assert [f(a, b) for a in [1, 2] for b in [a, a + 1]] == [2, 3, 4, 5]",
+        "assert {(a, b): f(a, b) for a in [1] for b in [2] if a < b} == {(1, 2): 3}",
+    ]
+    [res] = run_assertions(ex, [AssertCase(code=forger, tests=tests, entry_point="f")])
+    assert [r.status for r in res.results] == ["fail", "fail", "fail"]
+    honest = "def f(a, b):\n    return a + b\n"
+    [ok] = run_assertions(ex, [AssertCase(code=honest, tests=tests, entry_point="f")])
+    assert [r.status for r in ok.results] == ["pass", "pass", "pass"]
+    wrong = "def f(a, b):\n    return a * b\n"
+    [bad] = run_assertions(ex, [AssertCase(code=wrong, tests=tests, entry_point="f")])
+    assert [r.status for r in bad.results] == ["fail", "fail", "fail"]
 
 
 def test_a_fraction_returned_by_the_candidate_is_judged_as_python_would(ex):

@@ -6,10 +6,10 @@
 calls run in the candidate's child, the rest of the expression (the template) is decided without the
 candidate's code, by codea1.judge.oracle.
 
-Limit: a comprehension with several `for`s, or whose iterable or condition calls the function, and a
-lambda that calls it, are lifted whole (their calls depend on their own variables), so a comparison inside
-them runs in the candidate's child; one-`for` comprehensions (`all(f(x) == y for x, y in cases)`) are
-split per iteration and are not exposed.
+Limit: a comprehension whose iterable or condition calls the function, and a lambda that calls it, are
+lifted whole (their calls depend on their own values), so a comparison inside them runs in the
+candidate's child; other comprehensions, with one `for` or several (`all(f(x) == y for x, y in cases)`,
+`all(f(a, b) == a + b for a in xs for b in ys)`), are split per iteration and are not exposed.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ PRE = "__codea1_pre"  # in a per-iteration call: the loop's rows, as plain value
 class _Lifter(ast.NodeTransformer):
     """Replaces each outermost call of the function under test by `<name>[i]`, collecting the calls.
 
-    In a comprehension with one `for` whose iterable and conditions do not call the function, only the
+    In a comprehension (one `for` or several) whose iterables and conditions do not call the function, only the
     calls of its element run in the candidate's child, once per iteration (as a list of tuples); the
     oracle runs the loop again and reads each iteration's values from that list, so a comparison inside
     the element is decided outside the candidate too. Any other comprehension or lambda that calls the
@@ -134,18 +134,18 @@ class _Lifter(ast.NodeTransformer):
         return self._lift(node)
 
     def _per_iteration(self, node: ast.expr) -> ast.expr | None:
-        """`E(f(..)) for T in IT if C` -> first the oracle: `[(names,) for T in IT if C]`, the values of
-        the loop names the calls use (plain values, pasted in as PRE); then the candidate:
-        `[(f(..),) for (names,) in PRE]` (lifted as one value), so no other name of T (an expected value
-        in `for x, y in CASES`) is ever bound in the candidate's frames; then the oracle again:
-        `E(row[0]) for rows in [iter(v[i])] for T in IT if C for row in [next(rows)]`."""
-        if not self.per_iteration or isinstance(node, ast.Lambda) or len(node.generators) != 1:
+        """`E(f(..)) for T1 in IT1 if C1 for T2 in IT2 ...` -> first the oracle: `[(names,) for T1 in IT1
+        if C1 for T2 in IT2 ...]`, the values of the loop names the calls use (plain values, pasted in as
+        PRE); then the candidate: `[(f(..),) for (names,) in PRE]` (lifted as one value), so no other name
+        of the targets (an expected value in `for x, y in CASES`) is ever bound in the candidate's frames;
+        then the oracle again: `E(row[0]) for rows in [iter(v[i])] for T1 in IT1 if C1 ... for row in
+        [next(rows)]`. Applies when no iterable or condition of the loops calls the function."""
+        if not self.per_iteration or isinstance(node, ast.Lambda):
             return None
-        gen = node.generators[0]
-        if (
-            gen.is_async
-            or _mentions(gen.iter, self.entry_point)
-            or any(_mentions(c, self.entry_point) for c in gen.ifs)
+        gens = node.generators
+        if any(
+            g.is_async or _mentions(g.iter, self.entry_point) or any(_mentions(c, self.entry_point) for c in g.ifs)
+            for g in gens
         ):
             return None
         inner = _Lifter(self.entry_point, ROW, per_iteration=False)
@@ -154,10 +154,10 @@ class _Lifter(ast.NodeTransformer):
         else:
             parts = [inner.visit(_copy(node.elt))]
         calls = ast.Tuple([ast.parse(c, mode="eval").body for c in inner.calls], ast.Load())
-        bound = {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+        bound = {n.id for g in gens for n in ast.walk(g.target) if isinstance(n, ast.Name)}
         used = {n.id for c in inner.calls for n in ast.walk(ast.parse(c, mode="eval")) if isinstance(n, ast.Name)}
         needed = sorted(bound & used)
-        pre = ast.ListComp(elt=ast.Tuple([ast.Name(x, ast.Load()) for x in needed], ast.Load()), generators=[gen])
+        pre = ast.ListComp(elt=ast.Tuple([ast.Name(x, ast.Load()) for x in needed], ast.Load()), generators=list(gens))
         target = ast.Tuple([ast.Name(x, ast.Store()) for x in needed], ast.Store())
         rows = self._lift(
             ast.ListComp(elt=calls, generators=[ast.comprehension(target, ast.Name(PRE, ast.Load()), [], 0)])
@@ -170,7 +170,7 @@ class _Lifter(ast.NodeTransformer):
                 [],
                 0,
             ),
-            gen,
+            *gens,
             ast.comprehension(
                 ast.Name(ROW, ast.Store()),
                 ast.List([ast.Call(ast.Name("next", ast.Load()), [ast.Name(ROWS, ast.Load())], [])], ast.Load()),
