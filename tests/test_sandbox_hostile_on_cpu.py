@@ -406,6 +406,14 @@ def _cases(env: dict) -> list[Case]:
             [{"pass", "fail"}, {"pass", "fail"}],
             needs="ipcns",
         ),
+        Case(  # SysV memory outlives the job's processes: capped at the job's /tmp size (64 MB here)
+            "sysv_shm_flood",
+            "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)",
+            ["libc.shmget(0, 256 << 20, 0o1600) < 0", "libc.shmget(0, 4096, 0o1600) >= 0"],
+            [True, True],
+            [{"pass"}, {"pass"}],
+            needs="ipcns",
+        ),
         Case(
             "hostname_change",
             "import socket, ctypes\nlibc = ctypes.CDLL(None, use_errno=True)",
@@ -615,6 +623,8 @@ def test_no_forged_pass_anywhere(corpus: dict) -> None:
         ("tmp_fill_inodes", 0),
         ("sysv_shm_left", 0),
         ("sysv_shm_left", 1),
+        ("sysv_shm_flood", 0),
+        ("sysv_shm_flood", 1),
         ("exotic_socket_families", 2),
     }
     layers = corpus["level"].split("+")

@@ -27,7 +27,13 @@ LAYERS = {
         "a PID namespace per job: it sees only its own processes, all of which die with it",
         _ROOT_OR_USERNS + ", and a mountable /proc",
     ),
-    "ipcns": ("an IPC namespace per job: SysV and POSIX IPC objects die with it", _ROOT_OR_USERNS),
+    "ipcns": (
+        (
+            "an IPC namespace per job: SysV and POSIX IPC objects die with it; SysV shared memory capped at "
+            "the size of the job's /tmp"
+        ),
+        _ROOT_OR_USERNS,
+    ),
     "jobtmp": ("a fresh /tmp (its working dir) per job, size- and inode-capped, gone with it", _ROOT_OR_USERNS),
     "uid": ("children run as an unprivileged uid leased per worker slot", "root"),
     "cgroup": (

@@ -224,7 +224,8 @@ def mount(source: str, target: str, fstype: str | None, flags: int, data: str | 
 
 
 def enter_job_namespaces(uid: int, gid: int, tmp_bytes: int, tmp_inodes: int) -> None:
-    """In the child, as root: own mount and IPC namespaces, a fresh capped /tmp, a fresh /proc.
+    """In the child, as root: own mount and IPC namespaces, a fresh capped /tmp, a fresh /proc, and SysV
+    shared memory capped at the size of that /tmp (cap_sysv_shm).
 
     (The UTS namespace is the zygote's own: children cannot change the hostname, having neither the
     capability nor, with the filter, the system call.)
@@ -245,6 +246,26 @@ def enter_job_namespaces(uid: int, gid: int, tmp_bytes: int, tmp_inodes: int) ->
         raise OSError(ctypes.get_errno(), "mount /tmp")
     if not mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None):
         raise OSError(ctypes.get_errno(), "mount /proc")
+    cap_sysv_shm(tmp_bytes)
+
+
+def cap_sysv_shm(limit: int) -> bool:
+    """Caps the SysV shared memory of the caller's (new) IPC namespace at `limit` bytes in all, the size
+    of the job's /tmp: such memory outlives the job's processes until its namespace is freed, and a job
+    that filled its slot's memory with it got the next jobs of the slot killed for want of memory. The
+    limits are per IPC namespace (shmmax, shmall); best effort: False when the kernel refuses."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    ok = True
+    for name, value in (("shmmax", max(limit, page)), ("shmall", max(1, limit // page))):
+        try:
+            fd = os.open(f"/proc/sys/kernel/{name}", os.O_WRONLY)
+            try:
+                os.write(fd, str(value).encode())
+            finally:
+                os.close(fd)
+        except OSError:
+            ok = False
+    return ok
 
 
 def enter_user_namespace() -> bool:
