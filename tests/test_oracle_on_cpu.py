@@ -263,3 +263,22 @@ def test_a_fraction_returned_by_the_candidate_is_judged_as_python_would(ex):
         ex, [AssertCase(code=code, tests=tests, entry_point="f", oracle="from fractions import Fraction")]
     )
     assert [r.status for r in res.results] == ["pass", "pass", "fail"]
+
+
+def test_a_literal_of_colliding_hashes_is_refused_before_any_set_is_built(monkeypatch):
+    """`{k * (2**61 - 1) + 7 for k ...}` written out: every int has one hash, so building the set is
+    quadratic (20,000 of them: 2.2 s in the parent). literal() refuses it from the parsed tree, without
+    handing it to ast.literal_eval; honest displays are still literals."""
+    import ast as ast_module
+
+    from codea1.judge.literals import literal
+
+    built = []
+    real = ast_module.literal_eval
+    monkeypatch.setattr(ast_module, "literal_eval", lambda node: built.append(1) or real(node))
+    m = (1 << 61) - 1
+    flood = "{" + ", ".join(str(k * m + 7) for k in range(1, 200)) + "}"
+    assert literal(flood) == (False, None) and built == []
+    assert literal("{" + ", ".join(f"{k * m + 7}: 0" for k in range(1, 200)) + "}") == (False, None)
+    assert built == []
+    assert literal(str(set(range(500)))) == (True, set(range(500))) and built == [1]

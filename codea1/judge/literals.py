@@ -19,11 +19,21 @@ from typing import Any
 
 from codea1.sandbox.values import contains_unserializable, from_json, to_json
 
+FLOOD_ITEMS = 64  # a set or dict display may hold this many hash collisions before it is refused
+
 
 def literal(source: str) -> tuple[bool, Any]:
-    """(True, value) when `source` is a Python literal of plain data (no code runs), else (False, None)."""
+    """(True, value) when `source` is a Python literal of plain data (no code runs), else (False, None).
+
+    The source is parsed first (linear), and a set or dict display whose constant keys collide in their
+    hashes is refused before any set or dict is built (building it is quadratic: 20,000 colliding ints
+    took 2.2 s); such a source is then not a literal, and is evaluated, if at all, in a sandboxed child
+    with a time limit."""
     try:
-        value = ast.literal_eval(source.strip())
+        tree = ast.parse(source.strip(), mode="eval")
+        if _floods(tree):
+            return False, None
+        value = ast.literal_eval(tree)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, OverflowError):
         return False, None
     try:
@@ -33,6 +43,18 @@ def literal(source: str) -> tuple[bool, Any]:
     if contains_unserializable(value):
         return False, None
     return True, value
+
+
+def _floods(tree: ast.AST) -> bool:
+    """Whether a set or dict display in `tree` has more than FLOOD_ITEMS constant keys sharing hashes."""
+    for node in ast.walk(tree):
+        keys = node.elts if isinstance(node, ast.Set) else node.keys if isinstance(node, ast.Dict) else None
+        if not keys or len(keys) <= FLOOD_ITEMS:
+            continue
+        hashes = [hash(k.value) for k in keys if isinstance(k, ast.Constant)]
+        if len(hashes) - len(set(hashes)) > FLOOD_ITEMS:
+            return True
+    return False
 
 
 BIG_INT_BITS = 12_000  # ints longer than this are written in hex (Python's decimal limit is 4,300 digits)
