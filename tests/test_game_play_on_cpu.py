@@ -209,3 +209,50 @@ def test_candidate_time_limit_scales_with_gt_runtime(executor):
     fixed = play_question(slow_gt, [slower], [[suite]], executor, [], GameConfig(test_timeout=0.5, timeout_factor=1))
     assert scaled.codes[0].suites[0].gen_pass == 1.0
     assert fixed.codes[0].suites[0].gen_pass == 0.0
+
+
+class LoadedExecutor:
+    """Wraps an Executor; the first run of each candidate job reports its first call as timed out (a
+    loaded machine), and GT's repeats of timed-out calls come back as `gt_repeat` says: "timeout", a
+    share of the limit, or as the sandbox ran them (None)."""
+
+    def __init__(self, inner, gt_repeat=None):
+        self.inner, self.gt_repeat = inner, gt_repeat
+        self.batches = []
+
+    def run(self, jobs, progress=None):
+        from codea1.sandbox import CallResult
+
+        self.batches.append([j.id for j in jobs])
+        out = self.inner.run(jobs, progress=progress)
+        for job, res in zip(jobs, out):
+            if job.id.startswith("cand:") and not job.id.endswith(":again") and res.defined and res.results:
+                res.results[0] = CallResult("timeout", error="no result (a loaded machine)", seconds=job.timeout)
+            if job.id.startswith("gt-again:") and self.gt_repeat is not None:
+                for r in res.results:
+                    if self.gt_repeat == "timeout":
+                        r.status, r.value, r.seconds = "timeout", None, job.timeout
+                    else:
+                        r.seconds = self.gt_repeat * job.timeout
+        return out
+
+
+def test_a_timeout_under_load_is_not_held_against_a_correct_candidate(executor):
+    """A correct candidate's call timed out (the machine was loaded). Before, that failed its test and
+    paid the Test LLM. Now GT repeats the call: when GT misses the limit too, the call is excused; when GT
+    is slow (over half the limit), the candidate's call runs again and keeps that outcome; when GT is
+    fast, the timeout stands (a looping candidate)."""
+    config = GameConfig()
+    clean = play_question(SECOND, [RIGHT], [[SUITE1]], executor, [], config)
+    assert clean.codes[0].code_reward == 1.0
+    excused = play_question(SECOND, [RIGHT], [[SUITE1]], LoadedExecutor(executor, "timeout"), [], config)
+    assert excused.timeouts_excused == 1
+    assert excused.codes[0].code_reward == clean.codes[0].code_reward
+    slow_gt = LoadedExecutor(executor, 0.9)
+    retried = play_question(SECOND, [RIGHT], [[SUITE1]], slow_gt, [], config)
+    assert retried.timeouts_excused == 0 and retried.codes[0].code_reward == clean.codes[0].code_reward
+    assert any(i.endswith(":again") for batch in slow_gt.batches for i in batch)  # the candidate ran again
+    fast_gt = LoadedExecutor(executor)
+    stands = play_question(SECOND, [RIGHT], [[SUITE1]], fast_gt, [], config)
+    assert stands.timeouts_excused == 0 and stands.codes[0].code_reward < clean.codes[0].code_reward
+    assert not any(i.endswith(":again") for batch in fast_gt.batches for i in batch)  # no second wait

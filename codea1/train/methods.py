@@ -372,6 +372,7 @@ def game_metrics(
         "adv": mean([s.adv for s in suites]),
         "valid_tests": mean([s.valid_tests for s in suites]),
         "invalid_tests": mean([s.invalid_tests for s in suites]),
+        "timeouts_excused": float(sum(r.timeouts_excused for r in results)),
         **_prefixed("code_", code_metrics),
         **_prefixed("test_", test_metrics),
     }
