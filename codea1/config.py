@@ -693,6 +693,14 @@ def _build(cls: type, data: Any, prefix: str, base: Any = None) -> Any:
 
 def _cross_check(cfg: Config) -> None:
     """Rules that involve more than one key."""
+    if cfg.rollout.backend == "vllm":
+        for role in ("code", "test"):
+            t = getattr(cfg.generation, role).temperature
+            if t != 0 and not 0.01 <= t <= 2.0:  # codea1.rl.vllm_backend.check_temperature, said early
+                raise UserError(
+                    f"config key 'generation.{role}.temperature' is {t:g}, but rollout.backend vllm samples "
+                    "only at 0 (greedy) or between 0.01 and 2"
+                )
     if cfg.game.topvar_ell > cfg.game.M:
         raise UserError(f"config key 'game.topvar_ell' ({cfg.game.topvar_ell}) cannot exceed game.M ({cfg.game.M})")
     if cfg.game.selfplay_reward != "a1" and cfg.method != "selfplay":

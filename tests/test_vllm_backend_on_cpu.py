@@ -37,7 +37,17 @@ class FakeRequestOutput:
 
 
 class FakeSamplingParams:
+    """What vLLM's SamplingParams does where it matters here: greedy (temperature 0) with n > 1 is refused,
+    a temperature above 2 too, and a positive one below 0.01 is raised to 0.01."""
+
     def __init__(self, **kwargs: Any) -> None:
+        t = kwargs.get("temperature", 1.0)
+        if t > 2.0:
+            raise ValueError(f"temperature must be in [0, 2], got {t}.")
+        if 0 < t < 0.01:
+            kwargs = {**kwargs, "temperature": 0.01}
+        if t == 0 and kwargs.get("n", 1) > 1:
+            raise ValueError(f"n must be 1 when using greedy sampling, got {kwargs['n']}.")
         self.kwargs = kwargs
 
     def __getattr__(self, name: str) -> Any:
@@ -115,8 +125,7 @@ def fake_vllm(monkeypatch):
     lora = types.ModuleType("vllm.lora")
     request = types.ModuleType("vllm.lora.request")
     request.LoRARequest = FakeLoRARequest
-    lora.request = request
-    mod.lora = lora
+    # as in vLLM: importing `vllm` does not import its lora.request submodule (no `vllm.lora` attribute)
     monkeypatch.setitem(sys.modules, "vllm", mod)
     monkeypatch.setitem(sys.modules, "vllm.lora", lora)
     monkeypatch.setitem(sys.modules, "vllm.lora.request", request)
@@ -219,8 +228,10 @@ def test_n_samples_grouped_per_prompt_in_order_with_learner_logprobs(fake_vllm, 
     code, _ = build(config(), tmp_path, test=False)
     groups = code.generate(PROMPTS, GenerationConfig(n=3, seed=2))
     assert [len(g) for g in groups] == [3, 3, 3]
-    for g in groups:
-        assert [s.text for s in g] == ["text-0", "text-1", "text-2"]  # sorted by completion index
+    for prompt, g in zip(PROMPTS, groups):
+        # sorted by completion index; the text starts with the response prefix, as the transformers backend's
+        prefix = prompt[-1]["content"] if prompt[-1]["role"] == "assistant" else ""
+        assert [s.text for s in g] == [prefix + "text-0", prefix + "text-1", prefix + "text-2"]
         assert [s.finished for s in g] == [True, False, True]
         assert g[0].response_ids[-1] == EOS_EXTRA and g[1].response_ids[-1] != EOS_EXTRA
     flat = [s for g in groups for s in g]
@@ -234,6 +245,38 @@ def test_n_samples_grouped_per_prompt_in_order_with_learner_logprobs(fake_vllm, 
         [s.prompt_ids for s in warm], [s.response_ids for s in warm], temperature=0.7
     )
     assert [s.logprobs for s in warm] != code.logprobs([s.prompt_ids for s in warm], [s.response_ids for s in warm])
+
+
+def test_greedy_with_n_samples_asks_vllm_for_one_and_repeats_it(fake_vllm, tmp_path):
+    """vLLM refuses temperature 0 with n > 1 (`codea1 eval code --engine vllm --temperature 0` crashed)."""
+    code, _ = build(config(), tmp_path, test=False)
+    groups = code.generate(PROMPTS, GenerationConfig(n=3, seed=2, temperature=0.0))
+    [llm] = FakeLLM.created
+    assert all(p.n == 1 for p in llm.calls("generate")[-1][2])
+    for g in groups:
+        assert len(g) == 3 and len({(tuple(s.response_ids), s.text) for s in g}) == 1
+
+
+def test_temperatures_vllm_would_change_or_refuse_are_refused(fake_vllm, tmp_path):
+    from codea1.errors import UserError
+
+    code, _ = build(config(), tmp_path, test=False)
+    for t in (0.005, 2.5):
+        with pytest.raises(UserError, match="vLLM samples only at 0"):
+            code.generate(PROMPTS[:1], GenerationConfig(n=2, seed=2, temperature=t))
+    assert code.generate(PROMPTS[:1], GenerationConfig(n=2, seed=2, temperature=2.0))
+    with pytest.raises(UserError, match="generation.test.temperature"):  # said when the config is read
+        config(generation={"test": {"temperature": 3.0}})
+
+
+def test_the_response_prefix_is_in_the_text_as_with_the_transformers_backend(fake_vllm, tmp_path):
+    code, _ = build(config(), tmp_path, test=False)
+    prompt = [PROMPTS[2]]
+    [vllm_sample, *_] = code.generate(prompt, GenerationConfig(n=1, seed=2, max_new_tokens=3))[0]
+    local = TransformersRollout(code.model, code.tokenizer, lambda *a, **k: [[0.0] * len(r) for r in a[1]])
+    [local_sample] = local.generate(prompt, GenerationConfig(n=1, seed=2, max_new_tokens=3))[0]
+    prefix = PROMPTS[2][-1]["content"]
+    assert vllm_sample.text.startswith(prefix) and local_sample.text.startswith(prefix)
 
 
 def _bump(policy) -> None:
@@ -358,3 +401,22 @@ def test_default_backend_is_transformers_and_build_policies_attaches_vllm(fake_v
 
     assert isinstance(code.rollout, VLLMRollout) and isinstance(test.rollout, VLLMRollout)
     assert code.rollout.engine is test.rollout.engine
+
+
+def test_eval_sends_all_prompts_to_vllm_in_one_call(fake_vllm, tmp_path):
+    """`codea1 eval --engine vllm` sent one prompt per generate call (rows_per_call // n was 1 with the
+    defaults): vLLM schedules a batch itself, so every prompt of a sample() call goes in one."""
+    from codea1.config import Sampling
+    from codea1.eval.generation import Generator
+
+    gen = Generator(
+        "tiny-random",
+        Sampling(temperature=0.7, max_new_tokens=4, rows_per_call=16),
+        engine="vllm",
+        llm_class=lambda **kwargs: FakeLLM(kwargs),
+        engine_options={"workdir": str(tmp_path)},
+    )
+    texts = gen.sample([PROMPTS[0], PROMPTS[1], PROMPTS[2], PROMPTS[0]], n=12)
+    assert [len(t) for t in texts] == [12, 12, 12, 12]
+    [llm] = FakeLLM.created
+    assert [len(call[1]) for call in llm.calls("generate")] == [4]

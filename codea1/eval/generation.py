@@ -43,7 +43,7 @@ class Generator:
         from codea1.rl.rollout import TransformersRollout, zero_logprobs
 
         torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1") or 1))
-        self.sampling, self.seed = sampling, seed
+        self.sampling, self.seed, self.engine = sampling, seed, engine
         self.record = sampling_record(model, sampling, dtype=dtype, seed=seed) | {"engine": engine}
         self.model, self.tokenizer = load_model_and_tokenizer(model, dtype=dtype)
         self.model.eval()
@@ -71,7 +71,8 @@ class Generator:
         """n response texts per prompt; prompts are processed in batches, each batch seeded from the seed."""
         from codea1.rl.rollout import GenerationConfig
 
-        per_batch = max(1, self.sampling.rows_per_call // max(1, n))
+        # vLLM batches and schedules on its own: every prompt in one call (its seeds are per prompt)
+        per_batch = (len(prompts) or 1) if self.engine == "vllm" else max(1, self.sampling.rows_per_call // max(1, n))
         out: list[list[str]] = []
         for b in range(0, len(prompts), per_batch):
             gen = GenerationConfig.of(self.sampling, n=n, seed=self.seed + seed_offset + b)

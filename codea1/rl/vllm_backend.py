@@ -48,9 +48,11 @@ from pathlib import Path
 from typing import Any
 
 from codea1.errors import UserError
-from codea1.rl.rollout import GenerationConfig, Sample, logprob_temperature, zero_logprobs
+from codea1.rl.rollout import GenerationConfig, Sample, logprob_temperature, rendered_prefix, zero_logprobs
 
 SEED_SPACE = 2**31 - 1
+MIN_TEMPERATURE = 0.01  # vLLM raises a smaller positive temperature to this (then the log-probs would differ)
+MAX_TEMPERATURE = 2.0  # vLLM refuses a larger one
 
 
 def _vllm() -> Any:
@@ -59,6 +61,15 @@ def _vllm() -> Any:
     except ImportError:
         raise UserError("rollout.backend 'vllm' needs vLLM on a GPU machine: pip install 'codea1[vllm]'") from None
     return vllm
+
+
+def _lora_request_class() -> Any:
+    """vllm.lora.request.LoRARequest, imported as a module of its own (the `vllm` package does not import
+    its `lora.request` submodule itself)."""
+    _vllm()
+    import importlib
+
+    return importlib.import_module("vllm.lora.request").LoRARequest
 
 
 def render(tokenizer: Any, messages: Sequence[Mapping[str, str]], max_prompt_tokens: int | None) -> list[int]:
@@ -83,11 +94,28 @@ def prompt_seed(seed: int | None, index: int, n: int) -> int | None:
     return (int(seed) * 1_000_003 + index * max(1, n)) % SEED_SPACE
 
 
+def check_temperature(temperature: float) -> None:
+    """The temperatures vLLM samples at as asked: 0 (greedy) or [MIN_TEMPERATURE, MAX_TEMPERATURE]."""
+    t = float(temperature)
+    if t != 0 and not MIN_TEMPERATURE <= t <= MAX_TEMPERATURE:
+        raise UserError(
+            f"temperature {t:g} with the vLLM engine: vLLM samples only at 0 (greedy) or between "
+            f"{MIN_TEMPERATURE:g} and {MAX_TEMPERATURE:g} (it raises a smaller one to {MIN_TEMPERATURE:g}, "
+            "so the learner's log-probs would not match the samples, and refuses a larger one)"
+        )
+
+
+def requested_n(gen: GenerationConfig) -> int:
+    """Samples asked of the engine per prompt: greedy decoding gives one answer, and vLLM refuses n > 1
+    with temperature 0, so greedy asks for one and the answer is repeated n times."""
+    return 1 if gen.temperature == 0 else gen.n
+
+
 def sampling_kwargs(gen: GenerationConfig, stop_token_ids: Sequence[int], seed: int | None) -> dict[str, Any]:
     """The SamplingParams of one prompt: the configured sampling, every other knob neutral."""
     greedy = gen.temperature == 0
     return {
-        "n": gen.n,
+        "n": requested_n(gen),
         "temperature": float(gen.temperature),
         "top_p": 1.0 if greedy else float(gen.top_p),
         "top_k": -1 if greedy or not gen.top_k else int(gen.top_k),  # -1: off
@@ -217,9 +245,13 @@ class VLLMRollout:
     # -- RolloutBackend -----------------------------------------------------------------------------
     def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig) -> list[list[Sample]]:
         vllm = _vllm()
+        check_temperature(gen.temperature)
         engine = self.engine
         self._ensure_weights()
         prompt_ids = [render(self.tokenizer, p, gen.max_prompt_tokens) for p in prompts]
+        # vLLM's text is the generated part only; a Sample's text starts with the response prefix (the
+        # prefill), as the transformers backend's does
+        prefixes = [rendered_prefix(self.tokenizer, p) for p in prompts]
         params = [
             vllm.SamplingParams(**sampling_kwargs(gen, self.stop_token_ids, prompt_seed(gen.seed, i, gen.n)))
             for i in range(len(prompt_ids))
@@ -236,13 +268,15 @@ class VLLMRollout:
             raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(prompt_ids)} prompts")
         rows: list[list[int]] = []
         responses: list[tuple[list[int], str, bool]] = []
-        for ids, out in zip(prompt_ids, outputs):
+        asked = requested_n(gen)
+        for ids, prefix, out in zip(prompt_ids, prefixes, outputs):
             completions = sorted(out.outputs, key=lambda c: c.index)
-            if len(completions) != gen.n:
-                raise RuntimeError(f"vLLM returned {len(completions)} samples for n={gen.n}")
+            if len(completions) != asked:
+                raise RuntimeError(f"vLLM returned {len(completions)} samples for n={asked}")
+            completions = completions * (gen.n // asked)  # greedy: the one answer, n times
             for c in completions:
                 rows.append(list(ids))
-                responses.append((list(c.token_ids), c.text, c.finish_reason == "stop"))
+                responses.append((list(c.token_ids), prefix + c.text, c.finish_reason == "stop"))
         temperature = logprob_temperature(gen.temperature)
         logprobs = self.score(rows, [r[0] for r in responses], temperature=temperature)
         samples = [
@@ -297,7 +331,7 @@ class VLLMRollout:
         save_file({k: v.detach().contiguous().cpu() for k, v in state.items()}, str(path / "adapter_model.safetensors"))
         policy.model.peft_config[self.adapter].save_pretrained(str(path))
         old = self._lora
-        self.lora_request = _vllm().lora.request.LoRARequest(lora_name=name, lora_int_id=lora_id, lora_path=str(path))
+        self.lora_request = _lora_request_class()(lora_name=name, lora_int_id=lora_id, lora_path=str(path))
         self._lora = (lora_id, path)
         if old is not None:
             engine.drop_lora(*old)
