@@ -7,6 +7,8 @@ through a new adapter id per update), sleep/wake around each rollout, and the de
 
 from __future__ import annotations
 
+import importlib
+import pickle
 import sys
 import types
 from dataclasses import dataclass, field
@@ -63,11 +65,14 @@ class FakeLoRARequest:
 
 
 class FakeModel:
-    def __init__(self, log: list) -> None:
-        self.log = log
+    def __init__(self, log: list, rank: int = 0) -> None:
+        self.log, self.rank = log, rank
 
     def load_weights(self, weights: Any) -> None:
-        self.log.append(("load_weights", {name: t.clone() for name, t in weights}))
+        if self.rank == 0:  # what every rank is handed is checked by the tensor-parallel test
+            self.log.append(("load_weights", {name: t.clone() for name, t in weights}))
+        else:
+            self.log.append(("load_weights_rank", self.rank, sorted(name for name, _ in weights)))
 
 
 @dataclass
@@ -97,8 +102,29 @@ class FakeLLM:
         return outs
 
     def apply_model(self, fn: Any) -> list:
+        # vLLM pickles the function for its workers (multiprocess executor, tensor parallelism, an engine
+        # in its own process): a local closure is refused there
+        pickle.dumps(fn)
         self.log.append(("apply_model",))
         return [fn(FakeModel(self.log))]
+
+    def collective_rpc(self, method: Any, timeout: Any = None, args: tuple = (), kwargs: dict | None = None) -> list:
+        """As vLLM's: the method (by name) runs in every worker (one per tensor-parallel rank), each a Worker
+        with the engine's worker_extension_cls mixed in; what crosses to a worker is pickled."""
+        if not isinstance(method, str):
+            pickle.dumps(method)
+        extension = self.kwargs.get("worker_extension_cls")
+        bases = (importlib.import_module(extension.rsplit(".", 1)[0]).__dict__[extension.rsplit(".", 1)[1]],)
+        worker_class = type("FakeWorker", bases if extension else (), {})
+        out = []
+        for rank in range(int(self.kwargs.get("tensor_parallel_size", 1))):
+            worker = worker_class()
+            worker.model_runner = types.SimpleNamespace(model=FakeModel(self.log, rank))
+            worker.device = torch.device("cpu")
+            sent_args, sent_kwargs = pickle.loads(pickle.dumps((args, kwargs or {})))
+            self.log.append(("collective_rpc", method, rank))
+            out.append(getattr(worker, method)(*sent_args, **sent_kwargs))
+        return out
 
     def reset_prefix_cache(self) -> None:
         self.log.append(("reset_prefix_cache",))
@@ -301,7 +327,7 @@ def test_full_weights_sync_after_each_update_only(fake_vllm, tmp_path):
     assert set(loaded) == set(state)
     assert all(torch.equal(loaded[k], state[k]) for k in state)
     names = [c[0] for c in llm.log]
-    assert names.index("apply_model") < names.index("reset_prefix_cache") < len(names) - 1
+    assert names.index("collective_rpc") < names.index("reset_prefix_cache") < len(names) - 1
     assert names[-1] == "generate"
     code.generate(PROMPTS, gen)
     assert len(llm.calls("load_weights")) == 1
@@ -309,6 +335,34 @@ def test_full_weights_sync_after_each_update_only(fake_vllm, tmp_path):
     code.rollout.sync_from(code)  # an explicit sync, then nothing more to do before sampling
     code.generate(PROMPTS, gen)
     assert len(llm.calls("load_weights")) == 2
+
+
+def test_full_weights_reach_every_tensor_parallel_worker_without_a_closure(fake_vllm, tmp_path):
+    """The sync shipped a local closure through LLM.apply_model: vLLM pickles it for its workers (tensor
+    parallelism, an engine in its own process) and refuses it. Now only a method name and (name, tensor)
+    pairs cross, through collective_rpc to the worker extension, in buckets, to every rank."""
+    from codea1.rl import vllm_backend
+
+    code, _ = build(config(rollout={"vllm_tensor_parallel_size": 2}), tmp_path, test=False)
+    [llm] = FakeLLM.created
+    assert llm.kwargs["worker_extension_cls"] == "codea1.rl.vllm_worker.WeightSync"
+    _bump(code)
+    state = code.model.state_dict()
+    original = vllm_backend.BUCKET_BYTES
+    vllm_backend.BUCKET_BYTES = 1 << 12  # small buckets: several calls
+    try:
+        code.generate(PROMPTS, GenerationConfig(n=1, seed=0))
+    finally:
+        vllm_backend.BUCKET_BYTES = original
+    loaded = {}
+    for _, part in llm.calls("load_weights"):
+        loaded.update(part)
+    assert set(loaded) == set(state) and all(torch.equal(loaded[k], state[k]) for k in state)
+    rank1 = [name for call in llm.calls("load_weights_rank") for name in call[2]]
+    assert sorted(rank1) == sorted(state)
+    rpcs = llm.calls("collective_rpc")
+    assert len(rpcs) > 2 and {r[1] for r in rpcs} == {"codea1_load_weights"} and {r[2] for r in rpcs} == {0, 1}
+    assert llm.calls("apply_model") == []
 
 
 def test_two_full_policies_share_one_engine_and_swap_weights(fake_vllm, tmp_path):
@@ -373,7 +427,7 @@ def test_level_two_sleep_resends_full_weights_at_every_wake(fake_vllm, tmp_path)
     assert names[:2] == ["generate", "sleep"]
     assert names[2:] == [
         "wake_up:['weights']",
-        "apply_model",
+        "collective_rpc",
         "load_weights",
         "reset_prefix_cache",
         "wake_up:['kv_cache']",

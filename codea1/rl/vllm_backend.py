@@ -22,9 +22,10 @@ What it does, per `generate(prompts, gen)`:
   backend does, so the PPO ratio starts at exactly 1 whatever the engine's numerics.
 
 Weights follow the learner: after each update (the policy's step changed) the next `generate` first
-syncs. Full models: the learner's `state_dict` is loaded into the engine's model in place (the model's
-`load_weights`, reached through `LLM.apply_model` or, on older engines, the driver worker's model runner),
-then the prefix cache is reset. LoRA: the adapter is saved to a fresh directory and used through a
+syncs. Full models: the learner's `state_dict` is sent in buckets to every worker of the engine through
+`LLM.collective_rpc` and the worker extension codea1.rl.vllm_worker.WeightSync, which hands them to the
+model's `load_weights` (in this process or the engine's own, with any tensor parallelism: only a method
+name and tensors cross a process), then the prefix cache is reset. LoRA: the adapter is saved to a fresh directory and used through a
 `LoRARequest` with a new adapter id per update (the engine caches adapters by id), and the previous one
 is dropped. Several policies may share one engine (`EngineHandle`): with LoRA each brings its adapter;
 full models swap their weights in when the engine last held another policy's.
@@ -49,6 +50,7 @@ from typing import Any
 
 from codea1.errors import UserError
 from codea1.rl.rollout import GenerationConfig, Sample, logprob_temperature, rendered_prefix, zero_logprobs
+from codea1.rl.vllm_worker import WORKER_EXTENSION
 
 SEED_SPACE = 2**31 - 1
 MIN_TEMPERATURE = 0.01  # vLLM raises a smaller positive temperature to this (then the log-probs would differ)
@@ -133,6 +135,25 @@ def sampling_kwargs(gen: GenerationConfig, stop_token_ids: Sequence[int], seed: 
     }
 
 
+BUCKET_BYTES = 512 << 20  # bytes of tensors per weight-sync call
+
+
+def weight_buckets(weights: Any, limit: int) -> list[list[tuple[str, Any]]]:
+    """(name, tensor) pairs in order, moved to the CPU and cut into lists of at most `limit` bytes each (a
+    larger tensor alone)."""
+    buckets: list[list[tuple[str, Any]]] = []
+    size = 0
+    for name, tensor in weights:
+        t = tensor.detach().to("cpu").contiguous()
+        nbytes = t.numel() * t.element_size()
+        if not buckets or size + nbytes > limit:
+            buckets.append([])
+            size = 0
+        buckets[-1].append((name, t))
+        size += nbytes
+    return buckets
+
+
 class EngineHandle:
     """One vLLM engine (`vllm.LLM`, or anything with its methods) shared by the policies that sample with
     it; remembers whose full weights it holds and whether it sleeps."""
@@ -184,18 +205,16 @@ class EngineHandle:
                 self.holder = None
 
     def load_full_weights(self, weights: Any) -> None:
-        """Loads (name, tensor) pairs, names as in the learner's state_dict, into the engine's model."""
-        pairs = list(weights)
+        """Loads (name, tensor) pairs, names as in the learner's state_dict, into the engine's model: in
+        buckets of at most BUCKET_BYTES, each sent to every worker with `collective_rpc` to the worker
+        extension codea1.rl.vllm_worker.WeightSync (the tensors travel on the CPU, so the same call works
+        for an engine in this process, in its own processes, and with tensor parallelism)."""
+        from codea1.rl.vllm_worker import LOAD_METHOD
 
-        def load(model: Any) -> None:
-            model.load_weights(weights=pairs)
-
-        if hasattr(self.llm, "apply_model"):
-            self.llm.apply_model(load)
-        else:  # older engines: the model runner of the in-process driver worker
-            worker = self.llm.llm_engine.model_executor.driver_worker
-            runner = getattr(worker, "model_runner", None) or worker.worker.model_runner
-            load(runner.model)
+        if not hasattr(self.llm, "collective_rpc"):
+            raise UserError("syncing full weights into vLLM needs LLM.collective_rpc (vLLM >= 0.33)")
+        for bucket in weight_buckets(weights, BUCKET_BYTES):
+            self.llm.collective_rpc(LOAD_METHOD, args=(bucket,))
         self.weights_lost = False
         if hasattr(self.llm, "reset_prefix_cache"):
             self.llm.reset_prefix_cache()  # cached KV blocks were computed with the old weights
@@ -397,6 +416,7 @@ def engine_kwargs(
         "enable_prefix_caching": True,
         "generation_config": "vllm",  # the checkpoint's sampling defaults (penalties etc.) are not applied
         "enable_sleep_mode": sleep,
+        "worker_extension_cls": WORKER_EXTENSION,  # the weight-sync end in each worker (codea1.rl.vllm_worker)
     }
     if max_model_len is not None:
         kwargs["max_model_len"] = max_model_len
@@ -413,7 +433,7 @@ def build_engine(cfg: Any, source: str, *, lora: bool, llm_class: Any = None) ->
         )
     if llm_class is None:
         if r.vllm_sleep_level or r.vllm_gpu_memory_utilization < 0.9:
-            # colocated with the learner: the engine runs in this process, so that weights load in place
+            # colocated with the learner: the engine runs in this process (the weight sync works either way)
             os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         llm_class = _vllm().LLM
     kwargs = engine_kwargs(
