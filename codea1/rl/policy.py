@@ -30,6 +30,7 @@ import torch
 
 from codea1.config import PolicyConfig
 from codea1.errors import UserError
+from codea1.rl.distributed import DataParallel
 from codea1.rl.grpo import agg_loss, kl_penalty, masked_mean, policy_loss
 from codea1.rl.logprobs import forward_logprobs, pack, token_budget_chunks
 from codea1.rl.rollout import GenerationConfig, RolloutBackend, Sample, TransformersRollout
@@ -96,6 +97,7 @@ class Policy:
         self.device = next(model.parameters()).device
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         self.step = 0
+        self.data_parallel: DataParallel | None = None  # set to spread train_step over ranks (rl.distributed)
 
         self._activate()
         self.params = self._select_trainable()
@@ -272,8 +274,11 @@ class Policy:
         self.optimizer.zero_grad(set_to_none=True)
         sums = {"loss": 0.0, "pg_loss": 0.0, "kl": 0.0}
         token_stats = {"entropy": 0.0, "clipfrac": 0.0, "clipfrac_lower": 0.0, "ppo_kl": 0.0}
-        lengths = [len(s.prompt_ids) + len(s.response_ids) for s in samples]
-        for idx in token_budget_chunks(lengths, cfg.micro_batch_tokens):
+        dp = self.data_parallel
+        mine = dp.shard(range(len(samples))) if dp is not None else list(range(len(samples)))
+        lengths = [len(samples[i].prompt_ids) + len(samples[i].response_ids) for i in mine]
+        for local in token_budget_chunks(lengths, cfg.micro_batch_tokens):
+            idx = [mine[j] for j in local]
             mb = [samples[i] for i in idx]
             batch = pack([s.prompt_ids for s in mb], [s.response_ids for s in mb], self.pad_id).to(self.device)
             mask = batch.response_mask.float()
@@ -312,6 +317,12 @@ class Policy:
             token_stats["entropy"] += float(masked_mean(entropy.detach(), mask)) * share
             for name in ("clipfrac", "clipfrac_lower", "ppo_kl"):
                 token_stats[name] += float(pg_stats[name]) * share
+        if dp is not None:  # the whole mini-batch's gradient and statistics, on every rank
+            dp.all_reduce_grads(self.params)
+            names = [*sums, *token_stats]
+            summed = dp.all_reduce_sum([{**sums, **token_stats}[k] for k in names])
+            for k, v in zip(names, summed):
+                (sums if k in sums else token_stats)[k] = v
         grad_norm = torch.nn.utils.clip_grad_norm_(self.params, cfg.grad_clip)
         skipped = not torch.isfinite(grad_norm)
         if skipped:
