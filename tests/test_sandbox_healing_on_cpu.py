@@ -86,6 +86,21 @@ def test_a_16mb_frame_of_empty_lists_does_not_bloat_the_parent() -> None:
     assert int(grew_mb) < 100, out.stdout  # was ~440 MB when the frame was parsed before its budget
 
 
+def test_a_job_cannot_make_the_parent_read_more_by_crashing_and_restarting(ex: Executor) -> None:
+    """Each child may send 64 MB, and a crash resumed the remaining calls in a fresh child with a fresh
+    allowance: calls that each send a 6 MB value and then crash made the parent read (and keep) 6 MB per
+    restart without end. All the children of one job now share one budget (wire.MAX_JOB_BYTES)."""
+    from codea1.sandbox.wire import MAX_JOB_BYTES
+
+    code = "import os\ndef big():\n    return '\\u4e00' * 999_000\ndef die():\n    os._exit(3)\n"
+    rounds = 30  # 30 x ~6 MB is more than the job budget
+    [res] = ex.run([Job("greedy", code, ["big()", "die()"] * rounds, timeout=10.0)])
+    values = [r for r in res.results[0::2] if r.status == "ok"]
+    assert 0 < len(values) * 6_000_000 <= MAX_JOB_BYTES + 6_000_000
+    assert len(values) < rounds
+    assert "sent over" in res.results[-2].error and res.results[-2].status == "crash"
+
+
 def test_verdict_steps_are_total(ex: Executor) -> None:
     code = "def f(): return 10 ** 400\ndef g(): return float('nan')\ndef h(): return [1.0]"
     cases = [  # (job, expected values, float tolerance): the judge's verdict step (codea1.judge.calls.decide)

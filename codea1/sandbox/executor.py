@@ -36,7 +36,7 @@ from codea1.sandbox import allowlist, cgroups, preload, values
 from codea1.sandbox.api import CallResult, Job, JobResult, Progress, SandboxError
 from codea1.sandbox.isolation import isolation_note, layers_report
 from codea1.sandbox.uids import DEFAULT_UID_BASE, UidLease
-from codea1.sandbox.wire import FrameReader
+from codea1.sandbox.wire import MAX_JOB_BYTES, FrameReader
 
 FULL_LEVEL = "allowlist+netns+utsns+mntns+pidns+ipcns+jobtmp+uid+cgroup+seccomp+rlimits"
 # exit statuses of a child that failed before running any candidate code (see zygote._child)
@@ -530,10 +530,15 @@ class LocalExecutor:
         ]
         start, first, stdout = 0, True, ""
         timeout = max(0.001, float(job.timeout))
+        sent = 0  # bytes this job's children have sent so far, over all restarts
         while first or any(r is None for r in results[start:]):
             pending = [i for i in range(start, n) if results[i] is None]
+            if sent >= MAX_JOB_BYTES:
+                for i in pending:
+                    results[i] = CallResult("crash", error=f"the job's children sent over {MAX_JOB_BYTES >> 20} MB")
+                break
             cpu = self.define_timeout + timeout * len(pending) + 1
-            run = self._spawn(zygote, job.code, sendable, start, cpu)
+            run = self._spawn(zygote, job.code, sendable, start, cpu, budget=MAX_JOB_BYTES - sent)
             if run is None:  # the zygote failed to fork: replaced, and the job run again (once)
                 raise _SetupFailed("the zygote could not start a child")
             reader, res_r = run
@@ -595,12 +600,19 @@ class LocalExecutor:
                     zygote.finish(wait=False)
                     start = n
             finally:
+                sent += reader.total
                 os.close(res_r)
         final = [r if r is not None else CallResult("crash", error="no result") for r in results]
         return JobResult(job.id, True, None, final, stdout)
 
     def _spawn(
-        self, zygote: _Zygote, code: str, calls: list[bytes | str | None], start: int, cpu: float
+        self,
+        zygote: _Zygote,
+        code: str,
+        calls: list[bytes | str | None],
+        start: int,
+        cpu: float,
+        budget: int = MAX_JOB_BYTES,
     ) -> tuple[FrameReader, int] | None:
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
@@ -645,7 +657,7 @@ class LocalExecutor:
             pass  # the child died before reading its job: seen as a crash
         finally:
             os.close(job_w)
-        return FrameReader(res_r), res_r
+        return FrameReader(res_r, budget), res_r
 
 
 def _release(workers: list[_Slot], leases: list[UidLease], owner: int | None = None) -> None:

@@ -9,7 +9,8 @@ JSON holding one object whose "k" says what it is, in this order:
                                         (codea1.sandbox.values' tagged form), or its exception
   {"k": "done", "out": text}            the calls are over; captured stdout and stderr (capped)
 The parent reads them with FrameReader, each before a deadline, and treats anything else as a broken
-child: a frame larger than MAX_FRAME, more than MAX_CHILD_BYTES in all, more than MAX_FRAME_NODES
+child: a frame larger than MAX_FRAME, more than MAX_CHILD_BYTES in all (MAX_JOB_BYTES for all the
+children of one job together), more than MAX_FRAME_NODES
 containers or separators (checked on the raw bytes before parsing), or text that is not one JSON object.
 Imported by the zygote, so it holds only the standard library and the values module.
 """
@@ -26,6 +27,8 @@ from codea1.sandbox import values
 
 MAX_FRAME = 16 << 20  # bytes of one result frame; a larger announced frame is a protocol violation
 MAX_CHILD_BYTES = 64 << 20  # bytes one child may send in all; past that it is treated as malformed
+MAX_JOB_BYTES = 2 * MAX_CHILD_BYTES  # bytes all children of one job may send together (a restart does not
+# give a job a fresh allowance: calls that each send a lot and then crash cannot make the parent read more)
 # containers ("[", "{") and separators (",") one frame may hold outside its strings, counted on the raw bytes
 # before parsing: an honest frame holds at most values.MAX_ITEMS elements, each at most a few of each
 MAX_FRAME_NODES = 4 * values.MAX_ITEMS + 64
@@ -41,8 +44,9 @@ def encode_frame(obj: dict) -> bytes:
 class FrameReader:
     """Reads length-prefixed JSON frames from a child's result pipe, each before a deadline."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, budget: int = MAX_CHILD_BYTES) -> None:
         self.fd = fd
+        self.budget = min(int(budget), MAX_CHILD_BYTES)  # bytes this child may send (less when its job sent some)
         self.buf = bytearray()
         self.eof = False
         self.total = 0
@@ -80,7 +84,7 @@ class FrameReader:
                 self.eof = True
             else:
                 self.total += len(chunk)
-                if self.total > MAX_CHILD_BYTES:
+                if self.total > self.budget:
                     return "bad"
                 self.buf += chunk
 
