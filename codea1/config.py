@@ -371,6 +371,13 @@ class PlacementSection(Section):
     )
     gpus_per_policy: float = knob(0.0, "backend ray: GPUs each policy actor reserves (0: it runs on CPU)", low=0.0)
     cpus_per_policy: float = knob(1.0, "backend ray: CPUs each policy actor reserves", low=0.0)
+    learner_ranks: int = knob(
+        1,
+        "backend ray: data-parallel ranks per policy, one actor each (its GPUs and CPUs as above): every "
+        "rank trains on its share of each update and the gradients are summed (codea1.rl.distributed); "
+        "rank 0 samples",
+        low=1,
+    )
 
 
 @dataclass

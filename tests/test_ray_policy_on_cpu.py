@@ -138,3 +138,28 @@ def test_a_policy_error_arrives_as_itself(ray_session) -> None:
     with pytest.raises(ValueError):  # samples and advantages of different lengths: the Policy's own check
         code.train_step([], [1.0])
     ray.kill(code.handle)
+
+
+def test_two_data_parallel_ranks_per_policy_train_as_one(ray_session, tmp_path: Path) -> None:
+    """placement.learner_ranks=2: each policy is two actors in one gloo group, each training on half of
+    every update; the run's metrics are those of one rank per policy, and a checkpoint written by two
+    ranks resumes on one."""
+    base = [f"executor.uid_base={UID_BASE + 400}", "placement.backend=ray", "policy.mini_batches=2"]
+    one = _train(tmp_path, "one", base, steps=2)
+    two = _train(tmp_path, "two", [*base, "placement.learner_ranks=2"], steps=2)
+    assert any(r["code_loss"] != 0.0 for r in one) and any(r["test_loss"] != 0.0 for r in one)
+    _same_within(one, two, rel=1e-4)
+    again = _train(tmp_path, "two", base, steps=3, resume=True)  # written by 2 ranks, resumed on 1
+    more = _train(tmp_path, "one", base, steps=3, resume=True)
+    _same_within(more, again, rel=1e-4)
+
+
+def _same_within(a_rows: list[dict], b_rows: list[dict], rel: float) -> None:
+    """As _same, with a tolerance for the order in which two ranks' gradients are summed."""
+    assert [r["step"] for r in a_rows] == [r["step"] for r in b_rows]
+    for a, b in zip(a_rows, b_rows):
+        for k in sorted(k for k in a if not any(t in k for t in TIMING)):
+            if isinstance(a[k], float):
+                assert math.isclose(a[k], b[k], rel_tol=rel, abs_tol=1e-6), (a["step"], k, a[k], b[k])
+            else:
+                assert a[k] == b[k], (a["step"], k)

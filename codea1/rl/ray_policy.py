@@ -72,6 +72,28 @@ class _PolicyHost:
             "cuda_devices": torch.cuda.device_count() if torch.cuda.is_available() else 0,
         }
 
+    def address(self) -> tuple[str, int]:
+        """Where rank 0 of a data-parallel group listens: this node's address and a free port."""
+        import socket
+
+        ray = _ray()
+        with socket.socket() as s:
+            s.bind(("", 0))
+            port = s.getsockname()[1]
+        return ray.util.get_node_ip_address(), port
+
+    def join(self, init_method: str, rank: int, world_size: int) -> int:
+        """Joins the data-parallel group of this actor's policies (codea1.rl.distributed)."""
+        import torch
+
+        from codea1.rl.distributed import join
+
+        backend = "nccl" if torch.cuda.is_available() else "gloo"
+        group = join(init_method, rank, world_size, backend=backend)
+        for policy in {id(p): p for p in self.policies.values() if p is not None}.values():
+            policy.data_parallel = group
+        return rank
+
     def generate(self, role: str, prompts: list, gen: Any) -> list:
         import torch
 
@@ -92,10 +114,15 @@ class _PolicyHost:
 class RemotePolicy:
     """A policy living in a Ray actor, with the methods the trainer and `codea1 compare` call on a Policy:
     generate, train_step, save, load; plus submit_train_step, which starts an update and returns a callable
-    that waits for its metrics (the trainer overlaps the two policies' updates with it)."""
+    that waits for its metrics (the trainer overlaps the two policies' updates with it).
 
-    def __init__(self, handle: Any, role: str, name: str) -> None:
+    With data-parallel ranks (`placement.learner_ranks`), `ranks` holds one actor per rank (`handle` is
+    rank 0): rank 0 samples and writes checkpoints (the replicas are equal), every rank takes each update
+    and loads each checkpoint."""
+
+    def __init__(self, handle: Any, role: str, name: str, ranks: Sequence[Any] | None = None) -> None:
         self.handle, self.role, self.name = handle, role, name
+        self.ranks = list(ranks) if ranks else [handle]
 
     def _get(self, ref: Any) -> Any:
         ray = _ray()
@@ -115,8 +142,14 @@ class RemotePolicy:
         return self._get(self.handle.generate.remote(self.role, list(prompts), gen))
 
     def submit_train_step(self, samples: Sequence[Any], advantages: Sequence[float]) -> Callable[[], dict]:
-        ref = self.handle.train_step.remote(self.role, list(samples), [float(a) for a in advantages])
-        return lambda: self._get(ref)
+        samples, advantages = list(samples), [float(a) for a in advantages]
+        refs = [h.train_step.remote(self.role, samples, advantages) for h in self.ranks]
+
+        def wait() -> dict:
+            metrics = [self._get(ref) for ref in refs]  # every rank's update must end
+            return metrics[0]  # the ranks' metrics are equal: rank 0's
+
+        return wait
 
     def train_step(self, samples: Sequence[Any], advantages: Sequence[float]) -> dict[str, Any]:
         return self.submit_train_step(samples, advantages)()
@@ -125,7 +158,8 @@ class RemotePolicy:
         self._get(self.handle.save.remote(self.role, str(directory)))
 
     def load(self, directory: Any) -> None:
-        self._get(self.handle.load.remote(self.role, str(directory)))
+        for ref in [h.load.remote(self.role, str(directory)) for h in self.ranks]:
+            self._get(ref)
 
     def info(self) -> dict[str, Any]:
         return self._get(self.handle.info.remote())
@@ -153,11 +187,18 @@ def build_ray_policies(cfg: Any, *, test: bool = True) -> tuple[RemotePolicy, Re
     handles: dict[str, RemotePolicy] = {}
     for roles in actor_groups(cfg, test):
         name = " and ".join({"code": "Code LLM", "test": "Test LLM"}[r] for r in roles)
-        handle = remote.options(
-            num_cpus=place.cpus_per_policy, num_gpus=place.gpus_per_policy, max_restarts=0, max_task_retries=0
-        ).remote(data, roles)
+        ranks = [
+            remote.options(
+                num_cpus=place.cpus_per_policy, num_gpus=place.gpus_per_policy, max_restarts=0, max_task_retries=0
+            ).remote(data, roles)
+            for _ in range(place.learner_ranks)
+        ]
+        if len(ranks) > 1:  # one torch.distributed group per policy, rank 0 its address
+            host, port = ray.get(ranks[0].address.remote())
+            init = f"tcp://{host}:{port}"
+            ray.get([h.join.remote(init, r, len(ranks)) for r, h in enumerate(ranks)])
         for role in roles:
-            handles[role] = RemotePolicy(handle, role, name)
+            handles[role] = RemotePolicy(ranks[0], role, name, ranks)
     code = handles["code"]
     code.info()  # waits for the actor to build its policies: a failure to load surfaces here, named
     test_policy = handles.get("test")

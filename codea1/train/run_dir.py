@@ -100,6 +100,7 @@ class RunDir:
             return
         started, _ = migrate(started)  # a run of an earlier version: its renamed keys under their new names
         changed = changed_keys(started, json.loads(json.dumps(cfg.to_dict())))
+        changed = [c for c in changed if not c[0].startswith(WHERE_NOT_WHAT)]
         if changed:
             shown = "; ".join(f"{k}: {a!r} -> {b!r}" for k, a, b in changed[:5])
             raise UserError(
@@ -143,6 +144,11 @@ class RunDir:
             return config_from_dict(data)
         except UserError as exc:
             raise UserError(f"{self.config_path}: {exc}") from None
+
+
+# keys that say where a run computes, not what: a resume may change them (more data-parallel ranks, another
+# cluster); each rank computes the same update, so the run continues as it would have
+WHERE_NOT_WHAT = ("placement.",)
 
 
 def changed_keys(old: Any, new: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
