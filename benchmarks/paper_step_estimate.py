@@ -27,7 +27,9 @@ Costs:
 The phases of a step run one after the other (generate codes, generate tests, execute, score, train);
 generation, scoring and training split over every GPU of the cluster (one engine and one data-parallel
 learner rank per GPU), the sandbox over every node's sandbox cores. Communication (weight sync, gradient
-all-reduce) is left out: a lower bound on the step time for each N.
+all-reduce) is left out: a lower bound on the step time for each N. `--layout codea1` gives today's
+layout instead: each policy samples on one engine (rank 0; two engines in all) and trains on
+`placement.learner_ranks` GPUs (`--learner-ranks`), the two policies' GPUs apart.
 
     python benchmarks/paper_step_estimate.py --nodes 1,2,4 [--verdict-cost 0.002] [--gen-token-cost 1e-4]
 """
@@ -73,6 +75,14 @@ def main() -> None:
     ap.add_argument("--config", default=str(CONFIG))
     ap.add_argument("--nodes", default="1,2,4", help="node counts to estimate for")
     ap.add_argument("--gpus-per-node", type=int, default=8)
+    ap.add_argument(
+        "--layout",
+        choices=("ideal", "codea1"),
+        default="ideal",
+        help="ideal: every GPU samples and trains; codea1: one engine per policy samples, "
+        "--learner-ranks GPUs per policy train (placement.learner_ranks)",
+    )
+    ap.add_argument("--learner-ranks", type=int, default=4, help="with --layout codea1: ranks per policy")
     ap.add_argument("--sandbox-cores", type=int, default=96, help="sandbox slots per node (cores left to it)")
     ap.add_argument(
         "--verdict-cost", type=float, default=None, help="core-seconds per verdict (default: measured here)"
@@ -169,14 +179,17 @@ def main() -> None:
     for n_nodes in [int(x) for x in args.nodes.split(",") if x.strip()]:
         gpus = n_nodes * args.gpus_per_node
         cores = n_nodes * args.sandbox_cores
-        gen_code = code_resp * args.code_tokens * args.gen_token_cost / gpus
-        gen_test = test_resp * args.test_tokens * args.gen_token_cost / gpus
+        # codea1's layout: each role samples on its rank 0 alone and trains on its own ranks
+        sample_gpus = 1 if args.layout == "codea1" else gpus
+        learn_gpus = min(args.learner_ranks, gpus // 2) if args.layout == "codea1" else gpus
+        gen_code = code_resp * args.code_tokens * args.gen_token_cost / sample_gpus
+        gen_test = test_resp * args.test_tokens * args.gen_token_cost / sample_gpus
         overhead = args.ray_overhead if n_nodes > 1 else 1.0
         sandbox = verdicts * cost_with_timeouts * overhead / cores
         if args.pool_rate:  # the pools' parents cap the rate however many slots they have
             sandbox = max(sandbox, verdicts * overhead / (args.pool_rate * args.pools_per_node * n_nodes))
-        score = score_tokens * fwd / gpus
-        train = (train_tokens * fwd * train_factor + ref_tokens * fwd) / gpus
+        score = score_tokens * fwd / learn_gpus
+        train = (train_tokens * fwd * train_factor + ref_tokens * fwd) / learn_gpus
         step = gen_code + gen_test + sandbox + score + train
         run_h = step * cfg.train.max_steps / 3600
         print(
