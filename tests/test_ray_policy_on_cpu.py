@@ -163,3 +163,22 @@ def _same_within(a_rows: list[dict], b_rows: list[dict], rel: float) -> None:
                 assert math.isclose(a[k], b[k], rel_tol=rel, abs_tol=1e-6), (a["step"], k, a[k], b[k])
             else:
                 assert a[k] == b[k], (a["step"], k)
+
+
+def test_a_lost_learner_rank_ends_the_update_with_an_error_at_once(ray_session) -> None:
+    """Rank 1 of a 2-rank Code LLM is killed: the update fails with the lost-actor error saying how to go
+    on, as soon as Ray knows, although rank 0 is still waiting for rank 1 in its gradient reduction."""
+    import time
+
+    cfg = load_config(
+        CONFIGS / "tiny-cpu.yaml", ["method=golden", "placement.backend=ray", "placement.learner_ranks=2"]
+    )
+    code, _ = method_policies(cfg)
+    assert len(code.ranks) == 2
+    [group] = code.generate([[{"role": "user", "content": "hi"}]])
+    ray.kill(code.ranks[1])
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="Code LLM was lost.*--resume"):
+        code.train_step(group, [1.0] * len(group))
+    assert time.monotonic() - start < 60
+    ray.kill(code.ranks[0])

@@ -58,11 +58,22 @@ class DataParallel:
         return t.tolist()
 
 
+JOIN_TIMEOUT_S = 600  # a collective waiting longer than this for a rank that is gone raises
+
+
 def join(init_method: str, rank: int, world_size: int, backend: str | None = None) -> DataParallel:
     """Joins (or starts) the process group and returns this rank's DataParallel; backend: gloo on CPU,
     nccl where CUDA is available (by default)."""
+    import datetime
+
     if backend is None:
         backend = "nccl" if torch.cuda.is_available() else "gloo"
     if not torch.distributed.is_initialized():
-        torch.distributed.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size)
+        torch.distributed.init_process_group(
+            backend,
+            init_method=init_method,
+            rank=rank,
+            world_size=world_size,
+            timeout=datetime.timedelta(seconds=JOIN_TIMEOUT_S),
+        )
     return DataParallel(rank, world_size)

@@ -146,8 +146,13 @@ class RemotePolicy:
         refs = [h.train_step.remote(self.role, samples, advantages) for h in self.ranks]
 
         def wait() -> dict:
-            metrics = [self._get(ref) for ref in refs]  # every rank's update must end
-            return metrics[0]  # the ranks' metrics are equal: rank 0's
+            # every rank's update must end; a lost rank is reported at once (the others would wait for it
+            # in their gradient reduction), not after rank 0's collective times out
+            ray, results, pending = _ray(), {}, list(refs)
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                results[done[0]] = self._get(done[0])
+            return results[refs[0]]  # the ranks' metrics are equal: rank 0's
 
         return wait
 
