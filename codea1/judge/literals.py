@@ -17,9 +17,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from codea1.sandbox.values import contains_unserializable, from_json, to_json
-
-FLOOD_ITEMS = 64  # a set or dict display may hold this many hash collisions before it is refused
+from codea1.sandbox.values import contains_unserializable, floods, from_json, to_json
 
 
 def literal(source: str) -> tuple[bool, Any]:
@@ -46,13 +44,11 @@ def literal(source: str) -> tuple[bool, Any]:
 
 
 def _floods(tree: ast.AST) -> bool:
-    """Whether a set or dict display in `tree` has more than FLOOD_ITEMS constant keys sharing hashes."""
+    """Whether a set or dict display in `tree` has constant keys built to collide (the decoder's rule,
+    codea1.sandbox.values.floods)."""
     for node in ast.walk(tree):
         keys = node.elts if isinstance(node, ast.Set) else node.keys if isinstance(node, ast.Dict) else None
-        if not keys or len(keys) <= FLOOD_ITEMS:
-            continue
-        hashes = [hash(k.value) for k in keys if isinstance(k, ast.Constant)]
-        if len(hashes) - len(set(hashes)) > FLOOD_ITEMS:
+        if keys and floods([hash(k.value) for k in keys if isinstance(k, ast.Constant)]):
             return True
     return False
 

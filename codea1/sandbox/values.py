@@ -249,9 +249,19 @@ def _items(v: Any, budget: list[int]) -> list:
     return v
 
 
+FLOOD_COLLISIONS = 64  # hash collisions a set or dict may hold before it is refused
+
+
+def floods(hashes: list[int]) -> bool:
+    """Whether keys with these hashes were built to collide (quadratic set/dict insertion): more than
+    FLOOD_COLLISIONS of them share a hash with another. Also applied to literals before they are parsed
+    into sets (codea1.judge.literals)."""
+    return len(hashes) > FLOOD_COLLISIONS and len(hashes) - len(set(hashes)) > FLOOD_COLLISIONS
+
+
 def _no_flooding(keys: list) -> list:
     """Rejects hash keys built to collide (distinct values, one hash: quadratic set/dict insertion)."""
-    if len(keys) > 64 and len(keys) - len({hash(k) for k in keys}) > 64:
+    if floods([hash(k) for k in keys]):
         raise _TooLarge("colliding hashes")
     return keys
 
