@@ -83,7 +83,7 @@ def main() -> None:
             for r in range(args.rounds):
                 for mode in ("recheck", "none") if r % 2 == 0 else ("none", "recheck"):
                     if mode == "none":
-                        play_module._recheck_timeouts = lambda problems, jobs, plan, results, executor, cfg: [
+                        play_module._recheck_timeouts = lambda problems, jobs, plan, results, executor: [
                             (res, set()) for res in results
                         ]
                     loaded = _LoadWhenCandidatesRun(ex, args.spinners)

@@ -698,15 +698,26 @@ def _build(cls: type, data: Any, prefix: str, base: Any = None) -> Any:
     return cls(**kwargs)
 
 
+# vLLM samples as asked only at 0 (greedy) or in this range: it raises a smaller positive temperature to the
+# lower end (the learner's log-probs would then not match the samples) and refuses a larger one
+VLLM_MIN_TEMPERATURE, VLLM_MAX_TEMPERATURE = 0.01, 2.0
+
+
+def vllm_samples_at(temperature: float) -> bool:
+    """Whether vLLM samples at this temperature as asked (see VLLM_MIN_TEMPERATURE)."""
+    t = float(temperature)
+    return t == 0 or VLLM_MIN_TEMPERATURE <= t <= VLLM_MAX_TEMPERATURE
+
+
 def _cross_check(cfg: Config) -> None:
     """Rules that involve more than one key."""
     if cfg.rollout.backend == "vllm":
         for role in ("code", "test"):
             t = getattr(cfg.generation, role).temperature
-            if t != 0 and not 0.01 <= t <= 2.0:  # codea1.rl.vllm_backend.check_temperature, said early
+            if not vllm_samples_at(t):  # as codea1.rl.vllm_backend.check_temperature says at generate
                 raise UserError(
                     f"config key 'generation.{role}.temperature' is {t:g}, but rollout.backend vllm samples "
-                    "only at 0 (greedy) or between 0.01 and 2"
+                    f"only at 0 (greedy) or between {VLLM_MIN_TEMPERATURE:g} and {VLLM_MAX_TEMPERATURE:g}"
                 )
     if cfg.game.topvar_ell > cfg.game.M:
         raise UserError(f"config key 'game.topvar_ell' ({cfg.game.topvar_ell}) cannot exceed game.M ({cfg.game.M})")

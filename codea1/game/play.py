@@ -529,7 +529,7 @@ def run_matrix(
                 )
             )
             plan.append((q, m, pairs, values))
-    results = _recheck_timeouts(problems, jobs, plan, _run(executor, jobs, progress), executor, config)
+    results = _recheck_timeouts(problems, jobs, plan, _run(executor, jobs, progress), executor)
     runs: dict[tuple[int, int], CandidateRun] = {}
     for (q, m, pairs, values), (result, excused) in zip(plan, results):
         if not cure:
@@ -552,7 +552,6 @@ def _recheck_timeouts(
     plan: list,
     results: list[JobResult],
     executor: Executor,
-    config: GameConfig,
 ) -> list[tuple[JobResult, set[int]]]:
     """Timeouts that do not pay for noise. GT's time, which sets the limit, was measured in another stage
     under other load: a correct candidate near the limit failed 3 of 308 calls on a loaded machine. So each

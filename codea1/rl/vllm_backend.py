@@ -48,13 +48,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from codea1.config import VLLM_MAX_TEMPERATURE, VLLM_MIN_TEMPERATURE, vllm_samples_at
 from codea1.errors import UserError
 from codea1.rl.rollout import GenerationConfig, Sample, logprob_temperature, rendered_prefix, zero_logprobs
 from codea1.rl.vllm_worker import WORKER_EXTENSION
 
 SEED_SPACE = 2**31 - 1
-MIN_TEMPERATURE = 0.01  # vLLM raises a smaller positive temperature to this (then the log-probs would differ)
-MAX_TEMPERATURE = 2.0  # vLLM refuses a larger one
 
 
 def _vllm() -> Any:
@@ -97,12 +96,13 @@ def prompt_seed(seed: int | None, index: int, n: int) -> int | None:
 
 
 def check_temperature(temperature: float) -> None:
-    """The temperatures vLLM samples at as asked: 0 (greedy) or [MIN_TEMPERATURE, MAX_TEMPERATURE]."""
+    """The temperatures vLLM samples at as asked: 0 (greedy) or [VLLM_MIN_TEMPERATURE, VLLM_MAX_TEMPERATURE]."""
     t = float(temperature)
-    if t != 0 and not MIN_TEMPERATURE <= t <= MAX_TEMPERATURE:
+    if not vllm_samples_at(t):
         raise UserError(
             f"temperature {t:g} with the vLLM engine: vLLM samples only at 0 (greedy) or between "
-            f"{MIN_TEMPERATURE:g} and {MAX_TEMPERATURE:g} (it raises a smaller one to {MIN_TEMPERATURE:g}, "
+            f"{VLLM_MIN_TEMPERATURE:g} and {VLLM_MAX_TEMPERATURE:g} (it raises a smaller one to "
+            f"{VLLM_MIN_TEMPERATURE:g}, "
             "so the learner's log-probs would not match the samples, and refuses a larger one)"
         )
 

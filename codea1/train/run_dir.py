@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codea1.config import Config, config_from_dict, load_config, migrate, read_yaml, save_config
+from codea1.config import Config, config_from_dict, migrate, read_yaml, save_config
 from codea1.errors import UserError
 
 
@@ -137,9 +137,7 @@ class RunDir:
 
     def load_config(self) -> Config:
         """The run's config; keys an earlier version wrote under older names are read under the new ones."""
-        data, moved = migrate(read_yaml(self.config_path))
-        if not moved:
-            return load_config(self.config_path)
+        data, _ = migrate(read_yaml(self.config_path))
         try:
             return config_from_dict(data)
         except UserError as exc:
