@@ -554,8 +554,9 @@ def _recheck_timeouts(
     executor: Executor,
 ) -> list[tuple[JobResult, set[int]]]:
     """Timeouts that do not pay for noise. GT's time, which sets the limit, was measured in another stage
-    under other load: a correct candidate near the limit failed 3 of 308 calls on a loaded machine. So each
-    call a candidate timed out on is run again in GT's program with the same limit, now:
+    under other load: in the round-3 audit a correct candidate near the limit failed 3 of 308 calls on a
+    loaded machine (benchmarks/timeout_noise.py measures it here). So each call a candidate timed out on
+    is run again in GT's program with the same limit, now:
     - GT's repeat times out too: the limit cannot be met on this machine now, and the call is excused
       (not held against the candidate);
     - GT's repeat took more than half the limit (the machine is slow now): the candidate's call runs once
