@@ -58,3 +58,63 @@ def test_the_floor_check_sees_an_upward_import_and_a_cycle(tmp_path):
     )
     found = house.imports(tree, "codea1.sandbox.executor", False)
     assert [(names[0], local) for names, local, _ in found] == [("codea1.train.loop", False), ("codea1.judge", True)]
+
+
+# -- the docs: every relative link lands on a file the repository holds ---------------------------------
+
+_LINK = __import__("re").compile(r"\]\(([^)\s]+)\)")
+
+
+def _tracked() -> set[str] | None:
+    """The repository's files as git has them (an ignored file is on disk but in no clone), or None
+    outside a git checkout."""
+    res = subprocess.run(["git", "ls-files", "-z"], check=False, cwd=ROOT, capture_output=True, text=True)
+    return set(res.stdout.split("\0")) - {""} if res.returncode == 0 else None
+
+
+def broken_links(markdown: Path, root: Path, tracked: set[str] | None) -> list[str]:
+    """Relative links of one markdown file whose target is neither a tracked file nor a folder of them
+    (outside git: a path on disk)."""
+    broken = []
+    for target in _LINK.findall(markdown.read_text(encoding="utf-8")):
+        path = target.split("#", 1)[0]
+        if not path or "://" in path or path.startswith("mailto:"):
+            continue
+        resolved = (markdown.parent / path).resolve()
+        if not resolved.is_relative_to(root):
+            broken.append(f"{target} (outside the repository)")
+            continue
+        rel = resolved.relative_to(root).as_posix()
+        if tracked is None:
+            ok = resolved.exists()
+        else:
+            ok = rel in tracked or any(name.startswith(rel + "/") for name in tracked)
+        if not ok:
+            broken.append(target)
+    return broken
+
+
+def test_every_relative_link_in_the_docs_lands_on_a_file_of_the_repository():
+    tracked = _tracked()
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    broken = {str(p.relative_to(ROOT)): b for p in pages if (b := broken_links(p, ROOT, tracked))}
+    assert broken == {}, broken
+
+
+def test_the_link_check_sees_an_untracked_a_missing_and_an_outside_target(tmp_path):
+    (tmp_path / "docs" / "results" / "x" / "runs").mkdir(parents=True)
+    (tmp_path / "docs" / "results" / "x" / "runs" / "m.jsonl").write_text("{}", encoding="utf-8")  # on disk, ignored
+    (tmp_path / "docs" / "algorithm.md").write_text("", encoding="utf-8")
+    page = tmp_path / "docs" / "page.md"
+    page.write_text(
+        "[a](results/x/runs/m.jsonl) [b](algorithm.md#top) [c](https://example.org) [d](#top) [e](results) "
+        "[f](gone.md) [g](../../elsewhere.md)",
+        encoding="utf-8",
+    )
+    tracked = {"docs/algorithm.md", "docs/results/x/summary.json"}
+    assert broken_links(page, tmp_path, tracked) == [
+        "results/x/runs/m.jsonl",
+        "gone.md",
+        "../../elsewhere.md (outside the repository)",
+    ]
+    assert broken_links(page, tmp_path, None) == ["gone.md", "../../elsewhere.md (outside the repository)"]
