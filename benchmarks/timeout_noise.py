@@ -36,12 +36,12 @@ class _LoadWhenCandidatesRun:
             while not self.stop.is_set():
                 load.run([Job(f"spin{i}", spin, ["spin()"], timeout=5.0) for i in range(self.spinners)])
 
-    def run(self, jobs, progress=None):
+    def run(self, jobs, progress=None, then=None):
         if self.thread is None and any(j.id.startswith("cand:") for j in jobs):
             self.thread = threading.Thread(target=self._load, daemon=True)
             self.thread.start()
             time.sleep(1.0)  # the load's zygotes start and its first jobs spin
-        return self.inner.run(jobs, progress=progress)
+        return self.inner.run(jobs, progress=progress, then=then)
 
     def close(self) -> None:
         self.stop.set()

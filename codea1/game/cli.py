@@ -118,11 +118,11 @@ def _progress_runner(executor: Executor):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     class _Runner:
-        def run(self, jobs: list, progress: Any = None) -> list:
+        def run(self, jobs: list, progress: Any = None, then: Any = None) -> list:
             columns = (TextColumn("sandbox"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
             with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
                 task = bar.add_task("jobs", total=len(jobs))
-                return executor.run(jobs, progress=lambda done, total: bar.update(task, completed=done))
+                return executor.run(jobs, progress=lambda done, total: bar.update(task, completed=done), then=then)
 
     return _Runner()
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,7 +47,7 @@ from codea1.judge import (
     values_equal,
 )
 from codea1.sandbox import Job, JobResult, Progress
-from codea1.sandbox.api import Executor
+from codea1.sandbox.api import Executor, Then
 from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable
 
 GT_CALLS_PER_JOB = 64  # GT calls of one question are split into jobs of at most this many
@@ -159,12 +159,13 @@ def _unique(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _run(executor: Executor, jobs: list, progress: Progress) -> list:
+def _run(executor: Executor, jobs: list, progress: Progress, then: Then = None) -> list:
     if not jobs:
         return []
+    kwargs = {"then": then} if then is not None else {}
     if progress is None:
-        return executor.run(jobs)
-    return executor.run(jobs, progress=progress)
+        return executor.run(jobs, **kwargs)
+    return executor.run(jobs, progress=progress, **kwargs)
 
 
 # ---------------------------------------------------------------------- stage 1: parse
@@ -529,11 +530,14 @@ def run_matrix(
                 )
             )
             plan.append((q, m, pairs, values))
-    results = _recheck_timeouts(problems, jobs, plan, _run(executor, jobs, progress), executor)
+    # outside CURE a candidate's values matter only for their verdicts: each job is reduced to them as it
+    # ends, so a batch's values are never held together (a large batch of large values would otherwise
+    # stay in the parent until the last job ends)
+    judge = None if cure else _verdicts_only(config.float_tol)
+    first = _run(executor, jobs, progress, (lambda n, res: judge(res, plan[n][3])) if judge else None)
+    results = _recheck_timeouts(problems, jobs, plan, first, executor, judge)
     runs: dict[tuple[int, int], CandidateRun] = {}
     for (q, m, pairs, values), (result, excused) in zip(plan, results):
-        if not cure:
-            result = decide(result, values, config.float_tol)
         run = CandidateRun(valid=bool(result.defined), timeouts_excused=len(excused))
         for i, (pair, value, res) in enumerate(zip(pairs, values, result.results)):
             if cure:
@@ -546,12 +550,18 @@ def run_matrix(
     return runs
 
 
+def _verdicts_only(float_tol: float | None) -> Callable[[JobResult, Sequence[Any]], JobResult]:
+    """A job's result decided against its expected values (one per call), its values then dropped."""
+    return lambda result, expected: decide(result, expected, float_tol).without_values()
+
+
 def _recheck_timeouts(
     problems: Sequence[Problem],
     jobs: list[Job],
     plan: list,
     results: list[JobResult],
     executor: Executor,
+    judge: Callable[[JobResult, Sequence[Any]], JobResult] | None = None,
 ) -> list[tuple[JobResult, set[int]]]:
     """Timeouts that do not pay for noise. GT's time, which sets the limit, was measured in another stage
     under other load: in the round-3 audit a correct candidate near the limit failed 3 of 308 calls on a
@@ -562,7 +572,8 @@ def _recheck_timeouts(
     - GT's repeat took more than half the limit (the machine is slow now): the candidate's call runs once
       more and keeps that outcome;
     - else the timeout stands (a looping candidate costs one fast GT call more, no second wait).
-    Returns (result, indices of excused calls) per job."""
+    judge(result, expected), where given, decides the second runs as the first (plan[n][3]: job n's
+    expected values). Returns (result, indices of excused calls) per job."""
     out = [(result, set()) for result in results]
     late = [
         (n, [i for i, r in enumerate(res.results) if r.status == "timeout"])
@@ -596,7 +607,12 @@ def _recheck_timeouts(
             retry_jobs.append(
                 Job(id=f"{job.id}:again", code=job.code, calls=[job.calls[i] for i in slow], timeout=job.timeout)
             )
-    for (n, slow), again in zip(retry_plan, executor.run(retry_jobs) if retry_jobs else []):
+
+    def again_judged(j: int, res: JobResult) -> JobResult:
+        n, slow = retry_plan[j]
+        return judge(res, [plan[n][3][i] for i in slow])
+
+    for (n, slow), again in zip(retry_plan, _run(executor, retry_jobs, None, again_judged if judge else None)):
         for k, i in enumerate(slow):
             if again.defined and k < len(again.results):
                 out[n][0].results[i] = again.results[k]

@@ -64,8 +64,9 @@ def run_expecting(
     float_tol: float | None = None,
     progress: Progress = None,
 ) -> list[JobResult]:
-    """Runs the jobs and decides each call against its expected value (expected[n] for jobs[n])."""
+    """Runs the jobs and decides each call against its expected value (expected[n] for jobs[n]), each job
+    as it ends."""
     if len(expected) != len(jobs):
         raise ValueError(f"run_expecting: {len(jobs)} jobs but {len(expected)} lists of expected values")
-    results = executor.run(list(jobs), progress=progress)
-    return [decide(res, exp, float_tol) for res, exp in zip(results, expected)]
+    expected = list(expected)
+    return executor.run(list(jobs), progress=progress, then=lambda n, res: decide(res, expected[n], float_tol))

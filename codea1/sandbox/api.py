@@ -44,6 +44,16 @@ class JobResult:
     results: list[CallResult] = field(default_factory=list)
     stdout: str = ""  # captured (capped) stdout+stderr of the child's last run
 
+    def without_values(self) -> JobResult:
+        """This result with every call's value dropped once its verdict is decided: the statuses, errors
+        and times stay."""
+        for r in self.results:
+            r.value = None
+        return self
+
+
+Then = Callable[[int, JobResult], JobResult] | None  # then(n, result of job n), or None
+
 
 class SandboxError(RuntimeError):
     """The sandbox itself failed (a zygote could not start); never raised for anything a job does."""
@@ -52,9 +62,13 @@ class SandboxError(RuntimeError):
 @runtime_checkable
 class Executor(Protocol):
     """Runs jobs in isolation: results in input order, one CallResult per call, never raising for what a
-    job does. A context manager; `close()` frees its processes."""
+    job does. A context manager; `close()` frees its processes.
 
-    def run(self, jobs: Sequence[Job], progress: Progress = None) -> list[JobResult]: ...
+    then(n, result), where given, runs as soon as job n has ended and what it returns is kept in place of
+    the result: a caller that needs only verdicts reduces each job to them at once, so the values of a
+    large batch are never all held together (`JobResult.without_values`)."""
+
+    def run(self, jobs: Sequence[Job], progress: Progress = None, *, then: Then = None) -> list[JobResult]: ...
 
     def close(self) -> None: ...
 

@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from codea1.sandbox import allowlist, cgroups, preload, values
-from codea1.sandbox.api import CallResult, Job, JobResult, Progress, SandboxError
+from codea1.sandbox.api import CallResult, Job, JobResult, Progress, SandboxError, Then
 from codea1.sandbox.isolation import isolation_note, layers_report
 from codea1.sandbox.uids import DEFAULT_UID_BASE, UidLease
 from codea1.sandbox.wire import MAX_JOB_BYTES, FrameReader
@@ -427,8 +427,11 @@ class LocalExecutor:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run(self, jobs: list[Job], progress: Progress = None, *, one_slot: bool = False) -> list[JobResult]:
-        """Runs all jobs in parallel over the slots; results in input order; progress(done, total).
+    def run(
+        self, jobs: list[Job], progress: Progress = None, *, one_slot: bool = False, then: Then = None
+    ) -> list[JobResult]:
+        """Runs all jobs in parallel over the slots; results in input order; progress(done, total);
+        then(n, result) as each job ends (its return is kept: see `Executor`).
 
         one_slot=True runs them one after another on a single slot (in this thread): every job then sees
         the same uid, cgroup and zygote, where jobs whose outcomes are compared with each other must not
@@ -444,14 +447,15 @@ class LocalExecutor:
             worker = self._free.get()
             try:
                 out = []
-                for job in jobs:
-                    out.append(self._run_on(worker, job))
+                for n, job in enumerate(jobs):
+                    res = self._run_on(worker, job)
+                    out.append(then(n, res) if then is not None else res)
                     if progress is not None:
                         progress(len(out), total)
                 return out
             finally:
                 self._free.put(worker)
-        futures = [self._pool.submit(self._run_one, job) for job in jobs]
+        futures = [self._pool.submit(self._run_one, job, n, then) for n, job in enumerate(jobs)]
         if progress is not None:
             done = 0
             pending = set(futures)
@@ -474,12 +478,13 @@ class LocalExecutor:
         _release(self._slots, self._leases, self._owner)
 
     # -- internals ----------------------------------------------------------------------------------
-    def _run_one(self, job: Job) -> JobResult:
+    def _run_one(self, job: Job, n: int = 0, then: Then = None) -> JobResult:
         worker = self._free.get()
         try:
-            return self._run_on(worker, job)
+            res = self._run_on(worker, job)
         finally:
             self._free.put(worker)
+        return then(n, res) if then is not None else res
 
     def _run_on(self, slot: _Slot, job: Job) -> JobResult:
         try:

@@ -157,9 +157,15 @@ class RayExecutor:
         return max(live, key=lambda a: len(a.in_flight)).handle
 
     def run(
-        self, jobs: list[Job], progress: Callable[[int, int], None] | None = None, *, one_slot: bool = False
+        self,
+        jobs: list[Job],
+        progress: Callable[[int, int], None] | None = None,
+        *,
+        one_slot: bool = False,
+        then: Callable[[int, JobResult], JobResult] | None = None,
     ) -> list[JobResult]:
-        """Runs all jobs over the cluster; one result per job, in input order; progress(done, total).
+        """Runs all jobs over the cluster; one result per job, in input order; progress(done, total);
+        then(n, result) as each chunk's results arrive (its return is kept: see `Executor`).
         one_slot=True runs the whole batch on one slot of one actor, one job after another (as
         `Executor.run(one_slot=True)`; mutation scoring needs every program to see the same slot); if that
         actor dies, the whole batch runs again on another."""
@@ -171,8 +177,9 @@ class RayExecutor:
         with self._lock:
             self._ensure_actors()
             if one_slot:
-                return self._run_one_slot(jobs, progress)
-            return self._run(jobs, progress)
+                results = self._run_one_slot(jobs, progress)
+                return [then(n, res) for n, res in enumerate(results)] if then is not None else results
+            return self._run(jobs, progress, then)
 
     def _run_one_slot(self, jobs: list[Job], progress: Callable[[int, int], None] | None) -> list[JobResult]:
         ray = self._ray
@@ -252,7 +259,12 @@ class RayExecutor:
     def _chunk(self, actor: _Actor) -> int:
         return max(1, int(self.chunk_size or CHUNK_PER_SLOT * actor.workers))
 
-    def _run(self, jobs: list[Job], progress: Callable[[int, int], None] | None) -> list[JobResult]:
+    def _run(
+        self,
+        jobs: list[Job],
+        progress: Callable[[int, int], None] | None,
+        then: Callable[[int, JobResult], JobResult] | None = None,
+    ) -> list[JobResult]:
         ray = self._ray
         total = len(jobs)
         results: list[JobResult | None] = [None] * total
@@ -296,7 +308,7 @@ class RayExecutor:
                 for pos, res in zip(positions, chunk):
                     if results[pos] is not None:  # cannot happen: a position is handed out again only
                         continue  # after its chunk was lost
-                    results[pos] = res
+                    results[pos] = then(pos, res) if then is not None else res
                     done += 1
                 if progress is not None:
                     progress(done, total)
