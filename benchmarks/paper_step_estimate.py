@@ -29,7 +29,9 @@ generation, scoring and training split over every GPU of the cluster (one engine
 learner rank per GPU), the sandbox over every node's sandbox cores. Communication (weight sync, gradient
 all-reduce) is left out: a lower bound on the step time for each N. `--layout codea1` gives today's
 layout instead: each policy samples on one engine (rank 0; two engines in all) and trains on
-`placement.learner_ranks` GPUs (`--learner-ranks`), the two policies' GPUs apart.
+`placement.learner_ranks` GPUs (`--learner-ranks`), the two policies' GPUs apart; replicated or sharded
+(`placement.fsdp`) alike here, since the sharded layout changes the memory per GPU (docs/multi-node.md),
+not the compute, and its gathers are communication.
 
     python benchmarks/paper_step_estimate.py --nodes 1,2,4 [--verdict-cost 0.002] [--gen-token-cost 1e-4]
 """

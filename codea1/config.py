@@ -378,6 +378,12 @@ class PlacementSection(Section):
         "rank 0 samples",
         low=1,
     )
+    fsdp: bool = knob(
+        False,
+        "learner_ranks > 1: shard each policy's weights, gradients and AdamW state over its ranks with "
+        "torch FSDP2 (model.mode full; rank 0 keeps a full replica to sample and checkpoint from) instead "
+        "of a full replica per rank",
+    )
 
 
 @dataclass
@@ -741,6 +747,16 @@ def _cross_check(cfg: Config) -> None:
             "config key 'rollout.vllm_sleep_level' cannot be 2 with model.mode "
             f"{cfg.model.mode}: level 2 drops the engine's base weights, which LoRA policies "
             "never re-send; use 1"
+        )
+    if cfg.placement.fsdp and (cfg.placement.backend != "ray" or cfg.placement.learner_ranks < 2):
+        raise UserError(
+            "config key 'placement.fsdp' shards a policy over its data-parallel ranks: it needs "
+            "placement.backend ray and placement.learner_ranks of 2 or more"
+        )
+    if cfg.placement.fsdp and cfg.model.mode != "full":
+        raise UserError(
+            f"config key 'placement.fsdp' shards full fine-tuning (model.mode full, not {cfg.model.mode}); "
+            "a LoRA learner's trained weights are small enough to replicate"
         )
     if not cfg.sft.roles:
         raise UserError("config key 'sft.roles' must name at least one role (code, test)")

@@ -1,13 +1,15 @@
-"""One rank of the data-parallel test (tests/test_data_parallel_on_cpu.py): a tiny policy takes two GRPO
-updates on fixed samples, its share of the work on this rank, and rank 0 saves the metrics, the weights and
-the rows its training passes computed (OUT.RANK).
+"""One rank of the data-parallel tests (tests/test_data_parallel_on_cpu.py): a tiny policy takes two GRPO
+updates on fixed samples, its share of the work on this rank (replicated, or sharded with --fsdp), and
+rank 0 saves the metrics, the full weights, the rows its training passes computed, what this rank holds of
+the weights and optimiser state, and a sample drawn after the updates (OUT.RANK). --load starts from a
+checkpoint, --save writes one after the updates.
 
-    python tests/dp_worker.py OUT RANK WORLD_SIZE INIT_FILE
+    python tests/dp_worker.py OUT RANK WORLD_SIZE INIT_FILE [--fsdp] [--kl K] [--load DIR] [--save DIR]
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 
 import torch
 
@@ -23,17 +25,38 @@ PROMPTS = [
 ]
 
 
+def _local_numel(tensors) -> int:
+    return sum((t.to_local() if hasattr(t, "to_local") else t).numel() for t in tensors)
+
+
 def main() -> None:
-    out, rank, world, init = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("rank", type=int)
+    ap.add_argument("world", type=int)
+    ap.add_argument("init")
+    ap.add_argument("--fsdp", action="store_true")
+    ap.add_argument("--kl", type=float, default=0.0)
+    ap.add_argument("--load")
+    ap.add_argument("--save")
+    args = ap.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
     model, tok = load_model_and_tokenizer("tiny-random")
-    cfg = PolicyConfig(lr=1e-3, warmup_steps=0, weight_decay=0.0, mini_batches=2, micro_batch_tokens=40, kl_coef=0.0)
+    cfg = PolicyConfig(
+        lr=1e-3, warmup_steps=0, weight_decay=0.0, mini_batches=2, micro_batch_tokens=40, kl_coef=args.kl
+    )
     policy = Policy(model, tok, cfg)
     samples = [s for row in policy.generate(PROMPTS, GenerationConfig(n=3, max_new_tokens=8, seed=1)) for s in row]
     advantages = [((i * 7) % 5 - 2) / 2 for i in range(len(samples))]
-    if world > 1:
-        policy.data_parallel = join(f"file://{init}", rank, world, backend="gloo")
+    if args.world > 1:
+        dp = join(f"file://{args.init}", args.rank, args.world, backend="gloo")
+        if args.fsdp:
+            policy.shard(dp)
+        else:
+            policy.data_parallel = dp
+    if args.load:
+        policy.load(args.load)
     rows = []  # the rows this rank's training forward passes computed
     forward = policy_module.forward_logprobs
 
@@ -44,8 +67,20 @@ def main() -> None:
 
     policy_module.forward_logprobs = counting
     metrics = [policy.train_step(samples, advantages) for _ in range(2)]
-    torch.save({"metrics": metrics, "state": policy.model.state_dict(), "rows": sum(rows)}, f"{out}.{rank}")
-    if world > 1:
+    policy_module.forward_logprobs = forward
+    if args.save:
+        policy.save(args.save)
+    held = {
+        "weights": _local_numel(policy.model.parameters()),
+        "optimizer": _local_numel(v for s in policy.optimizer.state.values() for v in s.values() if v.dim() > 0),
+    }
+    record = {"metrics": metrics, "rows": sum(rows), "held": held}
+    if args.rank == 0 or not policy.sharded:  # (sharded: rank 0's replica holds the full weights)
+        record["state"] = {k: v.detach().clone() for k, v in policy.engine_weights().items()}
+    if args.rank == 0:
+        record["sample"] = [s.response_ids for s in policy.generate(PROMPTS[:2], GenerationConfig(n=2, seed=5))[0]]
+    torch.save(record, f"{args.out}.{args.rank}")
+    if args.world > 1:
         torch.distributed.destroy_process_group()
 
 

@@ -122,6 +122,17 @@ def test_dual_lora_requires_one_shared_base() -> None:
     assert cfg.test_model_name == "a"
 
 
+def test_placement_fsdp_needs_ray_ranks_and_full_fine_tuning() -> None:
+    with pytest.raises(UserError, match="placement.fsdp.*learner_ranks"):
+        config_from_dict({"placement": {"fsdp": True}})
+    with pytest.raises(UserError, match="placement.fsdp.*learner_ranks"):
+        config_from_dict({"placement": {"fsdp": True, "backend": "ray"}})
+    ray2 = {"fsdp": True, "backend": "ray", "learner_ranks": 2}
+    with pytest.raises(UserError, match="placement.fsdp.*model.mode full"):
+        config_from_dict({"placement": ray2, "model": {"mode": "lora"}})
+    assert config_from_dict({"placement": ray2}).placement.fsdp
+
+
 def test_every_key_has_help_text() -> None:
     rows = describe_keys()
     assert len(rows) > 50

@@ -142,16 +142,20 @@ def test_a_policy_error_arrives_as_itself(ray_session) -> None:
 
 def test_two_data_parallel_ranks_per_policy_train_as_one(ray_session, tmp_path: Path) -> None:
     """placement.learner_ranks=2: each policy is two actors in one gloo group, each training on half of
-    every update; the run's metrics are those of one rank per policy, and a checkpoint written by two
-    ranks resumes on one."""
+    every update (replicated, or sharded with placement.fsdp); the run's metrics are those of one rank per
+    policy, and a checkpoint written by two ranks resumes on one."""
     base = [f"executor.uid_base={UID_BASE + 400}", "placement.backend=ray", "policy.mini_batches=2"]
     one = _train(tmp_path, "one", base, steps=2)
     two = _train(tmp_path, "two", [*base, "placement.learner_ranks=2"], steps=2)
     assert any(r["code_loss"] != 0.0 for r in one) and any(r["test_loss"] != 0.0 for r in one)
     _same_within(one, two, rel=1e-4)
+    sharded = _train(tmp_path, "fsdp", [*base, "placement.learner_ranks=2", "placement.fsdp=true"], steps=2)
+    _same_within(one, sharded, rel=1e-4)  # FSDP2: each rank holds half of each policy
     again = _train(tmp_path, "two", base, steps=3, resume=True)  # written by 2 ranks, resumed on 1
     more = _train(tmp_path, "one", base, steps=3, resume=True)
     _same_within(more, again, rel=1e-4)
+    unsharded = _train(tmp_path, "fsdp", base, steps=3, resume=True)  # written by 2 sharded ranks, on 1
+    _same_within(more, unsharded, rel=1e-4)
 
 
 def _same_within(a_rows: list[dict], b_rows: list[dict], rel: float) -> None:
@@ -163,6 +167,21 @@ def _same_within(a_rows: list[dict], b_rows: list[dict], rel: float) -> None:
                 assert math.isclose(a[k], b[k], rel_tol=rel, abs_tol=1e-6), (a["step"], k, a[k], b[k])
             else:
                 assert a[k] == b[k], (a["step"], k)
+
+
+def test_placement_fsdp_shards_each_rank_of_a_policy(ray_session) -> None:
+    overrides = ["method=golden", "placement.backend=ray", "placement.learner_ranks=2"]
+    replicated, _ = method_policies(load_config(CONFIGS / "tiny-cpu.yaml", overrides))
+    full = replicated.info()["weights_held"]["code"]
+    assert [replicated.info(r)["sharded"] for r in (0, 1)] == [{"code": False}] * 2
+    sharded, _ = method_policies(load_config(CONFIGS / "tiny-cpu.yaml", [*overrides, "placement.fsdp=true"]))
+    for rank in (0, 1):
+        info = sharded.info(rank)
+        assert info["sharded"] == {"code": True}
+        assert info["weights_held"]["code"] == pytest.approx(full / 2, rel=0.02)
+    for policy in (replicated, sharded):
+        for handle in policy.ranks:
+            ray.kill(handle)
 
 
 def test_a_lost_learner_rank_ends_the_update_with_an_error_at_once(ray_session) -> None:

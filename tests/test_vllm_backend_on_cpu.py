@@ -337,6 +337,25 @@ def test_full_weights_sync_after_each_update_only(fake_vllm, tmp_path):
     assert len(llm.calls("load_weights")) == 2
 
 
+def test_a_sharded_learner_feeds_the_engine_from_its_full_replica(fake_vllm, tmp_path):
+    """placement.fsdp: the learner's parameters are shards, so the engine must get rank 0's replica
+    (Policy.engine_weights), never the model's own state_dict."""
+    import copy
+
+    code, _ = build(config(), tmp_path, test=False)
+    [llm] = FakeLLM.created
+    code.replica = copy.deepcopy(code.model)
+    with torch.no_grad():
+        for p in code.replica.parameters():
+            p.add_(1.0)  # the replica holds other values than the (here unsharded) model
+    code.sharded = True
+    code.step += 1
+    code.generate(PROMPTS, GenerationConfig(n=1, seed=0))
+    [(_, loaded)] = llm.calls("load_weights")
+    replica = code.replica.state_dict()
+    assert all(torch.equal(loaded[k], replica[k]) for k in replica)
+
+
 def test_full_weights_reach_every_tensor_parallel_worker_without_a_closure(fake_vllm, tmp_path):
     """The sync shipped a local closure through LLM.apply_model: vLLM pickles it for its workers (tensor
     parallelism, an engine in its own process) and refuses it. Now only a method name and (name, tensor)

@@ -1,19 +1,29 @@
 """Data-parallel learners: one policy's update spread over the ranks of a torch.distributed process group
-(gloo on CPU, NCCL on GPUs), each rank holding a full replica of the weights (DDP's layout; sharding the
-weights and optimiser state, FSDP2, is not done yet).
+(gloo on CPU, NCCL on GPUs), in one of two layouts:
+
+- **replicated** (DDP's layout): each rank holds the full weights and optimiser state; after the backward
+  passes the gradients are summed over the ranks (`all_reduce_grads`), so the replicas stay equal;
+- **sharded** (FSDP2, `torch.distributed.fsdp.fully_shard`; `placement.fsdp`): each decoder block and the
+  root are sharded, so each rank keeps 1/world_size of the fp32 weights, gradients and AdamW state;
+  the blocks are gathered for each forward and backward and the gradients reduce-scattered. Rank 0 keeps
+  a full replica for sampling and checkpoints, refreshed parameter by parameter after every update
+  (`stream_full_weights`).
 
 Every rank is handed the same update (all samples, all advantages: plain records from the one controller
 loop) and runs the forward and backward passes of its own share (`shard`: every world_size-th sample of
 each mini-batch). The loss keeps the whole mini-batch's denominators (tokens, sequences, the norm
-constant), so after the gradients are summed over the ranks (`all_reduce_grads`) they are those of one
-rank doing all the work; the grad-norm clip and the optimiser step then run alike on every rank and the
-replicas stay equal. Metrics are summed the same way. Tested on CPU with gloo: 2 ranks give 1 rank's
-loss, grad norm and weights (tests/test_data_parallel_on_cpu.py).
+constant), so the summed gradients are those of one rank doing all the work; the grad-norm clip and the
+optimiser step then run alike on every rank. Metrics are summed the same way. Sharded ranks must run as
+many forward/backward passes as each other (each pass gathers the blocks): a rank with fewer
+micro-batches runs zero-weighted ones (`micro_batch_count`). Checkpoints hold full tensors in the
+single-process format whatever the layout, so a run saved by N ranks resumes on M
+(`optimizer_state_by_index` / `optimizer_state_by_name`). Tested on CPU with gloo
+(tests/test_data_parallel_on_cpu.py): 2 ranks give 1 rank's loss, grad norm and weights, in both layouts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +66,84 @@ class DataParallel:
         t = torch.tensor([float(v) for v in values], dtype=torch.float64)
         torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.SUM, group=self.group)
         return t.tolist()
+
+    def micro_batch_count(self, mine: int) -> int:
+        """The most micro-batches any rank has for this mini-batch (sharded ranks all run that many)."""
+        if self.world_size == 1:
+            return mine
+        t = torch.tensor([mine], dtype=torch.int64)
+        torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.MAX, group=self.group)
+        return int(t.item())
+
+
+# ------------------------------------------------------------------------------------- FSDP2 (sharded)
+
+
+def block_types(model: torch.nn.Module) -> set[type]:
+    """The classes of a transformers model's repeated blocks (its `_no_split_modules`), the unit FSDP
+    gathers at a time; none found: the model is sharded as one unit."""
+    names = set(getattr(model, "_no_split_modules", None) or [])
+    return {type(m) for m in model.modules() if type(m).__name__ in names}
+
+
+def fully_shard_model(model: torch.nn.Module, group: Any = None) -> torch.nn.Module:
+    """Shards `model` in place with FSDP2: each block, then the root (the embeddings, the final norm and
+    a tied or separate head). Parameters become DTensors holding this rank's shard; their names stay."""
+    from torch.distributed.device_mesh import DeviceMesh
+    from torch.distributed.fsdp import fully_shard
+
+    device = "cuda" if next(model.parameters()).is_cuda else "cpu"
+    mesh = DeviceMesh.from_group(group, device) if group is not None else None  # None: the default group
+    kinds = tuple(block_types(model))
+    for module in list(model.modules()):
+        if kinds and isinstance(module, kinds):
+            fully_shard(module, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    return model
+
+
+def is_sharded(model: torch.nn.Module) -> bool:
+    from torch.distributed.fsdp import FSDPModule
+
+    return isinstance(model, FSDPModule)
+
+
+def full_value(t: Any) -> torch.Tensor:
+    """A DTensor's whole value (a collective: every rank of its mesh calls it), or the tensor itself."""
+    return t.full_tensor() if hasattr(t, "full_tensor") else t
+
+
+def stream_full_weights(sharded: torch.nn.Module, replica: torch.nn.Module | None) -> None:
+    """Copies a sharded model's weights into a full replica, one parameter at a time (every rank takes
+    part in each gather; only the rank holding `replica`, rank 0, keeps the values)."""
+    target = dict(replica.named_parameters()) if replica is not None else {}
+    with torch.no_grad():
+        for name, param in sharded.named_parameters():
+            full = full_value(param.detach())
+            if replica is not None:
+                target[name].copy_(full.to(target[name].device, target[name].dtype))
+
+
+def optimizer_state_by_index(state: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """A full optimiser state keyed by parameter names (torch.distributed.checkpoint's form) in the
+    single-process form of `Optimizer.state_dict()`: parameters numbered in `names`' order."""
+    index = {name: i for i, name in enumerate(names)}
+    groups = []
+    for group in state["param_groups"]:
+        groups.append(
+            {**{k: v for k, v in group.items() if k != "params"}, "params": [index[n] for n in group["params"]]}
+        )
+    return {"state": {index[n]: v for n, v in state["state"].items()}, "param_groups": groups}
+
+
+def optimizer_state_by_name(state: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """The inverse of `optimizer_state_by_index`."""
+    groups = []
+    for group in state["param_groups"]:
+        groups.append(
+            {**{k: v for k, v in group.items() if k != "params"}, "params": [names[i] for i in group["params"]]}
+        )
+    return {"state": {names[int(i)]: v for i, v in state["state"].items()}, "param_groups": groups}
 
 
 JOIN_TIMEOUT_S = 600  # a collective waiting longer than this for a rank that is gone raises

@@ -30,7 +30,7 @@ import torch
 
 from codea1.config import PolicyConfig
 from codea1.errors import UserError
-from codea1.rl.distributed import DataParallel
+from codea1.rl.distributed import DataParallel, full_value
 from codea1.rl.grpo import agg_loss, kl_penalty, masked_mean, policy_loss
 from codea1.rl.logprobs import forward_logprobs, pack, token_budget_chunks
 from codea1.rl.rollout import GenerationConfig, RolloutBackend, Sample, TransformersRollout
@@ -98,6 +98,8 @@ class Policy:
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         self.step = 0
         self.data_parallel: DataParallel | None = None  # set to spread train_step over ranks (rl.distributed)
+        self.sharded = False  # FSDP2 (`shard`): this rank holds a shard of the weights and optimiser state
+        self.replica: Any = None  # sharded, rank 0: the full weights, refreshed after every update
 
         self._activate()
         self.params = self._select_trainable()
@@ -168,6 +170,64 @@ class Policy:
     def num_trainable(self) -> int:
         return sum(p.numel() for p in self.params)
 
+    # ----------------------------------------------------------------------------------- sharding
+
+    def shard(self, dp: DataParallel) -> None:
+        """Spreads the weights, gradients and AdamW state over the ranks of `dp` with FSDP2 (see
+        codea1.rl.distributed). Every rank calls it, before the first update or load. Rank 0 keeps a full
+        replica of the weights, which samples (the transformers loop; on the learner's device) or feeds
+        the engine (vLLM; on the CPU), and which checkpoints are written from; the other ranks hold only
+        their shards."""
+        from codea1.rl.distributed import fully_shard_model, is_sharded
+
+        if self.adapter is not None:
+            raise UserError(
+                "placement.fsdp shards full fine-tuning (model.mode: full); a LoRA learner's trained weights "
+                "are small enough to replicate (placement.fsdp: false)"
+            )
+        if self.step or self.optimizer.state:
+            raise ValueError("shard a policy before its first update or load")
+        own_loop = isinstance(self.rollout, TransformersRollout) and self.rollout.model is self.model
+        if dp.rank == 0:
+            replica = copy.deepcopy(self.model)
+            replica = replica if own_loop else replica.to("cpu")
+            replica.eval()
+            for p in replica.parameters():
+                p.requires_grad_(False)
+            self.replica = replica
+            if own_loop:
+                rollout = copy.copy(self.rollout)
+                rollout.model = replica
+                rollout.score = lambda prompts, responses, temperature=1.0: self._logprobs_of(
+                    replica, prompts, responses, temperature=temperature
+                )
+                self.rollout = rollout
+        fully_shard_model(self.model, dp.group)
+        if self.reference is not None and not is_sharded(self.reference):
+            fully_shard_model(self.reference, dp.group)
+        self.data_parallel, self.sharded = dp, True
+        cfg = self.config
+        self.params = list(self.model.parameters())
+        self.optimizer = torch.optim.AdamW(
+            self.params, lr=cfg.lr, betas=tuple(cfg.betas), weight_decay=cfg.weight_decay
+        )
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda s: lr_factor(s, cfg.warmup_steps, cfg.total_steps, cfg.schedule, cfg.min_lr_ratio)
+        )
+
+    def engine_weights(self) -> Mapping[str, torch.Tensor]:
+        """The full weights an engine loads (names as in the model's state_dict): the model's own, or,
+        sharded, rank 0's replica."""
+        return self.replica.state_dict() if self.sharded else self.model.state_dict()
+
+    def _publish(self) -> None:
+        """Sharded: refreshes rank 0's replica from the shards, one parameter at a time (every rank takes
+        part in each gather)."""
+        from codea1.rl.distributed import stream_full_weights
+
+        if self.sharded:
+            stream_full_weights(self.model, self.replica)
+
     # ----------------------------------------------------------------------------------- sampling
 
     def generate(
@@ -192,6 +252,18 @@ class Policy:
         model = self._reference_model() if reference else self.model
         if model is None:
             raise ValueError("this policy keeps no reference model (kl_coef is 0)")
+        return self._logprobs_of(model, prompt_ids, response_ids, reference=reference, temperature=temperature)
+
+    @torch.no_grad()
+    def _logprobs_of(
+        self,
+        model: Any,
+        prompt_ids: Sequence[Sequence[int]],
+        response_ids: Sequence[Sequence[int]],
+        *,
+        reference: bool = False,
+        temperature: float | Sequence[float] = 1.0,
+    ) -> list[list[float]]:
         was_training = self.model.training
         self.model.eval()
         out: list[list[float]] = [[] for _ in prompt_ids]
@@ -202,7 +274,7 @@ class Policy:
                 # a fresh context per micro-batch: peft's disable_adapter() can be entered only once
                 temps = temperature if isinstance(temperature, (int, float)) else [temperature[i] for i in idx]
                 with self._reference_context() if reference else nullcontext(), self._autocast():
-                    lp, _ = forward_logprobs(model, batch.to(self.device), temperature=temps)
+                    lp, _ = forward_logprobs(model, batch.to(next(model.parameters()).device), temperature=temps)
                 for row, i in enumerate(idx):
                     out[i] = lp[row, : len(response_ids[i])].float().cpu().tolist()
         finally:
@@ -255,6 +327,7 @@ class Policy:
         self.scheduler.step()
         self.step += 1
         self.model.eval()
+        self._publish()
         metrics = {name: totals[name] / max(weights[name], 1e-12) for name in totals}
         metrics.update(
             lr=lr,
@@ -277,8 +350,20 @@ class Policy:
         dp = self.data_parallel
         mine = dp.shard(range(len(samples))) if dp is not None else list(range(len(samples)))
         lengths = [len(samples[i].prompt_ids) + len(samples[i].response_ids) for i in mine]
-        for local in token_budget_chunks(lengths, cfg.micro_batch_tokens):
-            idx = [mine[j] for j in local]
+        chunks: list[list[int] | None] = [
+            [mine[j] for j in local] for local in token_budget_chunks(lengths, cfg.micro_batch_tokens)
+        ]
+        if self.sharded:  # each pass gathers the blocks on every rank: all ranks run as many passes
+            chunks = [c for c in chunks if any(samples[i].response_ids for i in c)]
+            chunks += [None] * (dp.micro_batch_count(len(chunks)) - len(chunks))
+            filler = next((i for i, s in enumerate(samples) if s.response_ids), None)
+            world = dp.world_size  # FSDP averages the reduced gradients over the ranks; the loss wants their sum
+        for idx in chunks:
+            weight = 1.0
+            if idx is None:  # a zero-weighted pass: this rank had fewer micro-batches than another
+                if filler is None:
+                    continue
+                idx, weight = [filler], 0.0
             mb = [samples[i] for i in idx]
             batch = pack([s.prompt_ids for s in mb], [s.response_ids for s in mb], self.pad_id).to(self.device)
             mask = batch.response_mask.float()
@@ -309,7 +394,12 @@ class Policy:
                 kl_value = float(kl.detach())
             if cfg.entropy_coef > 0:
                 loss = loss - cfg.entropy_coef * agg_loss(entropy, mask, cfg.loss_agg, **agg)
-            loss.backward()
+            if self.sharded:
+                (loss * (weight * world)).backward()
+            else:
+                loss.backward()
+            if weight == 0.0:
+                continue
             share = float(mask.sum()) / max(num_tokens, 1)
             sums["loss"] += float(loss.detach())
             sums["pg_loss"] += float(pg.detach())
@@ -318,12 +408,13 @@ class Policy:
             for name in ("clipfrac", "clipfrac_lower", "ppo_kl"):
                 token_stats[name] += float(pg_stats[name]) * share
         if dp is not None:  # the whole mini-batch's gradient and statistics, on every rank
-            dp.all_reduce_grads(self.params)
+            if not self.sharded:  # (sharded: reduce-scattered by FSDP in each backward)
+                dp.all_reduce_grads(self.params)
             names = [*sums, *token_stats]
             summed = dp.all_reduce_sum([{**sums, **token_stats}[k] for k in names])
             for k, v in zip(names, summed):
                 (sums if k in sums else token_stats)[k] = v
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.params, cfg.grad_clip)
+        grad_norm = full_value(torch.nn.utils.clip_grad_norm_(self.params, cfg.grad_clip))
         skipped = not torch.isfinite(grad_norm)
         if skipped:
             self.optimizer.zero_grad(set_to_none=True)
@@ -341,10 +432,16 @@ class Policy:
     # ---------------------------------------------------------------------------------- save/load
 
     def save(self, directory: str | Path) -> None:
-        """Write weights (model or adapter), optimiser, scheduler and RNG states into ``directory``."""
+        """Write weights (model or adapter), optimiser, scheduler and RNG states into ``directory``. With
+        data-parallel ranks every rank calls it and rank 0 writes (sharded: the full tensors, gathered; the
+        files are those of one process, whatever the layout)."""
         d = Path(directory)
+        dp = self.data_parallel
+        optimizer = self._full_optimizer_state() if self.sharded else None
+        if dp is not None and dp.rank != 0:
+            return
         self.save_weights(d)
-        torch.save(self.optimizer.state_dict(), d / "optimizer.pt")
+        torch.save(optimizer if optimizer is not None else self.optimizer.state_dict(), d / "optimizer.pt")
         torch.save(self.scheduler.state_dict(), d / "scheduler.pt")
         torch.save(_rng_state(), d / "rng.pt")
         info = {"step": self.step, "adapter": self.adapter, "config": asdict(self.config)}
@@ -370,7 +467,7 @@ class Policy:
                 config.base_model_name_or_path = getattr(self.model.get_base_model(), "name_or_path", None)
             config.save_pretrained(str(d))
         else:
-            self.model.save_pretrained(str(d))
+            (self.replica if self.sharded else self.model).save_pretrained(str(d))
             self.tokenizer.save_pretrained(str(d))
 
     def load(self, directory: str | Path) -> None:
@@ -394,17 +491,70 @@ class Policy:
             state: dict[str, torch.Tensor] = {}
             for f in sorted(d.glob("*.safetensors")):
                 state.update(load_file(str(f), device=str(self.device)))
-            missing, unexpected = self.model.load_state_dict(state, strict=False)
+            names = {n for n, _ in self.model.named_parameters()} | {n for n, _ in self.model.named_buffers()}
             tied = _tied_names(self.model)
-            if unexpected or [k for k in missing if k not in tied]:
+            unexpected = [k for k in state if k not in names and k not in tied]
+            missing = [k for k, _ in self.model.named_parameters() if k not in state and k not in tied]
+            if unexpected or missing:
                 raise UserError(
                     f"Model checkpoint {d} does not match this model ({len(missing)} missing, "
                     f"{len(unexpected)} unexpected weights)."
                 )
-        self.optimizer.load_state_dict(torch.load(d / "optimizer.pt", map_location=self.device))
+            self._load_full_weights(state)
+        optimizer = torch.load(d / "optimizer.pt", map_location=self.device)
+        if self.sharded:
+            self._load_full_optimizer_state(optimizer)
+        else:
+            self.optimizer.load_state_dict(optimizer)
         self.scheduler.load_state_dict(torch.load(d / "scheduler.pt"))
         _set_rng_state(torch.load(d / "rng.pt", weights_only=False))
         self.step = int(json.loads((d / "policy_state.json").read_text())["step"])
+        self._publish()
+
+    def _load_full_weights(self, state: Mapping[str, torch.Tensor]) -> None:
+        """Full tensors (a checkpoint's) into the model: as they are, or each rank taking its shards."""
+        if not self.sharded:
+            self.model.load_state_dict(dict(state), strict=False)
+            return
+        from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
+
+        own = {n for n, _ in self.model.named_parameters()} | {n for n, _ in self.model.named_buffers()}
+        set_model_state_dict(
+            self.model,
+            {k: v for k, v in state.items() if k in own},
+            options=StateDictOptions(full_state_dict=True, strict=False),
+        )
+
+    def _param_names(self) -> list[str]:
+        """The names of `self.params` in order (numbering the optimiser's state in its saved form)."""
+        by_id = {id(p): n for n, p in self.model.named_parameters()}
+        return [by_id[id(p)] for p in self.params]
+
+    def _full_optimizer_state(self) -> dict[str, Any] | None:
+        """Sharded: the whole AdamW state in `Optimizer.state_dict()`'s form, on rank 0 (a collective);
+        None on the other ranks."""
+        from torch.distributed.checkpoint.state_dict import StateDictOptions, get_optimizer_state_dict
+
+        from codea1.rl.distributed import optimizer_state_by_index
+
+        full = get_optimizer_state_dict(
+            self.model, self.optimizer, options=StateDictOptions(full_state_dict=True, cpu_offload=True)
+        )
+        if self.data_parallel.rank != 0:
+            return None
+        return optimizer_state_by_index(full, self._param_names())
+
+    def _load_full_optimizer_state(self, state: Mapping[str, Any]) -> None:
+        from torch.distributed.checkpoint.state_dict import StateDictOptions, set_optimizer_state_dict
+
+        from codea1.rl.distributed import optimizer_state_by_name
+
+        set_optimizer_state_dict(
+            self.model,
+            self.optimizer,
+            optimizer_state_by_name(state, self._param_names()),
+            options=StateDictOptions(full_state_dict=True),
+        )
 
 
 # -------------------------------------------------------------------------------------------- helpers

@@ -53,6 +53,7 @@ class _PolicyHost:
         from codea1.rl.build import build_policies
 
         cfg = config_from_dict(cfg_dict)
+        self.fsdp = cfg.placement.fsdp
         torch.set_num_threads(cfg.train.torch_threads)
         random.seed(cfg.seed)  # as the trainer seeds its own process (codea1.train.loop)
         np.random.seed(cfg.seed % (2**32))
@@ -65,11 +66,18 @@ class _PolicyHost:
 
         import torch
 
+        live = {k: p for k, p in self.policies.items() if p is not None}
         return {
             "host": socket.gethostname(),
             "pid": os.getpid(),
-            "roles": sorted(k for k, p in self.policies.items() if p is not None),
+            "roles": sorted(live),
             "cuda_devices": torch.cuda.device_count() if torch.cuda.is_available() else 0,
+            "sharded": {k: bool(getattr(p, "sharded", False)) for k, p in live.items()},
+            # the weights this rank holds (a shard's elements where sharded)
+            "weights_held": {
+                k: sum((t.to_local() if hasattr(t, "to_local") else t).numel() for t in p.model.parameters())
+                for k, p in live.items()
+            },
         }
 
     def address(self) -> tuple[str, int]:
@@ -83,7 +91,8 @@ class _PolicyHost:
         return ray.util.get_node_ip_address(), port
 
     def join(self, init_method: str, rank: int, world_size: int) -> int:
-        """Joins the data-parallel group of this actor's policies (codea1.rl.distributed)."""
+        """Joins the data-parallel group of this actor's policies (codea1.rl.distributed), sharding them
+        with FSDP2 where placement.fsdp says so."""
         import torch
 
         from codea1.rl.distributed import join
@@ -91,7 +100,10 @@ class _PolicyHost:
         backend = "nccl" if torch.cuda.is_available() else "gloo"
         group = join(init_method, rank, world_size, backend=backend)
         for policy in {id(p): p for p in self.policies.values() if p is not None}.values():
-            policy.data_parallel = group
+            if self.fsdp:
+                policy.shard(group)
+            else:
+                policy.data_parallel = group
         return rank
 
     def generate(self, role: str, prompts: list, gen: Any) -> list:
@@ -117,8 +129,8 @@ class RemotePolicy:
     that waits for its metrics (the trainer overlaps the two policies' updates with it).
 
     With data-parallel ranks (`placement.learner_ranks`), `ranks` holds one actor per rank (`handle` is
-    rank 0): rank 0 samples and writes checkpoints (the replicas are equal), every rank takes each update
-    and loads each checkpoint."""
+    rank 0): rank 0 samples and writes checkpoints, every rank takes each update, takes part in each save
+    (sharded, the full tensors are gathered from all ranks) and loads each checkpoint."""
 
     def __init__(self, handle: Any, role: str, name: str, ranks: Sequence[Any] | None = None) -> None:
         self.handle, self.role, self.name = handle, role, name
@@ -160,14 +172,15 @@ class RemotePolicy:
         return self.submit_train_step(samples, advantages)()
 
     def save(self, directory: Any) -> None:
-        self._get(self.handle.save.remote(self.role, str(directory)))
+        for ref in [h.save.remote(self.role, str(directory)) for h in self.ranks]:
+            self._get(ref)
 
     def load(self, directory: Any) -> None:
         for ref in [h.load.remote(self.role, str(directory)) for h in self.ranks]:
             self._get(ref)
 
-    def info(self) -> dict[str, Any]:
-        return self._get(self.handle.info.remote())
+    def info(self, rank: int = 0) -> dict[str, Any]:
+        return self._get(self.ranks[rank].info.remote())
 
 
 def actor_groups(cfg: Any, test: bool) -> list[tuple[str, ...]]:

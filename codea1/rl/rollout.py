@@ -615,4 +615,4 @@ class TransformersRollout:
         """Nothing to do when the backend samples with the learner's own model (the usual case)."""
         if getattr(policy, "model", None) is self.model:
             return
-        self.load_weights(policy.model.state_dict())
+        self.load_weights(policy.engine_weights() if hasattr(policy, "engine_weights") else policy.model.state_dict())
