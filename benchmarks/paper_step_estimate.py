@@ -28,8 +28,9 @@ The phases of a step run one after the other (generate codes, generate tests, ex
 generation, scoring and training split over every GPU of the cluster (one engine and one data-parallel
 learner rank per GPU), the sandbox over every node's sandbox cores. Communication (weight sync, gradient
 all-reduce) is left out: a lower bound on the step time for each N. `--layout codea1` gives today's
-layout instead: each policy samples on one engine (rank 0; two engines in all) and trains on
-`placement.learner_ranks` GPUs (`--learner-ranks`), the two policies' GPUs apart; replicated or sharded
+layout instead: each policy samples and trains on its own `placement.learner_ranks` GPUs
+(`--learner-ranks`; a generate call's prompts split over them), the two policies' GPUs apart, so a
+role's sampling has only its own ranks' GPUs; replicated or sharded
 (`placement.fsdp`) alike here, since the sharded layout changes the memory per GPU (docs/multi-node.md),
 not the compute, and its gathers are communication.
 
@@ -81,8 +82,8 @@ def main() -> None:
         "--layout",
         choices=("ideal", "codea1"),
         default="ideal",
-        help="ideal: every GPU samples and trains; codea1: one engine per policy samples, "
-        "--learner-ranks GPUs per policy train (placement.learner_ranks)",
+        help="ideal: every GPU samples and trains; codea1: each policy samples and trains on its own "
+        "--learner-ranks GPUs (placement.learner_ranks)",
     )
     ap.add_argument("--learner-ranks", type=int, default=4, help="with --layout codea1: ranks per policy")
     ap.add_argument("--sandbox-cores", type=int, default=96, help="sandbox slots per node (cores left to it)")
@@ -181,9 +182,10 @@ def main() -> None:
     for n_nodes in [int(x) for x in args.nodes.split(",") if x.strip()]:
         gpus = n_nodes * args.gpus_per_node
         cores = n_nodes * args.sandbox_cores
-        # codea1's layout: each role samples on its rank 0 alone and trains on its own ranks
-        sample_gpus = 1 if args.layout == "codea1" else gpus
+        # codea1's layout: each role samples and trains on its own ranks (a call's prompts split over
+        # them), one role after the other in the game's order, so each role's sampling has its ranks only
         learn_gpus = min(args.learner_ranks, gpus // 2) if args.layout == "codea1" else gpus
+        sample_gpus = learn_gpus
         gen_code = code_resp * args.code_tokens * args.gen_token_cost / sample_gpus
         gen_test = test_resp * args.test_tokens * args.gen_token_cost / sample_gpus
         overhead = args.ray_overhead if n_nodes > 1 else 1.0

@@ -374,15 +374,15 @@ class PlacementSection(Section):
     learner_ranks: int = knob(
         1,
         "backend ray: data-parallel ranks per policy, one actor each (its GPUs and CPUs as above): every "
-        "rank trains on its share of each update and the gradients are summed (codea1.rl.distributed); "
-        "rank 0 samples",
+        "rank samples its share of each seeded generate call (the samples one rank would draw) and trains "
+        "on its share of each update, the gradients summed (codea1.rl.distributed)",
         low=1,
     )
     fsdp: bool = knob(
         False,
         "learner_ranks > 1: shard each policy's weights, gradients and AdamW state over its ranks with "
-        "torch FSDP2 (model.mode full; rank 0 keeps a full replica to sample and checkpoint from) instead "
-        "of a full replica per rank",
+        "torch FSDP2 (model.mode full; each rank keeps a full replica of the weights only to sample from, "
+        "on the CPU where vLLM samples) instead of the whole learner on every rank",
     )
 
 

@@ -141,10 +141,17 @@ def test_a_policy_error_arrives_as_itself(ray_session) -> None:
 
 
 def test_two_data_parallel_ranks_per_policy_train_as_one(ray_session, tmp_path: Path) -> None:
-    """placement.learner_ranks=2: each policy is two actors in one gloo group, each training on half of
-    every update (replicated, or sharded with placement.fsdp); the run's metrics are those of one rank per
-    policy, and a checkpoint written by two ranks resumes on one."""
-    base = [f"executor.uid_base={UID_BASE + 400}", "placement.backend=ray", "policy.mini_batches=2"]
+    """placement.learner_ranks=2: each policy is two actors in one gloo group, each sampling its share of
+    every generate call and training on half of every update (replicated, or sharded with placement.fsdp);
+    the run's metrics are those of one rank per policy, and a checkpoint written by two ranks resumes on
+    one."""
+    base = [
+        f"executor.uid_base={UID_BASE + 400}",
+        "placement.backend=ray",
+        "policy.mini_batches=2",
+        "generation.code.rows_per_call=2",  # calls of several chunks: the ranks sample a share each
+        "generation.test.rows_per_call=2",
+    ]
     one = _train(tmp_path, "one", base, steps=2)
     two = _train(tmp_path, "two", [*base, "placement.learner_ranks=2"], steps=2)
     assert any(r["code_loss"] != 0.0 for r in one) and any(r["test_loss"] != 0.0 for r in one)
@@ -169,19 +176,33 @@ def _same_within(a_rows: list[dict], b_rows: list[dict], rel: float) -> None:
                 assert a[k] == b[k], (a["step"], k)
 
 
-def test_placement_fsdp_shards_each_rank_of_a_policy(ray_session) -> None:
-    overrides = ["method=golden", "placement.backend=ray", "placement.learner_ranks=2"]
-    replicated, _ = method_policies(load_config(CONFIGS / "tiny-cpu.yaml", overrides))
-    full = replicated.info()["weights_held"]["code"]
-    assert [replicated.info(r)["sharded"] for r in (0, 1)] == [{"code": False}] * 2
-    sharded, _ = method_policies(load_config(CONFIGS / "tiny-cpu.yaml", [*overrides, "placement.fsdp=true"]))
-    for rank in (0, 1):
-        info = sharded.info(rank)
-        assert info["sharded"] == {"code": True}
-        assert info["weights_held"]["code"] == pytest.approx(full / 2, rel=0.02)
-    for policy in (replicated, sharded):
+def test_every_rank_samples_its_share_and_fsdp_shards_each_rank(ray_session) -> None:
+    from codea1.rl.rollout import GenerationConfig
+
+    def build(*extra: str):
+        cfg = load_config(CONFIGS / "tiny-cpu.yaml", ["method=golden", "placement.backend=ray", *extra])
+        return method_policies(cfg)[0]
+
+    def release(policy) -> None:  # the session's 4 logical CPUs hold 4 policy actors at a time
         for handle in policy.ranks:
             ray.kill(handle)
+
+    prompts = [[{"role": "user", "content": f"Count to {k}."}] for k in range(4)]
+    gen = GenerationConfig(n=2, seed=3, max_new_tokens=5, rows_per_call=2)
+    one = build()
+    want = [[s.response_ids for s in g] for g in one.generate(prompts, gen)]
+    release(one)
+    held = {}
+    for layout in ("replicated", "sharded"):
+        policy = build("placement.learner_ranks=2", *(["placement.fsdp=true"] if layout == "sharded" else []))
+        infos = [policy.info(r) for r in (0, 1)]
+        assert [i["sharded"] for i in infos] == [{"code": layout == "sharded"}] * 2
+        held[layout] = [i["weights_held"]["code"] for i in infos]
+        # both ranks sample, and the merged samples are one rank's
+        assert [[s.response_ids for s in g] for g in policy.generate(prompts, gen)] == want
+        assert [policy.info(r)["rows_sampled"] for r in (0, 1)] == [4, 4]
+        release(policy)
+    assert held["sharded"] == pytest.approx([held["replicated"][0] / 2] * 2, rel=0.02)  # FSDP2: half each
 
 
 def test_a_lost_learner_rank_ends_the_update_with_an_error_at_once(ray_session) -> None:

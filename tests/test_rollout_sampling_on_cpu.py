@@ -361,3 +361,35 @@ def test_lean_decoder_only_where_its_step_is_the_models(tiny):
     gelu = _tiny_llama(tok, hidden_act="gelu")
     assert not LlamaDecoder.supports(gelu)
     assert not LlamaDecoder.supports(torch.nn.Linear(2, 2))
+
+
+def test_a_call_shared_over_ranks_samples_what_one_call_samples(tiny):
+    """Data-parallel sampling: each rank draws its share of a call's prompts (blocks of whole chunks,
+    seeded by their place in the call); merged, the shares are the one call's samples, token for token."""
+    from codea1.rl.rollout import share_blocks
+
+    model, tok = tiny
+    prompts = [[{"role": "user", "content": f"Count to {k}."}] for k in range(7)]
+    gen = GenerationConfig(n=2, seed=11, max_new_tokens=6, temperature=1.0, rows_per_call=4)
+    rollout = TransformersRollout(model, tok, no_score)
+    whole = rollout.generate(prompts, gen)
+    for world in (2, 3):
+        merged = [None] * len(prompts)
+        for share in share_blocks(len(prompts), gen.n, gen.rows_per_call, world):
+            part = rollout.generate([prompts[i] for i in share], gen, share) if share else []
+            for i, group in zip(share, part):
+                merged[i] = group
+        for a, b in zip(whole, merged):
+            assert [s.response_ids for s in a] == [s.response_ids for s in b]
+            assert [s.logprobs for s in a] == [s.logprobs for s in b]
+    # the chunks do not all sample alike (each chunk has a seed of its own)
+    assert len({tuple(g[0].response_ids) for g in whole}) > 1
+
+
+def test_share_blocks_deal_whole_chunks():
+    from codea1.rl.rollout import chunk_seed, share_blocks
+
+    assert share_blocks(5, 2, 4, 2) == [[0, 1, 4], [2, 3]]  # 4-row chunks of 2 prompts each
+    assert share_blocks(9, 3, 4, 2) == [[0, 1, 2, 3, 8], [4, 5, 6, 7]]  # lcm(4, 3) = 12 rows: 4 prompts
+    assert share_blocks(1, 4, 64, 4) == [[0], [], [], []]
+    assert chunk_seed(7, 0) == 7 and chunk_seed(7, 4) != chunk_seed(7, 8) != 7

@@ -5,9 +5,9 @@
   passes the gradients are summed over the ranks (`all_reduce_grads`), so the replicas stay equal;
 - **sharded** (FSDP2, `torch.distributed.fsdp.fully_shard`; `placement.fsdp`): each decoder block and the
   root are sharded, so each rank keeps 1/world_size of the fp32 weights, gradients and AdamW state;
-  the blocks are gathered for each forward and backward and the gradients reduce-scattered. Rank 0 keeps
-  a full replica for sampling and checkpoints, refreshed parameter by parameter after every update
-  (`stream_full_weights`).
+  the blocks are gathered for each forward and backward and the gradients reduce-scattered. Each rank
+  keeps a full replica to sample its share of the prompts from (rank 0's is saved), refreshed parameter
+  by parameter after every update (`stream_full_weights`).
 
 Every rank is handed the same update (all samples, all advantages: plain records from the one controller
 loop) and runs the forward and backward passes of its own share (`shard`: every world_size-th sample of
@@ -114,8 +114,8 @@ def full_value(t: Any) -> torch.Tensor:
 
 
 def stream_full_weights(sharded: torch.nn.Module, replica: torch.nn.Module | None) -> None:
-    """Copies a sharded model's weights into a full replica, one parameter at a time (every rank takes
-    part in each gather; only the rank holding `replica`, rank 0, keeps the values)."""
+    """Copies a sharded model's weights into this rank's full replica, one parameter at a time (every rank
+    takes part in each gather; a rank without a replica only helps the others)."""
     target = dict(replica.named_parameters()) if replica is not None else {}
     with torch.no_grad():
         for name, param in sharded.named_parameters():

@@ -99,7 +99,7 @@ class Policy:
         self.step = 0
         self.data_parallel: DataParallel | None = None  # set to spread train_step over ranks (rl.distributed)
         self.sharded = False  # FSDP2 (`shard`): this rank holds a shard of the weights and optimiser state
-        self.replica: Any = None  # sharded, rank 0: the full weights, refreshed after every update
+        self.replica: Any = None  # sharded: the full weights (to sample from), refreshed after every update
 
         self._activate()
         self.params = self._select_trainable()
@@ -174,10 +174,10 @@ class Policy:
 
     def shard(self, dp: DataParallel) -> None:
         """Spreads the weights, gradients and AdamW state over the ranks of `dp` with FSDP2 (see
-        codea1.rl.distributed). Every rank calls it, before the first update or load. Rank 0 keeps a full
-        replica of the weights, which samples (the transformers loop; on the learner's device) or feeds
-        the engine (vLLM; on the CPU), and which checkpoints are written from; the other ranks hold only
-        their shards."""
+        codea1.rl.distributed). Every rank calls it, before the first update or load. Each rank also keeps
+        a full replica of the weights, refreshed after every update, which samples its share of the
+        prompts (the transformers loop; on the learner's device) or feeds its engine (vLLM; on the CPU);
+        rank 0's is what checkpoints are written from."""
         from codea1.rl.distributed import fully_shard_model, is_sharded
 
         if self.adapter is not None:
@@ -188,20 +188,19 @@ class Policy:
         if self.step or self.optimizer.state:
             raise ValueError("shard a policy before its first update or load")
         own_loop = isinstance(self.rollout, TransformersRollout) and self.rollout.model is self.model
-        if dp.rank == 0:
-            replica = copy.deepcopy(self.model)
-            replica = replica if own_loop else replica.to("cpu")
-            replica.eval()
-            for p in replica.parameters():
-                p.requires_grad_(False)
-            self.replica = replica
-            if own_loop:
-                rollout = copy.copy(self.rollout)
-                rollout.model = replica
-                rollout.score = lambda prompts, responses, temperature=1.0: self._logprobs_of(
-                    replica, prompts, responses, temperature=temperature
-                )
-                self.rollout = rollout
+        replica = copy.deepcopy(self.model)
+        replica = replica if own_loop else replica.to("cpu")
+        replica.eval()
+        for p in replica.parameters():
+            p.requires_grad_(False)
+        self.replica = replica
+        if own_loop:
+            rollout = copy.copy(self.rollout)
+            rollout.model = replica
+            rollout.score = lambda prompts, responses, temperature=1.0: self._logprobs_of(
+                replica, prompts, responses, temperature=temperature
+            )
+            self.rollout = rollout
         fully_shard_model(self.model, dp.group)
         if self.reference is not None and not is_sharded(self.reference):
             fully_shard_model(self.reference, dp.group)
@@ -217,12 +216,12 @@ class Policy:
 
     def engine_weights(self) -> Mapping[str, torch.Tensor]:
         """The full weights an engine loads (names as in the model's state_dict): the model's own, or,
-        sharded, rank 0's replica."""
+        sharded, this rank's replica."""
         return self.replica.state_dict() if self.sharded else self.model.state_dict()
 
     def _publish(self) -> None:
-        """Sharded: refreshes rank 0's replica from the shards, one parameter at a time (every rank takes
-        part in each gather)."""
+        """Sharded: refreshes every rank's replica from the shards, one parameter at a time (each gather
+        gives every rank the whole parameter)."""
         from codea1.rl.distributed import stream_full_weights
 
         if self.sharded:
@@ -231,11 +230,18 @@ class Policy:
     # ----------------------------------------------------------------------------------- sampling
 
     def generate(
-        self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig | None = None
+        self,
+        prompts: Sequence[Sequence[Mapping[str, str]]],
+        gen: GenerationConfig | None = None,
+        prompt_index: Sequence[int] | None = None,
     ) -> list[list[Sample]]:
-        """``gen.n`` samples per chat prompt (list of ``{"role", "content"}`` dicts), in prompt order."""
+        """``gen.n`` samples per chat prompt (list of ``{"role", "content"}`` dicts), in prompt order;
+        ``prompt_index``: their positions in a call shared over ranks (RolloutBackend.generate)."""
         self._activate()
-        return self.rollout.generate(prompts, gen or GenerationConfig())
+        gen = gen or GenerationConfig()
+        if prompt_index is None:
+            return self.rollout.generate(prompts, gen)
+        return self.rollout.generate(prompts, gen, prompt_index)
 
     @torch.no_grad()
     def logprobs(

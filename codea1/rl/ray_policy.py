@@ -60,6 +60,7 @@ class _PolicyHost:
         torch.manual_seed(cfg.seed)
         code, test = build_policies(cfg, code="code" in roles, test="test" in roles)
         self.policies = {"code": code, "test": test}
+        self.rows_sampled = 0  # prompts x samples this rank has drawn
 
     def info(self) -> dict[str, Any]:
         import socket
@@ -73,6 +74,7 @@ class _PolicyHost:
             "roles": sorted(live),
             "cuda_devices": torch.cuda.device_count() if torch.cuda.is_available() else 0,
             "sharded": {k: bool(getattr(p, "sharded", False)) for k, p in live.items()},
+            "rows_sampled": self.rows_sampled,
             # the weights this rank holds (a shard's elements where sharded)
             "weights_held": {
                 k: sum((t.to_local() if hasattr(t, "to_local") else t).numel() for t in p.model.parameters())
@@ -106,12 +108,14 @@ class _PolicyHost:
                 policy.data_parallel = group
         return rank
 
-    def generate(self, role: str, prompts: list, gen: Any) -> list:
+    def generate(self, role: str, prompts: list, gen: Any, prompt_index: list | None = None) -> list:
         import torch
 
         if gen is not None and gen.seed is not None:
             torch.manual_seed(gen.seed)  # as codea1.train.methods.sample does before a local generate
-        return self.policies[role].generate(prompts, gen)
+        out = self.policies[role].generate(prompts, gen, prompt_index)
+        self.rows_sampled += sum(len(group) for group in out)
+        return out
 
     def train_step(self, role: str, samples: list, advantages: list) -> dict[str, Any]:
         return self.policies[role].train_step(samples, advantages)
@@ -129,7 +133,8 @@ class RemotePolicy:
     that waits for its metrics (the trainer overlaps the two policies' updates with it).
 
     With data-parallel ranks (`placement.learner_ranks`), `ranks` holds one actor per rank (`handle` is
-    rank 0): rank 0 samples and writes checkpoints, every rank takes each update, takes part in each save
+    rank 0): every rank samples its share of each seeded generate call and takes each update; rank 0
+    writes checkpoints, every rank takes part in each save
     (sharded, the full tensors are gathered from all ranks) and loads each checkpoint."""
 
     def __init__(self, handle: Any, role: str, name: str, ranks: Sequence[Any] | None = None) -> None:
@@ -151,7 +156,25 @@ class RemotePolicy:
             ) from None
 
     def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: Any = None) -> list:
-        return self._get(self.handle.generate.remote(self.role, list(prompts), gen))
+        """Samples on every rank at once, each its share of the prompts (blocks of whole chunks,
+        codea1.rl.rollout.share_blocks, seeded by their place in the call, so the samples are those one
+        rank would draw), merged back in prompt order."""
+        from codea1.rl.rollout import share_blocks
+
+        prompts = list(prompts)
+        if len(self.ranks) == 1 or gen is None or gen.seed is None or len(prompts) < 2:
+            return self._get(self.handle.generate.remote(self.role, prompts, gen))
+        shares = share_blocks(len(prompts), gen.n, gen.rows_per_call, len(self.ranks))
+        refs = [
+            (share, h.generate.remote(self.role, [prompts[i] for i in share], gen, share))
+            for h, share in zip(self.ranks, shares)
+            if share
+        ]
+        out: list = [None] * len(prompts)
+        for share, ref in refs:
+            for i, group in zip(share, self._get(ref)):
+                out[i] = group
+        return out
 
     def submit_train_step(self, samples: Sequence[Any], advantages: Sequence[float]) -> Callable[[], dict]:
         samples, advantages = list(samples), [float(a) for a in advantages]

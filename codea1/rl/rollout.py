@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
+import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Protocol
@@ -50,8 +52,15 @@ class GenerationConfig(Sampling):
 class RolloutBackend(Protocol):
     """What the trainer needs from a sampling engine."""
 
-    def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig) -> list[list[Sample]]:
-        """``n`` samples for each chat prompt, in prompt order."""
+    def generate(
+        self,
+        prompts: Sequence[Sequence[Mapping[str, str]]],
+        gen: GenerationConfig,
+        prompt_index: Sequence[int] | None = None,
+    ) -> list[list[Sample]]:
+        """``n`` samples for each chat prompt, in prompt order. ``prompt_index``: the prompts' positions
+        in the whole call when this is a share of it (data-parallel sampling, `share_blocks`); the seeds
+        derive from those positions, so a share samples what the whole call samples for its prompts."""
         ...
 
     def load_weights(self, state: Mapping[str, torch.Tensor]) -> None:
@@ -61,6 +70,29 @@ class RolloutBackend(Protocol):
     def sync_from(self, policy: Any) -> None:
         """Bring the engine up to date with a learner policy after an update."""
         ...
+
+
+def chunk_seed(seed: int, first_row: int) -> int:
+    """The seed of the chunk of a seeded generate call that starts at row `first_row` of the whole call
+    (rows: prompts x samples, in order): the call's seed for the first chunk, so that a call of one chunk
+    samples as it always has, and one derived from (seed, row) for every later chunk, so that a chunk
+    samples alike whichever chunks ran before it (on this rank or another)."""
+    if first_row == 0:
+        return int(seed)
+    digest = hashlib.sha256(f"{int(seed)}:{int(first_row)}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") % (2**63)
+
+
+def share_blocks(prompts: int, n: int, rows_per_call: int, world: int) -> list[list[int]]:
+    """The prompts of one generate call split over `world` ranks: blocks of whole chunks (lcm(rows_per_call,
+    n) rows each, so that every rank's chunks hold exactly the rows one process's chunks hold, and the
+    samples are the same), dealt round-robin. Returns each rank's prompt indices, in order."""
+    rows_per_block = math.lcm(max(1, rows_per_call), max(1, n))
+    per_block = max(1, rows_per_block // max(1, n))
+    shares: list[list[int]] = [[] for _ in range(world)]
+    for b, start in enumerate(range(0, prompts, per_block)):
+        shares[b % world].extend(range(start, min(prompts, start + per_block)))
+    return shares
 
 
 def render_prompts(
@@ -400,12 +432,17 @@ class TransformersRollout:
         self.pack_weights = pack_weights
         self.fast_decode = fast_decode
 
-    def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig) -> list[list[Sample]]:
+    def generate(
+        self,
+        prompts: Sequence[Sequence[Mapping[str, str]]],
+        gen: GenerationConfig,
+        prompt_index: Sequence[int] | None = None,
+    ) -> list[list[Sample]]:
         if gen.seed is not None:
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(gen.seed)
-                return self._generate(prompts, gen)
-        return self._generate(prompts, gen)
+                return self._generate(prompts, gen, prompt_index)
+        return self._generate(prompts, gen, prompt_index)
 
     def eos_ids(self) -> set[int]:
         """End-of-sequence ids: the tokenizer's plus those of the model's generation config."""
@@ -417,7 +454,15 @@ class TransformersRollout:
             ids |= set(extra if isinstance(extra, list) else [extra])
         return {int(i) for i in ids if i is not None}
 
-    def _generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig) -> list[list[Sample]]:
+    def _generate(
+        self,
+        prompts: Sequence[Sequence[Mapping[str, str]]],
+        gen: GenerationConfig,
+        prompt_index: Sequence[int] | None = None,
+    ) -> list[list[Sample]]:
+        index = list(prompt_index) if prompt_index is not None else list(range(len(prompts)))
+        if len(index) != len(prompts):
+            raise ValueError(f"{len(prompts)} prompts but {len(index)} prompt positions")
         tok = self.tokenizer
         prompt_ids = render_prompts(tok, prompts, gen.max_prompt_tokens)
         prefixes = [rendered_prefix(self.tokenizer, m) for m in prompts]
@@ -444,6 +489,8 @@ class TransformersRollout:
         try:
             for start in range(0, len(rows), max(1, gen.rows_per_call)):
                 chunk = rows[start : start + gen.rows_per_call]
+                if gen.seed is not None:  # each chunk seeded by its place in the whole call
+                    torch.manual_seed(chunk_seed(gen.seed, index[start // gen.n] * gen.n + start % gen.n))
                 if self.engine == "hf-generate":
                     raw = self._hf_generate(chunk, gen, eos_ids, pad)
                     chunk_lp = None

@@ -262,8 +262,16 @@ class VLLMRollout:
         self.syncs = 0
 
     # -- RolloutBackend -----------------------------------------------------------------------------
-    def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig) -> list[list[Sample]]:
+    def generate(
+        self,
+        prompts: Sequence[Sequence[Mapping[str, str]]],
+        gen: GenerationConfig,
+        prompt_index: Sequence[int] | None = None,
+    ) -> list[list[Sample]]:
         vllm = _vllm()
+        index = list(prompt_index) if prompt_index is not None else list(range(len(prompts)))
+        if len(index) != len(prompts):
+            raise ValueError(f"{len(prompts)} prompts but {len(index)} prompt positions")
         check_temperature(gen.temperature)
         engine = self.engine
         self._ensure_weights()
@@ -272,7 +280,7 @@ class VLLMRollout:
         # prefill), as the transformers backend's does
         prefixes = [rendered_prefix(self.tokenizer, p) for p in prompts]
         params = [
-            vllm.SamplingParams(**sampling_kwargs(gen, self.stop_token_ids, prompt_seed(gen.seed, i, gen.n)))
+            vllm.SamplingParams(**sampling_kwargs(gen, self.stop_token_ids, prompt_seed(gen.seed, index[i], gen.n)))
             for i in range(len(prompt_ids))
         ]
         inputs = [{"prompt_token_ids": ids} for ids in prompt_ids]
