@@ -16,6 +16,8 @@ The cache lives in ``$CODEA1_CACHE`` (default ``$XDG_CACHE_HOME/codea1`` or ``~/
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib.util
 import os
 import re
@@ -23,6 +25,7 @@ import shutil
 import sys
 import sysconfig
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -225,6 +228,26 @@ def smollm2_cache_path() -> Path:
     return cache_dir() / "models" / f"smollm2-135m-instruct-v{SMOLLM2_CACHE_VERSION}"
 
 
+@contextlib.contextmanager
+def _gguf_bar_off() -> Iterator[None]:
+    """transformers' GGUF reader draws a tqdm bar of its own (tqdm.auto, outside transformers' switch for
+    its bars, which codea1's CLI turns off): codea1 prints its own line for the conversion instead."""
+    try:
+        import transformers.modeling_gguf_pytorch_utils as reader
+    except ImportError:
+        yield
+        return
+    original = getattr(reader, "tqdm", None)
+    if original is None:
+        yield
+        return
+    reader.tqdm = functools.partial(original, disable=True)
+    try:
+        yield
+    finally:
+        reader.tqdm = original
+
+
 def ensure_smollm2_cache() -> Path:
     """Dequantise the bundled GGUF into an HF directory once (atomically); return that directory."""
     target = smollm2_cache_path()
@@ -235,8 +258,9 @@ def ensure_smollm2_cache() -> Path:
 
     gguf = smollm2_gguf_path()
     try:
-        tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+        with _gguf_bar_off():
+            tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     except ImportError as exc:
         raise UserError(f"Loading the SmolLM2 GGUF needs the `gguf` package ({exc}); pip install gguf.") from exc
     if not tok.chat_template:

@@ -121,3 +121,18 @@ def test_smollm2_loads_with_chat_template_and_generates():
     enc = tok(text, return_tensors="pt", add_special_tokens=False)
     out = model.generate(**enc, max_new_tokens=8, do_sample=False)
     assert tok.decode(out[0, enc.input_ids.shape[1] :]).strip()
+
+
+def test_the_gguf_readers_own_bar_is_off_while_codea1_converts(capfd):
+    """transformers' GGUF reader draws a tqdm bar outside transformers' own switch; it interleaved with
+    codea1's output the first time the demo converted the bundled model."""
+    reader = pytest.importorskip("transformers.modeling_gguf_pytorch_utils")
+    before = reader.tqdm
+    with models._gguf_bar_off():
+        for _ in reader.tqdm(range(50), desc="Converting and de-quantizing GGUF tensors..."):
+            pass
+    assert "de-quantizing" not in capfd.readouterr().err
+    assert reader.tqdm is before
+    for _ in reader.tqdm(range(3), desc="outside", disable=False):
+        pass
+    assert "outside" in capfd.readouterr().err  # the bar is the reader's as before once the conversion ends

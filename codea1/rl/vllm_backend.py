@@ -322,7 +322,7 @@ class VLLMRollout:
         """Brings the engine up to date with `policy` now (LoRA: a new adapter id; else full weights)."""
         if self.adapter is not None:
             self._new_adapter(policy)
-        else:  # (a sharded learner's full weights are rank 0's replica: Policy.engine_weights)
+        else:  # (a sharded learner's full weights are its rank's replica: Policy.engine_weights)
             weights = policy.engine_weights() if hasattr(policy, "engine_weights") else policy.model.state_dict()
             self.load_weights(weights)
             self.engine.holder = (id(policy), getattr(policy, "step", 0))
