@@ -4,7 +4,7 @@ rank 0 saves the metrics, the full weights, the rows its training passes compute
 the weights and optimiser state, and a sample drawn after the updates (OUT.RANK). --load starts from a
 checkpoint, --save writes one after the updates.
 
-    python tests/dp_worker.py OUT RANK WORLD_SIZE INIT_FILE [--fsdp] [--kl K] [--load DIR] [--save DIR]
+    python tests/dp_worker.py OUT RANK WORLD_SIZE INIT_FILE [--fsdp] [--kl K] [--dtype D] [--load DIR] [--save DIR]
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ def main() -> None:
     ap.add_argument("init")
     ap.add_argument("--fsdp", action="store_true")
     ap.add_argument("--kl", type=float, default=0.0)
+    ap.add_argument("--dtype", default="float32")
     ap.add_argument("--load")
     ap.add_argument("--save")
     args = ap.parse_args()
@@ -44,7 +45,13 @@ def main() -> None:
     torch.manual_seed(0)
     model, tok = load_model_and_tokenizer("tiny-random")
     cfg = PolicyConfig(
-        lr=1e-3, warmup_steps=0, weight_decay=0.0, mini_batches=2, micro_batch_tokens=40, kl_coef=args.kl
+        lr=1e-3,
+        warmup_steps=0,
+        weight_decay=0.0,
+        mini_batches=2,
+        micro_batch_tokens=40,
+        kl_coef=args.kl,
+        dtype=args.dtype,
     )
     policy = Policy(model, tok, cfg)
     samples = [s for row in policy.generate(PROMPTS, GenerationConfig(n=3, max_new_tokens=8, seed=1)) for s in row]

@@ -39,17 +39,17 @@ def _run(tmp_path: Path, world: int, *flags: str, name: str = "") -> list[dict]:
     return [torch.load(f"{out}.{rank}", weights_only=False) for rank in range(world)]
 
 
-def _same_update(one: dict, two: dict) -> None:
+def _same_update(one: dict, two: dict, rel: float = 1e-5) -> None:
     for a, b in zip(one["metrics"], two["metrics"]):
         for key in ("loss", "pg_loss", "kl", "grad_norm", "entropy", "clipfrac", "num_samples"):
-            assert a[key] == pytest.approx(b[key], rel=1e-5, abs=1e-7), key
-    _same_weights(one["state"], two["state"])
+            assert a[key] == pytest.approx(b[key], rel=rel, abs=1e-7), key
+    _same_weights(one["state"], two["state"], rel)
 
 
-def _same_weights(a: dict, b: dict) -> None:
+def _same_weights(a: dict, b: dict, rel: float = 1e-5) -> None:
     assert set(a) == set(b)
     for name, weight in a.items():
-        assert torch.allclose(weight, b[name], atol=1e-6, rtol=1e-5), name
+        assert torch.allclose(weight, b[name], atol=0.1 * rel, rtol=rel), name
 
 
 def test_two_ranks_give_the_update_of_one(tmp_path: Path) -> None:
@@ -73,6 +73,17 @@ def test_two_sharded_ranks_give_the_update_of_one_holding_half_each(tmp_path: Pa
         for what in ("weights", "optimizer"):
             assert rank["held"][what] == pytest.approx(one["held"][what] / 2, rel=0.02), what
     assert two["sample"] == one["sample"]  # the replica samples as the one-rank policy does
+
+
+def test_two_sharded_ranks_under_bf16_autocast_give_the_update_of_one(tmp_path: Path) -> None:
+    """The GPU presets train in bf16 autocast over fp32 master weights: FSDP gathers the fp32 shards and
+    autocast computes in bf16 as on one rank. Each rank's micro-batches hold other rows (padded to other
+    lengths), which moves bf16 results in their last bits: within bf16's rounding, as replicated ranks."""
+    [one] = _run(tmp_path, 1, "--kl", "0.05", "--dtype", "bfloat16")
+    sharded, _ = _run(tmp_path, 2, "--fsdp", "--kl", "0.05", "--dtype", "bfloat16")
+    replicated, _ = _run(tmp_path, 2, "--kl", "0.05", "--dtype", "bfloat16", name="bf16-replicated")
+    _same_update(one, sharded, rel=2e-3)
+    _same_update(one, replicated, rel=2e-3)
 
 
 def test_a_checkpoint_moves_between_one_rank_and_two_sharded_ranks(tmp_path: Path) -> None:
