@@ -15,7 +15,7 @@ import torch
 
 from codea1.models import load_model_and_tokenizer
 from codea1.rl import policy as policy_module
-from codea1.rl.distributed import join
+from codea1.rl.distributed import join, local_numel
 from codea1.rl.policy import GenerationConfig, Policy, PolicyConfig
 
 PROMPTS = [
@@ -23,10 +23,6 @@ PROMPTS = [
     [{"role": "user", "content": "Write 7."}],
     [{"role": "user", "content": "def f(x):"}],
 ]
-
-
-def _local_numel(tensors) -> int:
-    return sum((t.to_local() if hasattr(t, "to_local") else t).numel() for t in tensors)
 
 
 def main() -> None:
@@ -78,8 +74,8 @@ def main() -> None:
     if args.save:
         policy.save(args.save)
     held = {
-        "weights": _local_numel(policy.model.parameters()),
-        "optimizer": _local_numel(v for s in policy.optimizer.state.values() for v in s.values() if v.dim() > 0),
+        "weights": local_numel(policy.model.parameters()),
+        "optimizer": local_numel(v for s in policy.optimizer.state.values() for v in s.values() if v.dim() > 0),
     }
     record = {"metrics": metrics, "rows": sum(rows), "held": held}
     if args.rank == 0 or not policy.sharded:  # (sharded: rank 0's replica holds the full weights)

@@ -23,7 +23,7 @@ single-process format whatever the layout, so a run saved by N ranks resumes on 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,6 +108,11 @@ def is_sharded(model: torch.nn.Module) -> bool:
     return isinstance(model, FSDPModule)
 
 
+def local_numel(tensors: Iterable[Any]) -> int:
+    """Elements this rank holds of `tensors` (a DTensor's local shard, or the whole tensor)."""
+    return sum((t.to_local() if hasattr(t, "to_local") else t).numel() for t in tensors)
+
+
 def full_value(t: Any) -> torch.Tensor:
     """A DTensor's whole value (a collective: every rank of its mesh calls it), or the tensor itself."""
     return t.full_tensor() if hasattr(t, "full_tensor") else t
@@ -124,26 +129,22 @@ def stream_full_weights(sharded: torch.nn.Module, replica: torch.nn.Module | Non
                 target[name].copy_(full.to(target[name].device, target[name].dtype))
 
 
+def _rekeyed(state: Mapping[str, Any], key: Callable[[Any], Any]) -> dict[str, Any]:
+    """An optimiser state with every parameter key (in its state and its groups) mapped through `key`."""
+    groups = [{**group, "params": [key(p) for p in group["params"]]} for group in state["param_groups"]]
+    return {"state": {key(p): v for p, v in state["state"].items()}, "param_groups": groups}
+
+
 def optimizer_state_by_index(state: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
     """A full optimiser state keyed by parameter names (torch.distributed.checkpoint's form) in the
     single-process form of `Optimizer.state_dict()`: parameters numbered in `names`' order."""
     index = {name: i for i, name in enumerate(names)}
-    groups = []
-    for group in state["param_groups"]:
-        groups.append(
-            {**{k: v for k, v in group.items() if k != "params"}, "params": [index[n] for n in group["params"]]}
-        )
-    return {"state": {index[n]: v for n, v in state["state"].items()}, "param_groups": groups}
+    return _rekeyed(state, index.__getitem__)
 
 
 def optimizer_state_by_name(state: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
     """The inverse of `optimizer_state_by_index`."""
-    groups = []
-    for group in state["param_groups"]:
-        groups.append(
-            {**{k: v for k, v in group.items() if k != "params"}, "params": [names[i] for i in group["params"]]}
-        )
-    return {"state": {names[int(i)]: v for i, v in state["state"].items()}, "param_groups": groups}
+    return _rekeyed(state, lambda i: names[int(i)])
 
 
 JOIN_TIMEOUT_S = 600  # a collective waiting longer than this for a rank that is gone raises

@@ -238,10 +238,7 @@ class Policy:
         """``gen.n`` samples per chat prompt (list of ``{"role", "content"}`` dicts), in prompt order;
         ``prompt_index``: their positions in a call shared over ranks (RolloutBackend.generate)."""
         self._activate()
-        gen = gen or GenerationConfig()
-        if prompt_index is None:
-            return self.rollout.generate(prompts, gen)
-        return self.rollout.generate(prompts, gen, prompt_index)
+        return self.rollout.generate(prompts, gen or GenerationConfig(), prompt_index)
 
     @torch.no_grad()
     def logprobs(

@@ -67,6 +67,8 @@ class _PolicyHost:
 
         import torch
 
+        from codea1.rl.distributed import local_numel
+
         live = {k: p for k, p in self.policies.items() if p is not None}
         return {
             "host": socket.gethostname(),
@@ -76,10 +78,7 @@ class _PolicyHost:
             "sharded": {k: bool(getattr(p, "sharded", False)) for k, p in live.items()},
             "rows_sampled": self.rows_sampled,
             # the weights this rank holds (a shard's elements where sharded)
-            "weights_held": {
-                k: sum((t.to_local() if hasattr(t, "to_local") else t).numel() for t in p.model.parameters())
-                for k, p in live.items()
-            },
+            "weights_held": {k: local_numel(p.model.parameters()) for k, p in live.items()},
         }
 
     def address(self) -> tuple[str, int]:

@@ -83,6 +83,15 @@ def chunk_seed(seed: int, first_row: int) -> int:
     return int.from_bytes(digest[:8], "little") % (2**63)
 
 
+def prompt_positions(prompts: int, prompt_index: Sequence[int] | None) -> list[int]:
+    """The positions in the whole call of a generate call's prompts (all of them, in order, unless the
+    call is a share: RolloutBackend.generate)."""
+    index = list(prompt_index) if prompt_index is not None else list(range(prompts))
+    if len(index) != prompts:
+        raise ValueError(f"{prompts} prompts but {len(index)} prompt positions")
+    return index
+
+
 def share_blocks(prompts: int, n: int, rows_per_call: int, world: int) -> list[list[int]]:
     """The prompts of one generate call split over `world` ranks: blocks of whole chunks (lcm(rows_per_call,
     n) rows each, so that every rank's chunks hold exactly the rows one process's chunks hold, and the
@@ -460,9 +469,7 @@ class TransformersRollout:
         gen: GenerationConfig,
         prompt_index: Sequence[int] | None = None,
     ) -> list[list[Sample]]:
-        index = list(prompt_index) if prompt_index is not None else list(range(len(prompts)))
-        if len(index) != len(prompts):
-            raise ValueError(f"{len(prompts)} prompts but {len(index)} prompt positions")
+        index = prompt_positions(len(prompts), prompt_index)
         tok = self.tokenizer
         prompt_ids = render_prompts(tok, prompts, gen.max_prompt_tokens)
         prefixes = [rendered_prefix(self.tokenizer, m) for m in prompts]

@@ -50,7 +50,14 @@ from typing import Any
 
 from codea1.config import VLLM_MAX_TEMPERATURE, VLLM_MIN_TEMPERATURE, vllm_samples_at
 from codea1.errors import UserError
-from codea1.rl.rollout import GenerationConfig, Sample, logprob_temperature, rendered_prefix, zero_logprobs
+from codea1.rl.rollout import (
+    GenerationConfig,
+    Sample,
+    logprob_temperature,
+    prompt_positions,
+    rendered_prefix,
+    zero_logprobs,
+)
 from codea1.rl.vllm_worker import WORKER_EXTENSION
 
 SEED_SPACE = 2**31 - 1
@@ -269,9 +276,7 @@ class VLLMRollout:
         prompt_index: Sequence[int] | None = None,
     ) -> list[list[Sample]]:
         vllm = _vllm()
-        index = list(prompt_index) if prompt_index is not None else list(range(len(prompts)))
-        if len(index) != len(prompts):
-            raise ValueError(f"{len(prompts)} prompts but {len(index)} prompt positions")
+        index = prompt_positions(len(prompts), prompt_index)
         check_temperature(gen.temperature)
         engine = self.engine
         self._ensure_weights()
