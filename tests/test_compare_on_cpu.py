@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from codea1.eval.stats import bootstrap_interval, held_out_difference, paired_difference
+from codea1.eval.stats import (
+    bootstrap_interval,
+    held_out_difference,
+    held_out_difference_by_part,
+    paired_difference,
+    problem_part,
+)
 from codea1.train.compare import CompareSpec, comparison_table, distinct_valid, eval_points
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,6 +61,79 @@ def test_paired_difference_uses_common_problems_only() -> None:
     d, low, high = paired_difference(a, b, samples=1000)
     assert d == pytest.approx((0.5 + 0.0 + 1.0) / 3)
     assert low <= d <= high
+
+
+def test_eval_diff_by_part_compares_each_part_on_its_own_problems(tmp_path: Path) -> None:
+    assert [problem_part(i) for i in ("MBPP/12", "bundled/0003", "a/b/c", "plain")] == [
+        "MBPP",
+        "bundled",
+        "a/b",
+        "plain",
+    ]
+    new = {
+        "code": {"per_problem": {"MBPP/1": 1.0, "MBPP/2": 0.5, "bundled/0001": 0.0, "bundled/0002": 0.25}},
+        "tests": {
+            "whitebox": {
+                "per_problem": {"MBPP/1": 1.0, "MBPP/2": 1.0, "bundled/0001": 0.5, "bundled/0002": 0.5},
+                "per_problem_distinct": {"MBPP/1": 0.5, "MBPP/2": 0.5, "bundled/0001": 0.5, "bundled/0002": 0.5},
+            }
+        },
+    }
+    old = {
+        "code": {
+            "per_problem": {
+                "MBPP/1": 0.5,
+                "MBPP/2": 0.5,
+                "bundled/0001": 0.5,
+                "bundled/0002": 0.25,
+                "bundled/0009": 1.0,
+            }
+        },
+        "tests": {
+            "whitebox": {
+                "per_problem": {"MBPP/1": 0.0, "MBPP/2": 0.0, "bundled/0001": 0.5, "bundled/0002": 0.5},
+                "per_problem_distinct": {"MBPP/1": 0.0, "MBPP/2": 0.0, "bundled/0001": 0.0, "bundled/0002": 0.5},
+            }
+        },
+    }
+    parts = held_out_difference_by_part(new, old, samples=500)
+    assert list(parts) == ["MBPP", "bundled"]
+    mbpp, bundled = ({r["measure"]: r for r in parts[k]} for k in ("MBPP", "bundled"))
+    assert mbpp["code pass@1"]["problems"] == 2 and mbpp["code pass@1"]["delta"] == pytest.approx(0.25)
+    assert bundled["code pass@1"]["problems"] == 2  # bundled/0009 is not in `new`
+    assert bundled["code pass@1"]["delta"] == pytest.approx(-0.25) and bundled["code pass@1"]["old"] == pytest.approx(
+        0.375
+    )
+    assert mbpp["test valid ratio (whitebox)"]["delta"] == pytest.approx(1.0)
+    assert bundled["test valid ratio (whitebox)"]["delta"] == pytest.approx(0.0)
+    assert bundled["test valid ratio, repeated calls invalid (whitebox)"]["delta"] == pytest.approx(0.25)
+    # the parts together are the whole: the pooled difference is their problem-weighted mean
+    whole = held_out_difference(new, old, samples=500)[0]
+    assert whole["delta"] == pytest.approx((2 * 0.25 + 2 * -0.25) / 4)
+
+    (tmp_path / "new.json").write_text(json.dumps(new))
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "codea1",
+            "eval",
+            "diff",
+            "--parts",
+            str(tmp_path / "new.json"),
+            str(tmp_path / "old.json"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "| part | measure |" in out
+    assert "| all | code pass@1 | 43.8 | 43.8 | +0.0 [" in out
+    assert (
+        "| MBPP | code pass@1 | 75.0 | 50.0 | +25.0 [" in out
+        and "| bundled | code pass@1 | 12.5 | 37.5 | -25.0 [" in out
+    )
 
 
 def test_held_out_difference_between_two_evaluations(tmp_path: Path) -> None:

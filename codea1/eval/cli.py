@@ -148,6 +148,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument("new", help="the evaluation to measure")
     p.add_argument("old", help="the evaluation it is measured against")
+    p.add_argument(
+        "--parts",
+        action="store_true",
+        help="also each part of the held-out set (the problems whose ids share a prefix: MBPP/..., bundled/...)",
+    )
     p.set_defaults(func=cmd_diff)
     ev.set_defaults(func=lambda args: (ev.print_help(), 2)[1])
 
@@ -515,7 +520,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from codea1.eval.stats import held_out_difference
+    from codea1.eval.stats import held_out_difference, held_out_difference_by_part
 
     evals = []
     for path in (args.new, args.old):
@@ -526,7 +531,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         if not isinstance(evals[-1], dict):
             raise UserError(f"{path} is not a held-out evaluation (a JSON object written by `codea1 compare`)")
     try:
-        rows = held_out_difference(*evals)
+        rows = [("all", r) for r in held_out_difference(*evals)]
+        if getattr(args, "parts", False) and rows:
+            rows += [(part, r) for part, part_rows in held_out_difference_by_part(*evals).items() for r in part_rows]
     except ValueError as exc:
         raise UserError(f"eval diff: {exc}") from None
     except (AttributeError, TypeError) as exc:
@@ -539,11 +546,17 @@ def cmd_diff(args: argparse.Namespace) -> int:
             "eval diff: the two files have no measure in common (they should be the "
             "evals/METHOD/step_N.json files a `codea1 compare` writes)"
         )
-    print("| measure | new | old | new - old [95% CI] | problems |\n|---|---|---|---|---|")
-    for r in rows:
+    parts = getattr(args, "parts", False)
+    print(
+        ("| part " if parts else "")
+        + "| measure | new | old | new - old [95% CI] | problems |\n"
+        + ("|---" if parts else "")
+        + "|---|---|---|---|---|"
+    )
+    for part, r in rows:
         lo, hi = r["ci95"]
         print(
-            f"| {r['measure']} | {100 * r['new']:.1f} | {100 * r['old']:.1f} | "
+            (f"| {part} " if parts else "") + f"| {r['measure']} | {100 * r['new']:.1f} | {100 * r['old']:.1f} | "
             f"{100 * r['delta']:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}] | {r['problems']} |"
         )
     return 0

@@ -73,6 +73,46 @@ def held_out_difference(
     return rows
 
 
+def problem_part(problem_id: str) -> str:
+    """The part of a held-out set a problem belongs to: its id up to the last "/" ("MBPP/12" -> "MBPP",
+    "bundled/0003" -> "bundled"); an id without one is its own part's name."""
+    return problem_id.rsplit("/", 1)[0] if "/" in problem_id else problem_id
+
+
+def held_out_difference_by_part(
+    new: dict[str, Any], old: dict[str, Any], *, samples: int = 10_000, seed: int = 0
+) -> dict[str, list[dict[str, Any]]]:
+    """held_out_difference over each part of the held-out set (problem_part of the ids both evaluated
+    for code), part by part in name order: the rows of one part compare only that part's problems."""
+
+    def only(evaluation: dict[str, Any], ids: set[str]) -> dict[str, Any]:
+        def cut(record: Any) -> Any:
+            if not isinstance(record, dict):
+                return record
+            return {
+                k: (
+                    {i: v for i, v in val.items() if i in ids}
+                    if k.startswith("per_problem") and isinstance(val, dict)
+                    else val
+                )
+                for k, val in record.items()
+            }
+
+        return {
+            "code": cut(evaluation.get("code")),
+            "tests": {mode: cut(rec) for mode, rec in (evaluation.get("tests") or {}).items()},
+        }
+
+    ids = set((new.get("code") or {}).get("per_problem") or {}) & set((old.get("code") or {}).get("per_problem") or {})
+    parts: dict[str, set[str]] = {}
+    for pid in ids:
+        parts.setdefault(problem_part(pid), set()).add(pid)
+    return {
+        part: held_out_difference(only(new, members), only(old, members), samples=samples, seed=seed)
+        for part, members in sorted(parts.items())
+    }
+
+
 Z_95 = 1.959964  # two-sided 5% level
 Z_80 = 0.841621  # 80% power
 
