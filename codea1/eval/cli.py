@@ -532,7 +532,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             raise UserError(f"{path} is not a held-out evaluation (a JSON object written by `codea1 compare`)")
     try:
         rows = [("all", r) for r in held_out_difference(*evals)]
-        if getattr(args, "parts", False) and rows:
+        if args.parts and rows:
             rows += [(part, r) for part, part_rows in held_out_difference_by_part(*evals).items() for r in part_rows]
     except ValueError as exc:
         raise UserError(f"eval diff: {exc}") from None
@@ -546,7 +546,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             "eval diff: the two files have no measure in common (they should be the "
             "evals/METHOD/step_N.json files a `codea1 compare` writes)"
         )
-    parts = getattr(args, "parts", False)
+    parts = args.parts
     print(
         ("| part " if parts else "")
         + "| measure | new | old | new - old [95% CI] | problems |\n"

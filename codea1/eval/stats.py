@@ -5,7 +5,7 @@ per-problem numbers (numpy only), used by `codea1 compare`, the demo and `codea1
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 
@@ -34,12 +34,17 @@ def paired_difference(
 
 
 def held_out_difference(
-    new: dict[str, Any], old: dict[str, Any], *, samples: int = 10_000, seed: int = 0
+    new: dict[str, Any],
+    old: dict[str, Any],
+    *,
+    samples: int = 10_000,
+    seed: int = 0,
+    problems: Collection[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Paired differences, new - old, between two held-out evaluations (`evals/METHOD/step_N.json` of a
     comparison, possibly from two comparisons with different start checkpoints): Code LLM pass@1 and the
-    Test LLM's valid ratio per prompt mode, over the problems both evaluated. One row per measure that
-    both have: {"measure", "new", "old", "delta", "ci95", "problems"}."""
+    Test LLM's valid ratio per prompt mode, over the problems both evaluated (and among `problems`, when
+    given). One row per measure that both have: {"measure", "new", "old", "delta", "ci95", "problems"}."""
     pairs = [("code pass@1", (new.get("code") or {}).get("per_problem"), (old.get("code") or {}).get("per_problem"))]
     for mode in sorted(set(new.get("tests") or {}) & set(old.get("tests") or {})):
         pairs.append(
@@ -54,6 +59,9 @@ def held_out_difference(
         )
     rows = []
     for measure, a, b in pairs:
+        if problems is not None:
+            a = {k: v for k, v in (a or {}).items() if k in problems}
+            b = {k: v for k, v in (b or {}).items() if k in problems}
         if not a or not b:
             continue
         common = sorted(set(a) & set(b))
@@ -84,31 +92,12 @@ def held_out_difference_by_part(
 ) -> dict[str, list[dict[str, Any]]]:
     """held_out_difference over each part of the held-out set (problem_part of the ids both evaluated
     for code), part by part in name order: the rows of one part compare only that part's problems."""
-
-    def only(evaluation: dict[str, Any], ids: set[str]) -> dict[str, Any]:
-        def cut(record: Any) -> Any:
-            if not isinstance(record, dict):
-                return record
-            return {
-                k: (
-                    {i: v for i, v in val.items() if i in ids}
-                    if k.startswith("per_problem") and isinstance(val, dict)
-                    else val
-                )
-                for k, val in record.items()
-            }
-
-        return {
-            "code": cut(evaluation.get("code")),
-            "tests": {mode: cut(rec) for mode, rec in (evaluation.get("tests") or {}).items()},
-        }
-
     ids = set((new.get("code") or {}).get("per_problem") or {}) & set((old.get("code") or {}).get("per_problem") or {})
     parts: dict[str, set[str]] = {}
     for pid in ids:
         parts.setdefault(problem_part(pid), set()).add(pid)
     return {
-        part: held_out_difference(only(new, members), only(old, members), samples=samples, seed=seed)
+        part: held_out_difference(new, old, samples=samples, seed=seed, problems=members)
         for part, members in sorted(parts.items())
     }
 
