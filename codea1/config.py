@@ -196,6 +196,11 @@ class PolicyConfig(Section):
         choices=("float32", "bfloat16", "float16"),
     )
     gradient_checkpointing: bool = knob(False, "recompute activations in the backward pass (less memory)")
+    shared_prompt: bool = knob(
+        True,
+        "learner: run each group's shared prompt once for all its responses (the same log-probs up to "
+        "float rounding, less compute; false: every row packed with its own copy of the prompt)",
+    )
     lora: bool = knob(False, "train a LoRA adapter instead of all weights", derived="model.mode")
     lora_r: int = knob(16, "LoRA rank", low=1)
     lora_alpha: int = knob(32, "LoRA scaling alpha", low=1)

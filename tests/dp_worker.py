@@ -68,9 +68,18 @@ def main() -> None:
             rows.append(int(batch.input_ids.shape[0]))
         return forward(model, batch, **kwargs)
 
+    shared_forward = policy_module.forward_shared_prompt_logprobs
+
+    def counting_shared(model, prompt, responses, pad_id, **kwargs):
+        if kwargs.get("with_entropy"):
+            rows.append(len(responses))
+        return shared_forward(model, prompt, responses, pad_id, **kwargs)
+
     policy_module.forward_logprobs = counting
+    policy_module.forward_shared_prompt_logprobs = counting_shared
     metrics = [policy.train_step(samples, advantages) for _ in range(2)]
     policy_module.forward_logprobs = forward
+    policy_module.forward_shared_prompt_logprobs = shared_forward
     if args.save:
         policy.save(args.save)
     held = {

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -66,6 +67,30 @@ def pack(prompts: Sequence[Sequence[int]], responses: Sequence[Sequence[int]], p
     )
 
 
+def generation_config_holder(model: Any) -> Any:
+    """The transformers model whose ``generation_config`` ``generate`` reads (under a peft wrapper)."""
+    get_base = getattr(model, "get_base_model", None)
+    return get_base() if callable(get_base) else model
+
+
+def cache_argument(model: Any) -> str:
+    """The forward argument that takes a KV cache: ``cache`` in newer transformers, else
+    ``past_key_values``."""
+    import inspect
+
+    try:
+        params = inspect.signature(generation_config_holder(model).forward).parameters
+    except (TypeError, ValueError):
+        return "past_key_values"
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def output_cache(out: Any) -> Any:
+    """The KV cache a forward returned (``cache`` in newer transformers, else ``past_key_values``)."""
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else out.past_key_values
+
+
 def temperature_column(temperatures: float | Sequence[float], rows: int) -> torch.Tensor | float:
     """The sampling temperature of each row as a ``[rows, 1, 1]`` tensor that divides ``[rows, R, V]``
     logits (a plain float when every row has the same one)."""
@@ -118,6 +143,87 @@ def forward_logprobs(
         with torch.no_grad():
             entropy = entropy_from_logits(logits.detach())
     return logprobs, entropy
+
+
+def forward_shared_prompt_logprobs(
+    model: torch.nn.Module,
+    prompt_ids: Sequence[int],
+    responses: Sequence[Sequence[int]],
+    pad_id: int,
+    *,
+    with_entropy: bool = False,
+    entropy_grad: bool = False,
+    temperature: float | Sequence[float] = 1.0,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """``forward_logprobs`` for G responses to one prompt, with the prompt computed once.
+
+    The prompt runs as one row and its keys and values are repeated for the G responses, which then run
+    right-padded after it (positions continue from the prompt's length). The result has the layout of
+    ``forward_logprobs(model, pack([prompt] * G, responses, pad_id))``: ``[G, R]`` log-probs and
+    entropies, equal up to float rounding, and gradients flow through the shared prompt (summed over the
+    G responses, as the G copies' gradients would be). It saves the prompt's G - 1 repeats and all
+    padding; a group of GRPO samples shares its prompt, so this is most of a learner step's tokens."""
+    g = len(responses)
+    r_len = max((len(r) for r in responses), default=0)
+    if g == 0 or r_len == 0:
+        empty = torch.zeros(g, 0)
+        return empty, (empty if with_entropy else None)
+    if not prompt_ids:
+        raise ValueError("a shared prompt needs at least one token")
+    device = next(model.parameters()).device
+    p_len = len(prompt_ids)
+    head = model(input_ids=torch.tensor([list(prompt_ids)], device=device), use_cache=True, logits_to_keep=1)
+    logits = head.logits[:, -1:, :].expand(g, 1, head.logits.shape[-1])  # predicts each response's token 0
+    if r_len > 1:
+        cache = output_cache(head)
+        cache.batch_repeat_interleave(g)
+        body = [list(r[: r_len - 1]) + [pad_id] * (r_len - 1 - min(len(r), r_len - 1)) for r in responses]
+        mask = [
+            [1] * p_len + [1] * min(len(r), r_len - 1) + [0] * (r_len - 1 - min(len(r), r_len - 1)) for r in responses
+        ]
+        tail = model(
+            input_ids=torch.tensor(body, device=device),
+            attention_mask=torch.tensor(mask, dtype=torch.long, device=device),
+            position_ids=torch.arange(p_len, p_len + r_len - 1, device=device).expand(g, r_len - 1),
+            use_cache=True,
+            **{cache_argument(model): cache},
+        )
+        logits = torch.cat([logits, tail.logits], dim=1)
+    targets = torch.tensor([list(r) + [pad_id] * (r_len - len(r)) for r in responses], device=device)
+    t = temperature_column(temperature, g)
+    if isinstance(t, torch.Tensor):
+        logits = logits.float() / t.to(logits.device)
+    elif t != 1.0:
+        logits = logits.float() / t
+    logprobs = token_logprobs(logits, targets)
+    entropy = None
+    if with_entropy and entropy_grad:
+        entropy = entropy_from_logits(logits)
+    elif with_entropy:
+        with torch.no_grad():
+            entropy = entropy_from_logits(logits.detach())
+    return logprobs, entropy
+
+
+def prompt_groups(prompts: Sequence[Sequence[int]], response_lengths: Sequence[int], budget: int) -> list[list[int]]:
+    """Row indices grouped by identical prompt (first-seen order), each group cut so that one pass over
+    it, the prompt once plus its rows' longest response each, stays within ``budget`` tokens (a group
+    holds at least one row)."""
+    by_prompt: dict[tuple[int, ...], list[int]] = {}
+    for i, p in enumerate(prompts):
+        by_prompt.setdefault(tuple(p), []).append(i)
+    out: list[list[int]] = []
+    for key, rows in by_prompt.items():
+        rows = sorted(rows, key=lambda i: -response_lengths[i])  # similar lengths together: less padding
+        current: list[int] = []
+        for i in rows:
+            longest = response_lengths[current[0]] if current else response_lengths[i]
+            if current and len(key) + longest * (len(current) + 1) > budget:
+                out.append(current)
+                current = []
+            current.append(i)
+        out.append(current)
+    return out
 
 
 def token_budget_chunks(lengths: Sequence[int], budget: int) -> list[list[int]]:

@@ -32,7 +32,13 @@ from codea1.config import PolicyConfig
 from codea1.errors import UserError
 from codea1.rl.distributed import DataParallel, full_value
 from codea1.rl.grpo import agg_loss, kl_penalty, masked_mean, policy_loss
-from codea1.rl.logprobs import forward_logprobs, pack, token_budget_chunks
+from codea1.rl.logprobs import (
+    forward_logprobs,
+    forward_shared_prompt_logprobs,
+    pack,
+    prompt_groups,
+    token_budget_chunks,
+)
 from codea1.rl.rollout import GenerationConfig, RolloutBackend, Sample, TransformersRollout
 
 __all__ = ["GenerationConfig", "Policy", "PolicyConfig", "Sample", "lr_factor"]
@@ -341,6 +347,21 @@ class Policy:
         )
         return metrics
 
+    @property
+    def shares_prompts(self) -> bool:
+        """Whether the learner runs each group's shared prompt once (policy.shared_prompt; not with
+        gradient checkpointing, which turns off the key/value cache it needs)."""
+        return self.config.shared_prompt and not self.config.gradient_checkpointing
+
+    def _rows_logprobs(self, model: Any, rows: list[Sample], **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Per-token log-probs ``[rows, R]`` (and entropies) of the rows' responses under ``model``: with
+        the prompt run once when the rows share it (shares_prompts), else packed."""
+        prompt = rows[0].prompt_ids
+        if self.shares_prompts and prompt and all(r.prompt_ids == prompt for r in rows):
+            return forward_shared_prompt_logprobs(model, prompt, [r.response_ids for r in rows], self.pad_id, **kwargs)
+        batch = pack([r.prompt_ids for r in rows], [r.response_ids for r in rows], self.pad_id).to(self.device)
+        return forward_logprobs(model, batch, **kwargs)
+
     def _update(self, samples: list[Sample], advantages: list[float]) -> dict[str, float]:
         """Forward/backward over token-budget micro-batches, then one clipped optimiser step."""
         cfg = self.config
@@ -351,11 +372,16 @@ class Policy:
         sums = {"loss": 0.0, "pg_loss": 0.0, "kl": 0.0}
         token_stats = {"entropy": 0.0, "clipfrac": 0.0, "clipfrac_lower": 0.0, "ppo_kl": 0.0}
         dp = self.data_parallel
-        mine = dp.shard(range(len(samples))) if dp is not None else list(range(len(samples)))
-        lengths = [len(samples[i].prompt_ids) + len(samples[i].response_ids) for i in mine]
-        chunks: list[list[int] | None] = [
-            [mine[j] for j in local] for local in token_budget_chunks(lengths, cfg.micro_batch_tokens)
-        ]
+        chunks: list[list[int] | None]
+        if self.shares_prompts:  # whole groups per rank: each computes a group's prompt once
+            groups = prompt_groups(
+                [s.prompt_ids for s in samples], [len(s.response_ids) for s in samples], cfg.micro_batch_tokens
+            )
+            chunks = [groups[g] for g in (dp.shard(range(len(groups))) if dp is not None else range(len(groups)))]
+        else:
+            mine = dp.shard(range(len(samples))) if dp is not None else list(range(len(samples)))
+            lengths = [len(samples[i].prompt_ids) + len(samples[i].response_ids) for i in mine]
+            chunks = [[mine[j] for j in local] for local in token_budget_chunks(lengths, cfg.micro_batch_tokens)]
         if self.sharded:  # each pass gathers the blocks on every rank: all ranks run as many passes
             chunks = [c for c in chunks if any(samples[i].response_ids for i in c)]
             chunks += [None] * (dp.micro_batch_count(len(chunks)) - len(chunks))
@@ -368,19 +394,20 @@ class Policy:
                     continue
                 idx, weight = [filler], 0.0
             mb = [samples[i] for i in idx]
-            batch = pack([s.prompt_ids for s in mb], [s.response_ids for s in mb], self.pad_id).to(self.device)
-            mask = batch.response_mask.float()
-            r_len = batch.response_len
+            r_len = max(len(s.response_ids) for s in mb)
             if r_len == 0:
                 continue
+            mask = torch.tensor(
+                [[1.0] * len(s.response_ids) + [0.0] * (r_len - len(s.response_ids)) for s in mb], device=self.device
+            )
             old = torch.tensor(
                 [s.logprobs + [0.0] * (r_len - len(s.logprobs)) for s in mb], dtype=torch.float32, device=self.device
             )
             adv = torch.tensor([advantages[i] for i in idx], dtype=torch.float32, device=self.device)
             temps = [s.temperature for s in mb]  # each sample's own distribution (logits / T)
             with self._autocast():
-                logp, entropy = forward_logprobs(
-                    self.model, batch, with_entropy=True, entropy_grad=cfg.entropy_coef > 0, temperature=temps
+                logp, entropy = self._rows_logprobs(
+                    self.model, mb, with_entropy=True, entropy_grad=cfg.entropy_coef > 0, temperature=temps
                 )
             pg_mat, pg_stats = policy_loss(
                 logp, old, adv, mask, clip_low=cfg.clip_low, clip_high=cfg.clip_high, dual_clip=cfg.dual_clip
@@ -391,7 +418,7 @@ class Policy:
             kl_value = 0.0
             if cfg.kl_coef > 0:
                 with torch.no_grad(), self._reference_context(), self._autocast():
-                    ref_logp, _ = forward_logprobs(self._reference_model(), batch, temperature=temps)
+                    ref_logp, _ = self._rows_logprobs(self._reference_model(), mb, temperature=temps)
                 kl = agg_loss(kl_penalty(logp, ref_logp, cfg.kl_type), mask, cfg.loss_agg, **agg)
                 loss = loss + cfg.kl_coef * kl
                 kl_value = float(kl.detach())

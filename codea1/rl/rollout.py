@@ -21,6 +21,7 @@ import torch
 
 from codea1.config import Sampling, knob
 from codea1.rl.fast_decode import LlamaDecoder
+from codea1.rl.logprobs import cache_argument, generation_config_holder, output_cache
 
 
 @dataclass
@@ -216,29 +217,6 @@ def _inverse_cdf_draw(probs: torch.Tensor) -> torch.Tensor:
     positive = torch.arange(DRAW_BLOCK, device=probs.device).expand(rows, -1).masked_fill(inside <= 0, -1)
     index = torch.minimum(index, positive.amax(-1, keepdim=True))
     return (block * DRAW_BLOCK + index).squeeze(-1).clamp(max=vocab - 1)
-
-
-def _generation_config_holder(model: Any) -> Any:
-    """The transformers model whose ``generation_config`` ``generate`` reads (under a peft wrapper)."""
-    get_base = getattr(model, "get_base_model", None)
-    return get_base() if callable(get_base) else model
-
-
-def _cache_argument(model: Any) -> str:
-    """The forward argument that takes a KV cache: ``cache`` in newer transformers, else
-    ``past_key_values``."""
-    import inspect
-
-    try:
-        params = inspect.signature(_generation_config_holder(model).forward).parameters
-    except (TypeError, ValueError):
-        return "past_key_values"
-    return "cache" if "cache" in params else "past_key_values"
-
-
-def _output_cache(out: Any) -> Any:
-    cache = getattr(out, "cache", None)
-    return cache if cache is not None else out.past_key_values
 
 
 def _reserve(cache: Any, tokens: int) -> None:
@@ -558,7 +536,7 @@ class TransformersRollout:
         hf_gen = HFGenerationConfig(**settings)
         # generate() fills every setting left unset from model.generation_config (the checkpoint's
         # sampling defaults); a blank one in its place for the call keeps only what is set here
-        holder = _generation_config_holder(self.model)
+        holder = generation_config_holder(self.model)
         saved = holder.generation_config
         holder.generation_config = HFGenerationConfig()
         try:
@@ -597,8 +575,8 @@ class TransformersRollout:
         out = model(
             input_ids=input_ids, attention_mask=attention, position_ids=positions, use_cache=True, logits_to_keep=1
         )
-        cache = _output_cache(out)
-        cache_arg = _cache_argument(model)
+        cache = output_cache(out)
+        cache_arg = cache_argument(model)
         _reserve(cache, gen.max_new_tokens)
         logits = out.logits[:, -1, :].float()
         if which != list(range(len(uniq))):
@@ -646,7 +624,7 @@ class TransformersRollout:
                 use_cache=True,
                 **{cache_arg: cache},
             )
-            cache = _output_cache(out)
+            cache = output_cache(out)
             logits = out.logits[:, -1, :].float()
             next_pos = next_pos + 1
         return ids, lps
