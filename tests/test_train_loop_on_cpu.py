@@ -236,3 +236,39 @@ def test_a_gpu_sized_config_on_a_cpu_says_so() -> None:
     assert sizing_note(paper, has_gpu=True) is None
     assert sizing_note(load_config(CONFIGS / "smollm2-cpu.yaml"), has_gpu=False) is None
     assert sizing_note(load_config(CONFIGS / "tiny-cpu.yaml"), has_gpu=False) is None
+
+
+def test_the_schedule_spans_the_steps_the_data_allows_not_max_steps(tmp_path) -> None:
+    """train.max_steps above what the data epochs give (a budget set from the list before it was
+    decontaminated): the learning rate decays over the steps that run, and a stop point (--max-steps)
+    does not change it."""
+    cfg = load_config(
+        CONFIGS / "tiny-cpu.yaml", [*SMALL, "train.data_epochs=1", "train.max_steps=10", "policy.warmup_steps=0"]
+    )
+    inner = scripted_factory(_problems(cfg))
+    seen = []
+
+    def factory(c):
+        seen.append(c.policy.total_steps)
+        return inner(c)
+
+    run_dir = tmp_path / "run"
+    train(cfg, run_dir, max_steps=2, policy_factory=factory)
+    train(cfg, run_dir, resume=True, policy_factory=factory, max_steps=3)
+    assert seen == [3, 3]  # 6 problems, batch 2, one epoch: 3 steps, not 10
+    rows = read_metrics(run_dir / "metrics.jsonl")
+    assert [r["step"] for r in rows] == [1, 2, 3]
+    lr = cfg.policy.lr
+    from codea1.rl.policy import lr_factor
+
+    assert [r["code_lr"] for r in rows] == pytest.approx([lr * lr_factor(k, 0, 3) for k in range(3)])
+
+
+def test_metrics_record_each_steps_questions(a1_run: Path) -> None:
+    """metrics.jsonl alone tells which questions each step trained on, in order (a committed record
+    of an arm's data order), and they are the rollouts' questions."""
+    rows = read_metrics(a1_run / "metrics.jsonl")
+    for row in rows:
+        lines = (a1_run / "rollouts" / f"step_{row['step']}.jsonl").read_text().splitlines()
+        in_rollouts = list(dict.fromkeys(json.loads(line)["question_id"] for line in lines))
+        assert row["question_ids"] == in_rollouts and len(row["question_ids"]) == 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--max-steps",
         type=int,
-        help="stop at this step (total, not additional); the LR schedule still spans train.max_steps",
+        help="stop at this step (total, not additional); the LR schedule still spans train.max_steps (capped by the data epochs)",
     )
     p.add_argument("--no-progress", action="store_true", help="no live progress display")
     p.add_argument("--list-keys", action="store_true", help="print every config key with its help and exit")
@@ -81,6 +82,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="training-time budget per method (summed step times); the run stops at the first step that reaches it",
     )
     c.add_argument("--eval-every", type=int, default=0, help="also evaluate every K steps (learning curves)")
+    c.add_argument(
+        "--train-ids",
+        type=Path,
+        default=None,
+        help="a committed train_ids.json: stop before training unless this comparison selects exactly that list",
+    )
     c.add_argument(
         "--eval-problems",
         default="bundled:eval",
@@ -217,7 +224,15 @@ def _compare(args: argparse.Namespace) -> int:
         seed=cfg.seed,
         decontaminate=not args.no_decontaminate,
     )
-    results = compare(args.out, cfg, spec)
+    expected = None
+    if args.train_ids is not None:
+        try:
+            expected = json.loads(args.train_ids.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise UserError(f"--train-ids {args.train_ids}: cannot read a JSON list of ids ({exc})") from None
+        if not isinstance(expected, list) or not all(isinstance(i, str) for i in expected):
+            raise UserError(f"--train-ids {args.train_ids}: expected a JSON list of problem ids")
+    results = compare(args.out, cfg, spec, expected_train_ids=expected)
     print((args.out / "results.md").read_text(encoding="utf-8"))
     print(f"results: {args.out / 'results.json'}; plots: {args.out / 'plots'}")
     return 0 if results["methods"] else 1

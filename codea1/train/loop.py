@@ -14,6 +14,8 @@ checkpoint (inside the checkpoint write), after_checkpoint.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import os
 import random
@@ -68,6 +70,19 @@ def planned_steps(cfg: Config, n_problems: int, max_steps: int | None) -> int:
     available = max(1, (cfg.train.data_epochs * n_problems) // cfg.train.batch_size)
     wanted = max_steps if max_steps is not None else cfg.train.max_steps
     return min(wanted, available)
+
+
+def with_schedule_length(cfg: Config, n_problems: int) -> Config:
+    """``cfg`` with the policies' learning-rate schedule spanning the steps the run will take:
+    train.max_steps capped by the data epochs available. The schedule follows the config's budget, not a
+    `--max-steps` stop point (a run stopped early and resumed keeps one schedule), and never decays over
+    steps the data cannot fill."""
+    steps = planned_steps(cfg, n_problems, None)
+    if steps == cfg.policy.total_steps:
+        return cfg
+    out = copy.copy(cfg)  # total_steps is derived from train.max_steps on construction: set it after
+    out.policy = dataclasses.replace(cfg.policy, total_steps=steps)
+    return out
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -248,7 +263,7 @@ class Trainer:
         cfg = self.cfg
         problems = load_training_problems(cfg, executor, console)
         total = planned_steps(cfg, len(problems), self.max_steps)
-        code_policy, test_policy = self.method.roles(*self.policy_factory(cfg))
+        code_policy, test_policy = self.method.roles(*self.policy_factory(with_schedule_length(cfg, len(problems))))
         if self.new_run:
             RunDir.create(self.run.root, cfg)
             if self.max_steps is not None:
@@ -349,6 +364,7 @@ class Trainer:
                     out.metrics["time_step"], 1e-9
                 )
                 out.metrics["epoch"] = (state.cursor - 1) // len(problems)
+                out.metrics["question_ids"] = [p.id for p in batch]  # the step's questions, in the data order
                 logger.log(out.metrics)
                 debug_kill("metrics", step)
                 stop_now = self.stop is not None and bool(self.stop(read_metrics(self.run.metrics_path)))
