@@ -212,3 +212,136 @@ def test_cli_split_then_decontaminate(tmp_path, capsys):
         )
         == 2
     )
+
+
+# ----------------------------------------------------------------------------------------------------
+# near-duplicates stated in other words and under other names, which name, bigrams and the GTs passing
+# each other's asserts all miss
+
+HELD_2 = [
+    problem(
+        "H2/tuple",
+        "pairwise_sums",
+        "Given two tuples of equal length, give back the tuple of their elementwise totals.",
+        "def pairwise_sums(a, b):\n    return tuple(x + y for x, y in zip(a, b))\n",
+        [
+            "assert pairwise_sums((1, 2), (3, 4)) == (4, 6)",
+            "assert pairwise_sums((0,), (5,)) == (5,)",
+            "assert pairwise_sums((2, 2, 2), (1, 0, -1)) == (3, 2, 1)",
+        ],
+    ),
+    problem(
+        "H2/order",
+        "power",
+        "Raise base to the exponent exp.",
+        "def power(base, exp):\n    return base ** exp\n",
+        ["assert power(2, 3) == 8", "assert power(3, 2) == 9", "assert power(5, 0) == 1", "assert power(2, 5) == 32"],
+    ),
+    problem(
+        "H2/code",
+        "count_vowels",
+        "How many letters of s are a, e, i, o or u?",
+        "def count_vowels(s):\n    total = 0\n    for ch in s.lower():\n        if ch in 'aeiou':\n"
+        "            total += 1\n    return total\n",
+        ["assert count_vowels('Hello') == 2"],
+    ),
+    problem(
+        "H2/words",
+        "largest_even",
+        "Return the largest even item of the given list of integers, or None when it has no even item.",
+        "def largest_even(xs):\n    evens = [x for x in xs if x % 2 == 0]\n    return max(evens) if evens else None\n",
+        ["assert largest_even([1, 4, 2]) == 4"],
+    ),
+]
+TRAIN_2 = [
+    # the same function returning a list where the held-out tests expect a tuple
+    problem(
+        "T2/list",
+        "add_lists",
+        "Add two sequences item by item.",
+        "def add_lists(xs, ys):\n    return [x + y for x, y in zip(xs, ys)]\n",
+        [
+            "assert add_lists([1, 2], [3, 4]) == [4, 6]",
+            "assert add_lists([10], [-10]) == [0]",
+            "assert add_lists([1, 1, 1], [1, 2, 3]) == [2, 3, 4]",
+        ],
+    ),
+    # the same function with its arguments the other way round
+    problem(
+        "T2/swapped",
+        "raise_to",
+        "Compute y to the power x.",
+        "def raise_to(x, y):\n    return y ** x\n",
+        [
+            "assert raise_to(3, 2) == 8",
+            "assert raise_to(2, 3) == 9",
+            "assert raise_to(0, 7) == 1",
+            "assert raise_to(1, 4) == 4",
+        ],
+    ),
+    # the same program under other names, described in other words (its tests differ, so the GTs are
+    # not run against each other's asserts in the textual-only check)
+    problem(
+        "T2/renamed",
+        "tally",
+        "Tell me the vowel count of a text.",
+        'def tally(text):\n    """vowels"""\n    n = 0\n    for c in text.lower():\n        if c in \'aeiou\':\n'
+        "            n += 1\n    return n\n",
+        ["assert tally('AEx') == 2"],
+    ),
+    # the held-out statement with its words reordered: few shared bigrams
+    problem(
+        "T2/reworded",
+        "max_even_or_none",
+        "Of a list of integers given, return the even item that is largest; when no item is even, return None.",
+        "def max_even_or_none(v):\n    return max((x for x in v if x % 2 == 0), default=None)\n",
+        ["assert max_even_or_none([3, 8]) == 8"],
+    ),
+    # unrelated
+    problem(
+        "T2/keep",
+        "first_char",
+        "The first character of a non-empty string.",
+        "def first_char(s):\n    return s[0]\n",
+        ["assert first_char('ab') == 'a'", "assert first_char('z') == 'z'", "assert first_char('qr') == 'q'"],
+    ),
+]
+
+
+def test_signals_of_other_words_and_other_names_are_pure():
+    assert decontam.tolerant((1, (2.0, {3, 1}), True)) == [1, [2, [1, 3]], 1]
+    assert decontam.golden_inputs(HELD_2[1]) == [["2", "3"], ["3", "2"], ["5", "0"], ["2", "5"]]
+    a = decontam.code_tokens(HELD_2[2].gt_solution)
+    assert a == decontam.code_tokens(TRAIN_2[2].gt_solution) and "v0" in a and "text" not in a and "aeiou" in a
+    assert decontam.code_tokens("def f(:") == []
+    weights = decontam.word_weights([HELD_2[3].description, TRAIN_2[3].description, TRAIN_2[4].description])
+    assert decontam.cosine(weights[0], weights[1]) >= decontam.WORDS_THRESHOLD
+    assert decontam.description_similarity(HELD_2[3].description, TRAIN_2[3].description) < 0.5
+
+
+def test_near_duplicates_that_the_first_signals_miss_are_found(executor):
+    """Each built pair: the old signals (name, description bigrams, GTs passing each other's asserts)
+    miss it, a new one finds it, with its evidence. The renamed program and the reworded statement are
+    checked without a sandbox: the textual signals alone must find them (their GTs also pass each
+    other's asserts, so with a sandbox the old behaviour signal finds them too)."""
+    old = {"name", "description", "behaviour"}
+    ran = {(p.train_id, p.held_out_id): p for p in decontam.find_pairs(TRAIN_2, HELD_2, executor)}
+    for key in [("T2/list", "H2/tuple"), ("T2/swapped", "H2/order")]:
+        assert ran[key].signals == ["outputs"], key
+    assert ran[("T2/swapped", "H2/order")].evidence["outputs"]["argument_order"] == [1, 0]
+    textual = {(p.train_id, p.held_out_id): p for p in decontam.find_pairs(TRAIN_2, HELD_2, None)}
+    assert set(textual) == {("T2/renamed", "H2/code"), ("T2/reworded", "H2/words")}
+    assert textual[("T2/renamed", "H2/code")].signals == ["code"]
+    assert textual[("T2/renamed", "H2/code")].evidence["code"] == 1.0
+    assert textual[("T2/reworded", "H2/words")].signals == ["words"]
+    assert not any(set(p.signals) & old for p in textual.values())
+    assert set(ran) == set(textual) | {("T2/list", "H2/tuple"), ("T2/swapped", "H2/order")}  # T2/keep is kept
+    json.dumps([p.to_dict() for p in ran.values()])
+
+
+def test_near_duplicates_inside_one_set_drop_the_later_one(executor):
+    held = [*HELD_2, TRAIN_2[0], TRAIN_2[4]]
+    kept, pairs = decontam.deduplicate(held, executor)
+    assert [(p.train_id, p.held_out_id) for p in pairs] == [("H2/tuple", "T2/list")]
+    assert [p.id for p in kept] == ["H2/tuple", "H2/order", "H2/code", "H2/words", "T2/keep"]
+    assert decontam.self_pairs(HELD_2, None) == []

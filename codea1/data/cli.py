@@ -112,6 +112,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_selection(dec)
     dec.set_defaults(func=run_decontaminate)
 
+    dedup = data_sub.add_parser(
+        "deduplicate", help="drop the later problem of each near-duplicate pair inside one set (a held-out set)"
+    )
+    dedup.add_argument("spec", metavar="SPEC", help=SPEC_HELP)
+    dedup.add_argument("--output", type=Path, required=True, help="the .jsonl of the problems kept")
+    dedup.add_argument("--report", type=Path, default=None, help="write the pairs found as JSON here")
+    dedup.add_argument("--no-behaviour", action="store_true", help="textual signals only (no sandbox)")
+    dedup.add_argument("--workers", type=int, default=None, help="sandbox workers (default: CPUs available)")
+    add_selection(dedup)
+    dedup.set_defaults(func=run_deduplicate)
+
 
 def run_check(args: argparse.Namespace) -> int:
     from rich.console import Console
@@ -264,7 +275,7 @@ def run_decontaminate(args: argparse.Namespace) -> int:
         "against": args.against,
         "behaviour": not args.no_behaviour,
         "ngram_threshold": args.threshold,
-        "tests_per_problem": decontam.TESTS_PER_PROBLEM,
+        **decontam.settings(),
     }
     if args.no_behaviour:
         kept, pairs = decontam.decontaminate(train, held, None, ngram_threshold=args.threshold, behaviour=False)
@@ -283,4 +294,29 @@ def run_decontaminate(args: argparse.Namespace) -> int:
         f"kept {len(kept)} of {len(train)} problems ({len(train) - len(kept)} dropped, {len(pairs)} pairs) "
         f"in {args.output}"
     )
+    return 0
+
+
+def run_deduplicate(args: argparse.Namespace) -> int:
+    from codea1.data import decontam
+    from codea1.data.loaders import load_problems
+    from codea1.data.problem import write_problems_jsonl
+    from codea1.sandbox import LocalExecutor
+
+    problems = load_problems(args.spec, **selection(args))
+    if args.no_behaviour:
+        kept, pairs = decontam.deduplicate(problems, None, behaviour=False)
+    else:
+        print(f"running each GT on the others' golden inputs ({len(problems)} problems) ...")
+        with LocalExecutor(workers=args.workers) as ex:
+            kept, pairs = decontam.deduplicate(problems, ex)
+    print_pairs(pairs)
+    write_problems_jsonl(kept, args.output)
+    if args.report is not None:
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        settings = {"behaviour": not args.no_behaviour, **decontam.settings()}
+        args.report.write_text(
+            json.dumps(decontam.report(problems, problems, kept, pairs, settings), indent=1), encoding="utf-8"
+        )
+    print(f"kept {len(kept)} of {len(problems)} problems ({len(problems) - len(kept)} dropped) in {args.output}")
     return 0
