@@ -414,3 +414,49 @@ def test_an_evaluation_gives_the_same_numbers_on_a_busy_machine() -> None:
     finally:
         ex.close()
     assert busy == idle
+
+
+def test_an_arm_stops_when_its_training_list_is_not_the_committed_one(tmp_path: Path) -> None:
+    """`--train-ids`: the comparison selects its training list as always, then stops before any
+    evaluation or training unless the list (and its order) is the committed one."""
+    cfg_args = ["train.batch_size=2", "data.limit=8", "executor.workers=1", f"executor.uid_base={UID_BASE + 20}"]
+    base = [
+        sys.executable, "-m", "codea1", "compare", "--config", str(REPO / "codea1" / "configs" / "tiny-cpu.yaml"),
+        "--steps", "1", "--eval-limit", "3", "--code-samples", "1", "--methods", "base,golden",
+    ]  # fmt: skip
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    first = tmp_path / "first"
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps(["bundled/none"]))
+    run = subprocess.run(
+        [*base, "--out", str(first), "--train-ids", str(wrong), *cfg_args],
+        capture_output=True, text=True, timeout=300, check=False, env=env,
+    )  # fmt: skip
+    assert run.returncode != 0 and "committed list has 1" in run.stderr, run.stderr[-2000:]
+    selected = json.loads((first / "train_ids.json").read_text())
+    assert selected and not (first / "evals").exists() and not list((first / "runs").iterdir())
+    # the committed list itself, in another order: refused too (the order is part of the list)
+    wrong.write_text(json.dumps(selected[::-1]))
+    again = subprocess.run(
+        [*base, "--out", str(tmp_path / "second"), "--train-ids", str(wrong), *cfg_args],
+        capture_output=True, text=True, timeout=300, check=False, env=env,
+    )  # fmt: skip
+    assert again.returncode != 0 and "first difference at position 0" in again.stderr
+
+
+def test_simulated_power_grows_with_samples_and_problems_and_knows_the_null() -> None:
+    from codea1.eval.stats import power_statement, simulated_power
+
+    rates = [0.0] * 40 + [0.05, 0.1, 0.2, 0.3, 0.5, 0.8] * 10
+    null = simulated_power(rates, 165, 12, 0.0, sims=3000)
+    assert 0.01 <= null <= 0.045  # one-sided half of a two-sided 5% test
+    small = simulated_power(rates, 165, 12, 0.015, sims=1500)
+    more_samples = simulated_power(rates, 165, 24, 0.015, sims=1500)
+    more_problems = simulated_power(rates, 330, 12, 0.015, sims=1500)
+    assert small < more_samples and small < more_problems
+    assert simulated_power(rates, 165, 12, 0.015, gaining=1.0, sims=1500) == small  # seeded
+    with pytest.raises(ValueError, match="gaining"):
+        simulated_power(rates, 165, 12, 0.015, gaining=0.0)
+    # at the analytic smallest detectable difference the simulated power is near 80%
+    mde = power_statement(dict(enumerate(rates * 2)), 12)["mde_80"]
+    assert 0.7 <= simulated_power(rates, 2 * len(rates), 12, mde, sims=1500) <= 0.9

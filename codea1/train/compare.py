@@ -299,11 +299,19 @@ def evaluate_policies(
 class Comparison:
     """One comparison directory: runs what is missing, skips what is done, then writes the report."""
 
-    def __init__(self, out: Path, cfg: Config, spec: CompareSpec, console: Any = None) -> None:
+    def __init__(
+        self,
+        out: Path,
+        cfg: Config,
+        spec: CompareSpec,
+        console: Any = None,
+        expected_train_ids: list[str] | None = None,
+    ) -> None:
         from rich.console import Console
 
         spec.validate()
         self.out, self.cfg, self.spec = Path(out), cfg, spec
+        self.expected_train_ids = expected_train_ids  # a committed list every arm must select, in order
         self.console = console or Console(stderr=True)
         self._claim()
 
@@ -358,6 +366,7 @@ class Comparison:
         (self.out / "runs").mkdir(parents=True, exist_ok=True)
         with make_executor(self.cfg, hide_paths=[str(self.out.resolve())]) as executor:
             self.select_training_problems(problems, executor)
+            self.check_training_list()
             self._base(problems, executor)
             if any(m != "base" for m in spec.methods):
                 self.console.print(power_line(self.power()), soft_wrap=True, highlight=False)
@@ -410,6 +419,27 @@ class Comparison:
         tmp = self.train_path.with_name(self.train_path.name + ".tmp")
         write_problems_jsonl(kept, tmp)
         os.replace(tmp, self.train_path)
+
+    def check_training_list(self) -> None:
+        """Stops the comparison when its training list (train_ids.json) is not the committed one: every
+        arm, on any machine, must train on one list in one order."""
+        if self.expected_train_ids is None:
+            return
+        selected = json.loads((self.out / "train_ids.json").read_text(encoding="utf-8"))
+        if selected == self.expected_train_ids:
+            return
+        missing = [i for i in self.expected_train_ids if i not in set(selected)]
+        extra = [i for i in selected if i not in set(self.expected_train_ids)]
+        first = next(
+            (n for n, (a, b) in enumerate(zip(selected, self.expected_train_ids, strict=False)) if a != b),
+            min(len(selected), len(self.expected_train_ids)),
+        )
+        raise UserError(
+            f"{self.out / 'train_ids.json'}: this comparison selected {len(selected)} training problems, the "
+            f"committed list has {len(self.expected_train_ids)} (missing {missing[:5]}, extra {extra[:5]}, first "
+            f"difference at position {first}); the arms would not train on the same problems: check the data "
+            f"files and the code commit against the committed ones"
+        )
 
     def power(self) -> dict[str, Any]:
         """The power statement from the base evaluation (power.json, written once)."""
@@ -757,11 +787,14 @@ def write_curves(out: Path, methods: list[str]) -> list[Path]:
     return [training, heldout]
 
 
-def compare(out: Path, cfg: Config, spec: CompareSpec, console: Any = None) -> dict[str, Any]:
-    """Runs (or resumes) a comparison in `out`; returns results.json's content."""
+def compare(
+    out: Path, cfg: Config, spec: CompareSpec, console: Any = None, expected_train_ids: list[str] | None = None
+) -> dict[str, Any]:
+    """Runs (or resumes) a comparison in `out`; returns results.json's content. With
+    `expected_train_ids` it stops before any training unless it selected exactly that list."""
     if not math.isfinite(float(spec.minutes or 0.0)):
         raise UserError("--minutes must be finite")
-    return Comparison(out, cfg, spec, console).run()
+    return Comparison(out, cfg, spec, console, expected_train_ids).run()
 
 
 __all__ = [
