@@ -130,12 +130,23 @@ def forward_logprobs(
         logits_to_keep=r_len + 1,
     )
     logits = out.logits[:, :-1, :]  # position t predicts response token t
+    return _score(logits, batch.response_ids, temperature, with_entropy, entropy_grad)
+
+
+def _score(
+    logits: torch.Tensor,
+    targets: torch.Tensor,
+    temperature: float | Sequence[float],
+    with_entropy: bool,
+    entropy_grad: bool,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Log-probs of ``targets`` ``[B, R]`` under ``softmax(logits / T)`` and, optionally, the entropies."""
     t = temperature_column(temperature, logits.shape[0])
     if isinstance(t, torch.Tensor):
         logits = logits.float() / t.to(logits.device)
     elif t != 1.0:
         logits = logits.float() / t
-    logprobs = token_logprobs(logits, batch.response_ids)
+    logprobs = token_logprobs(logits, targets)
     entropy = None
     if with_entropy and entropy_grad:
         entropy = entropy_from_logits(logits)
@@ -190,19 +201,7 @@ def forward_shared_prompt_logprobs(
         )
         logits = torch.cat([logits, tail.logits], dim=1)
     targets = torch.tensor([list(r) + [pad_id] * (r_len - len(r)) for r in responses], device=device)
-    t = temperature_column(temperature, g)
-    if isinstance(t, torch.Tensor):
-        logits = logits.float() / t.to(logits.device)
-    elif t != 1.0:
-        logits = logits.float() / t
-    logprobs = token_logprobs(logits, targets)
-    entropy = None
-    if with_entropy and entropy_grad:
-        entropy = entropy_from_logits(logits)
-    elif with_entropy:
-        with torch.no_grad():
-            entropy = entropy_from_logits(logits.detach())
-    return logprobs, entropy
+    return _score(logits, targets, temperature, with_entropy, entropy_grad)
 
 
 def prompt_groups(prompts: Sequence[Sequence[int]], response_lengths: Sequence[int], budget: int) -> list[list[int]]:
