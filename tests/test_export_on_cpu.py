@@ -110,3 +110,32 @@ def test_push_to_hub_uses_huggingface_hub_create_and_upload(tmp_path: Path, monk
     err = capsys.readouterr().err
     assert "could not push" in err and "kept" in err and (tmp_path / "m2" / "config.json").is_file()
     json.dumps(calls)
+
+
+def test_the_model_card_says_how_it_was_trained_and_what_the_held_out_set_measured(tmp_path: Path, capsys) -> None:
+    """The card names the start model, method, data, steps and the code commit the run started at, and,
+    given the step's `codea1 compare` evaluation, its held-out pass@1 with the interval."""
+    from codea1.train.run_dir import RunDir
+
+    run = _run(tmp_path, "card")
+    commit = RunDir(run).read_state().get("code_commit")
+    evaluation = {
+        "method": "a1",
+        "step": 2,
+        "code": {"pass@1": 0.087, "ci95": [0.057, 0.121], "problems": 165, "samples": 12},
+        "tests": {},
+        "code_commit": "abc123",
+    }
+    path = tmp_path / "step_2.json"
+    path.write_text(json.dumps(evaluation))
+    out = tmp_path / "exported"
+    assert main(["export", str(run), "--role", "code", "--out", str(out), "--eval", str(path)]) == 0
+    card = (out / "README.md").read_text()
+    assert "| method | `a1`" in card and "| steps | 2 (questions per step: 2)" in card
+    assert "| training data | `bundled:train` |" in card
+    assert f"| code commit | `{commit or 'not recorded'}` |" in card
+    assert "| pass@1 | 8.7% | [5.7, 12.1] | 165 x 12 |" in card and "`abc123`" in card
+    evaluation["step"] = 1
+    path.write_text(json.dumps(evaluation))
+    assert main(["export", str(run), "--role", "code", "--out", str(tmp_path / "x"), "--eval", str(path)]) == 2
+    assert "is of step 1, the export of step 2" in capsys.readouterr().err

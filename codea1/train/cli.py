@@ -124,6 +124,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=["float32", "bfloat16", "float16"],
         help="weights' dtype in the export (default float32)",
     )
+    e.add_argument(
+        "--eval",
+        type=Path,
+        default=None,
+        metavar="EVAL_JSON",
+        help="a `codea1 compare` evaluation of this step (evals/METHOD/step_K.json): its held-out figures go in the card",
+    )
     e.add_argument("--push-to-hub", default=None, metavar="REPO_ID", help="also upload it as this model repo")
     e.add_argument("--private", action="store_true", help="with --push-to-hub: a private repository")
     e.set_defaults(func=_export)
@@ -241,7 +248,7 @@ def _compare(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from codea1.train.export import export_policy, push_to_hub
 
-    done = export_policy(args.run_dir, args.role, args.out, step=args.step, dtype=args.dtype)
+    done = export_policy(args.run_dir, args.role, args.out, step=args.step, dtype=args.dtype, evaluation=args.eval)
     merged = " (LoRA merged into its base)" if done["merged_lora"] else ""
     print(
         f"exported the {args.role} policy of step {done['step']}{merged} to {done['out']}: {', '.join(done['files'])}"

@@ -31,7 +31,6 @@ import gzip
 import json
 import math
 import os
-import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -42,6 +41,7 @@ from codea1.config import Config, migrate
 from codea1.errors import UserError
 from codea1.eval.stats import bootstrap_interval, paired_difference, power_line, power_statement
 from codea1.sandbox.api import Executor
+from codea1.train.run_dir import code_commit
 
 METHOD_ORDER = ("base", "golden", "a1", "selfplay")
 TRAINED = ("golden", "a1", "selfplay")
@@ -81,26 +81,6 @@ class CompareSpec:
 
 # ----------------------------------------------------------------------------------------------------
 # small pure helpers: the commit, eval points (intervals and power: codea1.eval.stats)
-
-
-def code_commit() -> dict[str, Any]:
-    """The git commit the running codea1 package comes from (and whether its tree had changes), or
-    {"commit": None} outside a git checkout."""
-    root = Path(__file__).resolve().parents[2]
-    try:
-        commit = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return {"commit": None}
-    return {"commit": commit, "dirty": bool(dirty)}
 
 
 def distinct_valid(calls: Sequence[str], valid: Sequence[bool]) -> int:

@@ -50,10 +50,50 @@ def policy_folder(run_root: Path, role: str, step: int | None) -> tuple[Path, in
     return folder, read_state(ckpt).step
 
 
+def held_out_lines(evaluation: dict[str, Any], role: str) -> list[str]:
+    """The model card's held-out section from a `codea1 compare` evaluation (evals/METHOD/step_K.json):
+    the Code LLM's pass@1 with its 95% interval over problems, or the Test LLM's valid ratios."""
+    lines = [
+        f"## Held-out evaluation (step {evaluation.get('step')}, method {evaluation.get('method')})",
+        "",
+        "| measure | value | 95% interval over problems | problems x samples |",
+        "|---|---|---|---|",
+    ]
+    code = evaluation.get("code") or {}
+    if role == "code" and isinstance(code.get("pass@1"), (int, float)):
+        low, high = (code.get("ci95") or [None, None])[:2]
+        interval = f"[{100 * low:.1f}, {100 * high:.1f}]" if low is not None and high is not None else "-"
+        lines.append(
+            f"| pass@1 | {100 * code['pass@1']:.1f}% | {interval} | {code.get('problems')} x {code.get('samples')} |"
+        )
+    for mode, scores in (evaluation.get("tests") or {}).items() if role == "test" else []:
+        if isinstance(scores, dict) and isinstance(scores.get("valid_ratio"), (int, float)):
+            low, high = (scores.get("valid_ratio_ci95") or [None, None])[:2]
+            interval = f"[{100 * low:.1f}, {100 * high:.1f}]" if low is not None and high is not None else "-"
+            lines.append(
+                f"| valid ratio ({mode}) | {100 * scores['valid_ratio']:.1f}% | {interval} | "
+                f"{len(scores.get('per_problem') or {})} x {scores.get('suites_per_problem', '-')} suites |"
+            )
+    if len(lines) == 4:
+        return []
+    if evaluation.get("code_commit"):
+        lines += ["", f"Evaluated at code commit `{evaluation['code_commit']}`."]
+    return [*lines, ""]
+
+
 def model_card(
-    run_root: Path, role: str, step: int, config: dict[str, Any], metrics: dict[str, Any] | None, source: str
+    run_root: Path,
+    role: str,
+    step: int,
+    config: dict[str, Any],
+    metrics: dict[str, Any] | None,
+    source: str,
+    *,
+    commit: str | None = None,
+    evaluation: dict[str, Any] | None = None,
 ) -> str:
-    """README.md of the exported model: what it is, how it was trained, the step's metrics."""
+    """README.md of the exported model: what it is, how it was trained (start model, method, data, steps,
+    code commit), the step's training metrics and, given a held-out evaluation, its figures."""
     model = config.get("model", {})
     lines = [
         "---",
@@ -74,7 +114,19 @@ def model_card(
         "",
         "Load it with `transformers.AutoModelForCausalLM.from_pretrained` or serve it with vLLM.",
         "",
+        "## Training",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| start model | `{model.get('test_model') if role == 'test' and model.get('test_model') else model.get('code_model')}` |",
+        f"| method | `{config.get('method')}` (docs/algorithm.md of codea1) |",
+        f"| training data | `{config.get('data', {}).get('train')}` |",
+        f"| steps | {step} (questions per step: {config.get('train', {}).get('batch_size')}) |",
+        f"| code commit | `{commit or 'not recorded'}` |",
+        "",
     ]
+    if evaluation:
+        lines += held_out_lines(evaluation, role)
     if metrics:
         keys = ("code_reward", "test_reward", "valid_ratio", "golden_pass_rate", "hist_pass", "mistake_book_size")
         shown = [(k, metrics[k]) for k in keys if isinstance(metrics.get(k), (int, float))]
@@ -87,9 +139,16 @@ def model_card(
 
 
 def export_policy(
-    run_root: str | Path, role: str, out: str | Path, *, step: int | None = None, dtype: str = "float32"
+    run_root: str | Path,
+    role: str,
+    out: str | Path,
+    *,
+    step: int | None = None,
+    dtype: str = "float32",
+    evaluation: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Writes the clean model directory; returns {"out", "step", "role", "merged_lora", "files"}."""
+    """Writes the clean model directory; returns {"out", "step", "role", "merged_lora", "files"}.
+    `evaluation`: a `codea1 compare` evaluation of this step (evals/METHOD/step_K.json) for the card."""
     from codea1.models import load_model_and_tokenizer, torch_dtype
     from codea1.train.metrics import read_metrics
     from codea1.train.run_dir import RunDir
@@ -101,7 +160,17 @@ def export_policy(
     run_root, out = Path(run_root), Path(out)
     if out.exists() and any(out.iterdir()):
         raise UserError(f"{out} exists and is not empty; choose a new --out")
+    held_out = None
+    if evaluation is not None:
+        try:
+            held_out = json.loads(Path(evaluation).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise UserError(f"--eval {evaluation}: cannot read a compare evaluation ({exc})") from None
+        if not isinstance(held_out, dict) or "code" not in held_out:
+            raise UserError(f"--eval {evaluation}: not a compare evaluation (evals/METHOD/step_K.json)")
     folder, step = policy_folder(run_root, role, step)
+    if held_out is not None and held_out.get("step") != step:
+        raise UserError(f"--eval {evaluation} is of step {held_out.get('step')}, the export of step {step}")
     lora = (folder / "adapter_config.json").is_file()
     model, tok = load_model_and_tokenizer(str(folder))  # merges a LoRA adapter into its base
     model = model.to(torch_dtype(dtype))
@@ -119,7 +188,17 @@ def export_policy(
         tok.save_pretrained(str(tmp))
         source = "LoRA adapter merged into its base" if lora else "full weights"
         (tmp / "README.md").write_text(
-            model_card(run_root, role, step, config, rows[-1] if rows else None, source), encoding="utf-8"
+            model_card(
+                run_root,
+                role,
+                step,
+                config,
+                rows[-1] if rows else None,
+                source,
+                commit=RunDir(run_root).read_state().get("code_commit"),
+                evaluation=held_out,
+            ),
+            encoding="utf-8",
         )
         if out.exists():
             out.rmdir()

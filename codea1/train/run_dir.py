@@ -2,8 +2,8 @@
 
 RUN_DIR/
   config.yaml            the resolved config (every key, after overrides)
-  run.json               the config as the run started (a resume refuses an edited config.yaml) and
-                         the stop target given with --max-steps (kept for a resume)
+  run.json               the config as the run started (a resume refuses an edited config.yaml), the
+                         code commit it started at, and the stop target given with --max-steps
   metrics.jsonl          one JSON line per step (always has `step` and `mistake_book_size`)
   rollouts/step_K.jsonl  the step's rollouts in the `codea1 score` input format, plus their scores
   checkpoints/step_K/    complete checkpoints (see checkpoint.py); `.tmp-*` folders are never used
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,7 +122,7 @@ class RunDir:
             run.checkpoints_dir.mkdir(exist_ok=True)
             tmp = run.config_path.with_suffix(".yaml.tmp")
             save_config(cfg, tmp)
-            run.write_state(config=json.loads(json.dumps(cfg.to_dict())))
+            run.write_state(config=json.loads(json.dumps(cfg.to_dict())), code_commit=code_commit().get("commit"))
             os.replace(tmp, run.config_path)
         except OSError as exc:
             raise UserError(f"cannot create run directory {run.root}: {exc.strerror or exc}") from None
@@ -142,6 +143,26 @@ class RunDir:
             return config_from_dict(data)
         except UserError as exc:
             raise UserError(f"{self.config_path}: {exc}") from None
+
+
+def code_commit() -> dict[str, Any]:
+    """The git commit the running codea1 package comes from (and whether its tree had changes), or
+    {"commit": None} outside a git checkout."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None}
+    return {"commit": commit, "dirty": bool(dirty)}
 
 
 # keys that say where a run computes, not what: a resume may change them (more data-parallel ranks, another
