@@ -341,13 +341,6 @@ def code_tokens(source: str) -> list[str]:
     return re.findall(r"\w+|[^\s\w]", text)
 
 
-def code_similarity(a: Sequence[str], b: Sequence[str]) -> float:
-    """How far two token lists agree (difflib's ratio: 1.0 for one program)."""
-    if not a or not b:
-        return 0.0
-    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
-
-
 def same_code(a: Sequence[str], b: Sequence[str], threshold: float = CODE_THRESHOLD) -> float | None:
     """The similarity when it makes two GTs one program (identical lists, or at least `threshold` over at
     least CODE_MIN_TOKENS tokens), else None."""
@@ -421,8 +414,8 @@ def _orders(arity: int) -> list[tuple[int, ...]]:
     return list(itertools.permutations(range(arity)))
 
 
-def _arity(problem: Problem) -> int | None:
-    inputs = golden_inputs(problem)
+def _arity(inputs: Sequence[Sequence[str]]) -> int | None:
+    """The one argument count of a problem's golden calls (None when they differ or there are none)."""
     arities = {len(args) for args in inputs}
     return arities.pop() if len(arities) == 1 else None
 
@@ -470,9 +463,10 @@ def output_pairs(
     with the same arity."""
     everyone = {p.id: p for p in [*hosts, *guests]}
     inputs = {pid: golden_inputs(p) for pid, p in everyone.items()}
-    arity = {pid: _arity(p) for pid, p in everyone.items()}
+    arity = {pid: _arity(calls) for pid, calls in inputs.items()}
     own_jobs = [(p, [f"{p.entry_point}({', '.join(a)})" for a in inputs[pid]]) for pid, p in everyone.items()]
     own = dict(zip(everyone, _run_values(executor, own_jobs, timeout, None), strict=True))
+    distinct = {pid: len({repr(v[1]) for v in row if v is not None}) for pid, row in own.items() if row is not None}
 
     host_ids = list(dict.fromkeys(h.id for h in hosts))
     guest_ids = list(dict.fromkeys(g.id for g in guests))
@@ -505,10 +499,11 @@ def output_pairs(
             if want is not None:  # None: x's GT did not return on this input
                 by_order.setdefault((y, order), []).append(None if got is None else got[1] == want[1])
         for (y, order), oks in by_order.items():
-            verdict = _direction(oks, {repr(v[1]) for v in own[y] if v is not None})
-            if _RANK[verdict] > _RANK.get(verdicts.get((x, y), "disagree"), 0):
+            verdict = _direction(oks, distinct[y])
+            best = verdicts.get((x, y))
+            if best is None or _RANK[verdict] > _RANK[best]:  # the best argument order decides
+                verdicts[(x, y)] = verdict
                 evidence[(x, y)] = {"gt_of": x, "on_inputs_of": y, "inputs": len(oks), "argument_order": list(order)}
-            verdicts[(x, y)] = max(verdict, verdicts.get((x, y), "disagree"), key=_RANK.__getitem__)
     found: dict[tuple[str, str], dict[str, Any]] = {}
     host_set = set(host_ids)
     for (x, y), verdict in verdicts.items():
@@ -521,13 +516,13 @@ def output_pairs(
 _RANK = {"disagree": 0, "undecided": 1, "agree": 2}
 
 
-def _direction(oks: Sequence[bool | None], outputs: set[str]) -> str:
+def _direction(oks: Sequence[bool | None], distinct_outputs: int) -> str:
     """One GT on the other's inputs: `agree` when it returned the other's output on every one (at least
     MIN_INPUTS, and the other's outputs not all one value), `disagree` when it returned another value on
     any, else `undecided` (it raised or timed out where it did not agree)."""
     if any(ok is False for ok in oks):
         return "disagree"
-    if len(oks) >= MIN_INPUTS and all(oks) and len(outputs) >= 2:
+    if len(oks) >= MIN_INPUTS and all(oks) and distinct_outputs >= 2:
         return "agree"
     return "undecided"
 
@@ -578,9 +573,9 @@ def _flagged(
     acted: set[tuple[str, str]],
     outputs: dict[tuple[str, str], dict[str, Any]],
     *,
-    ngram_threshold: float,
-    words_threshold: float,
-    code_threshold: float,
+    ngram_threshold: float = DESCRIPTION_THRESHOLD,
+    words_threshold: float = WORDS_THRESHOLD,
+    code_threshold: float = CODE_THRESHOLD,
 ) -> Iterable[ContaminationPair]:
     """The candidate (left, right) pairs that any signal flags, each with its evidence."""
     weights = dict(zip((p.id for p in corpus), word_weights([p.description for p in corpus]), strict=True))
@@ -643,17 +638,7 @@ def self_pairs(
         ).items():
             outputs.setdefault(tuple(sorted((a, b), key=order.__getitem__)), ev)
     candidates = [(a, b) for i, a in enumerate(problems) for b in problems[i + 1 :] if a.id != b.id]
-    return list(
-        _flagged(
-            candidates,
-            problems,
-            acted,
-            outputs,
-            ngram_threshold=DESCRIPTION_THRESHOLD,
-            words_threshold=WORDS_THRESHOLD,
-            code_threshold=CODE_THRESHOLD,
-        )
-    )
+    return list(_flagged(candidates, problems, acted, outputs))
 
 
 def deduplicate(
@@ -729,7 +714,6 @@ def report(
 __all__ = [
     "ContaminationPair",
     "behaviour_pairs",
-    "code_similarity",
     "code_tokens",
     "cosine",
     "decontaminate",

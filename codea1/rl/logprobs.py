@@ -183,24 +183,22 @@ def forward_shared_prompt_logprobs(
         raise ValueError("a shared prompt needs at least one token")
     device = next(model.parameters()).device
     p_len = len(prompt_ids)
+    targets = torch.tensor([list(r) + [pad_id] * (r_len - len(r)) for r in responses], device=device)
     head = model(input_ids=torch.tensor([list(prompt_ids)], device=device), use_cache=True, logits_to_keep=1)
     logits = head.logits[:, -1:, :].expand(g, 1, head.logits.shape[-1])  # predicts each response's token 0
-    if r_len > 1:
+    if r_len > 1:  # response tokens 0..R-2, after the prompt's keys and values, predict tokens 1..R-1
         cache = output_cache(head)
         cache.batch_repeat_interleave(g)
-        body = [list(r[: r_len - 1]) + [pad_id] * (r_len - 1 - min(len(r), r_len - 1)) for r in responses]
-        mask = [
-            [1] * p_len + [1] * min(len(r), r_len - 1) + [0] * (r_len - 1 - min(len(r), r_len - 1)) for r in responses
-        ]
+        lengths = torch.tensor([len(r) for r in responses], device=device).unsqueeze(1)
+        body_mask = (torch.arange(r_len - 1, device=device) < lengths).long()
         tail = model(
-            input_ids=torch.tensor(body, device=device),
-            attention_mask=torch.tensor(mask, dtype=torch.long, device=device),
+            input_ids=targets[:, : r_len - 1],
+            attention_mask=torch.cat([torch.ones(g, p_len, dtype=torch.long, device=device), body_mask], dim=1),
             position_ids=torch.arange(p_len, p_len + r_len - 1, device=device).expand(g, r_len - 1),
             use_cache=True,
             **{cache_argument(model): cache},
         )
         logits = torch.cat([logits, tail.logits], dim=1)
-    targets = torch.tensor([list(r) + [pad_id] * (r_len - len(r)) for r in responses], device=device)
     return _score(logits, targets, temperature, with_entropy, entropy_grad)
 
 

@@ -408,8 +408,9 @@ class Comparison:
         selected = json.loads((self.out / "train_ids.json").read_text(encoding="utf-8"))
         if selected == self.expected_train_ids:
             return
-        missing = [i for i in self.expected_train_ids if i not in set(selected)]
-        extra = [i for i in selected if i not in set(self.expected_train_ids)]
+        chosen, committed = set(selected), set(self.expected_train_ids)
+        missing = [i for i in self.expected_train_ids if i not in chosen]
+        extra = [i for i in selected if i not in committed]
         first = next(
             (n for n, (a, b) in enumerate(zip(selected, self.expected_train_ids, strict=False)) if a != b),
             min(len(selected), len(self.expected_train_ids)),

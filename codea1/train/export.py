@@ -50,6 +50,13 @@ def policy_folder(run_root: Path, role: str, step: int | None) -> tuple[Path, in
     return folder, read_state(ckpt).step
 
 
+def _interval(ci: Any) -> str:
+    """A 95% interval of fractions as percentage points, or "-" when there is none."""
+    if not isinstance(ci, (list, tuple)) or len(ci) < 2 or ci[0] is None or ci[1] is None:
+        return "-"
+    return f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+
+
 def held_out_lines(evaluation: dict[str, Any], role: str) -> list[str]:
     """The model card's held-out section from a `codea1 compare` evaluation (evals/METHOD/step_K.json):
     the Code LLM's pass@1 with its 95% interval over problems, or the Test LLM's valid ratios."""
@@ -61,17 +68,14 @@ def held_out_lines(evaluation: dict[str, Any], role: str) -> list[str]:
     ]
     code = evaluation.get("code") or {}
     if role == "code" and isinstance(code.get("pass@1"), (int, float)):
-        low, high = (code.get("ci95") or [None, None])[:2]
-        interval = f"[{100 * low:.1f}, {100 * high:.1f}]" if low is not None and high is not None else "-"
         lines.append(
-            f"| pass@1 | {100 * code['pass@1']:.1f}% | {interval} | {code.get('problems')} x {code.get('samples')} |"
+            f"| pass@1 | {100 * code['pass@1']:.1f}% | {_interval(code.get('ci95'))} | "
+            f"{code.get('problems')} x {code.get('samples')} |"
         )
     for mode, scores in (evaluation.get("tests") or {}).items() if role == "test" else []:
         if isinstance(scores, dict) and isinstance(scores.get("valid_ratio"), (int, float)):
-            low, high = (scores.get("valid_ratio_ci95") or [None, None])[:2]
-            interval = f"[{100 * low:.1f}, {100 * high:.1f}]" if low is not None and high is not None else "-"
             lines.append(
-                f"| valid ratio ({mode}) | {100 * scores['valid_ratio']:.1f}% | {interval} | "
+                f"| valid ratio ({mode}) | {100 * scores['valid_ratio']:.1f}% | {_interval(scores.get('valid_ratio_ci95'))} | "
                 f"{len(scores.get('per_problem') or {})} x {scores.get('suites_per_problem', '-')} suites |"
             )
     if len(lines) == 4:
