@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-from codea1.data.problem import Problem, read_problems_jsonl
+from codea1.data.problem import Problem, read_problems_jsonl, require_unique_ids
 from codea1.errors import UserError
 
 NAMED = ("bundled", "bundled:train", "bundled:eval", "humaneval", "kodcode", "kodcode:PATH")
@@ -68,6 +68,7 @@ def load_problems(
     ones with one warning that counts them; kept problems get meta["gt_seconds"] (their GT runtime).
     """
     problems = _load(spec, difficulty, limit if split is None and source is None else None)
+    require_unique_ids(problems, spec)
     if split is not None:
         problems = [p for p in problems if p.split == split]
     if source is not None:

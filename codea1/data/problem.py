@@ -66,9 +66,17 @@ class Problem:
         return cls(**{k: v for k, v in row.items() if k in known})
 
 
-def jsonl_rows(lines: Iterable[str], path: str | Path) -> Iterator[tuple[int, Any]]:
-    """(line number, decoded value) of each non-blank line of a JSONL file read from `path`; a line that is
-    not JSON is a UserError naming file and line."""
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of JSONL text, split on "\\n" only: a JSON string may hold U+2028 or other characters that
+    `str.splitlines()` would also split on, which would shift every later record by a line."""
+    return text.split("\n")
+
+
+def jsonl_rows(lines: Iterable[str] | str, path: str | Path) -> Iterator[tuple[int, Any]]:
+    """(line number, decoded value) of each non-blank line of a JSONL file read from `path` (its lines, a
+    file handle, or its whole text); a line that is not JSON is a UserError naming file and line."""
+    if isinstance(lines, str):
+        lines = jsonl_lines(lines)
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -77,6 +85,18 @@ def jsonl_rows(lines: Iterable[str], path: str | Path) -> Iterator[tuple[int, An
         except json.JSONDecodeError as exc:
             raise UserError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
         yield lineno, row
+
+
+def require_unique_ids(problems: Iterable[Problem], where: str) -> None:
+    """A UserError when two problems share an id: the Mistake Book, the run's records and every evaluation
+    key problems by id, so a repeated id would replay one problem's tests against another's code."""
+    seen: dict[str, int] = {}
+    for problem in problems:
+        seen[problem.id] = seen.get(problem.id, 0) + 1
+    repeated = [f"{pid!r} ({n} times)" for pid, n in seen.items() if n > 1]
+    if repeated:
+        shown = ", ".join(repeated[:5]) + (f" and {len(repeated) - 5} more" if len(repeated) > 5 else "")
+        raise UserError(f"{where}: problem ids must be unique, but {shown} repeat")
 
 
 def read_problems_jsonl(path: str | Path) -> list[Problem]:

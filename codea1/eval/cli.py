@@ -363,7 +363,7 @@ def read_tests(path: str, k: int, names: dict[str, str]) -> dict[str, list[str]]
     if not p.is_file():
         raise UserError(f"{p}: no such tests file")
     out: dict[str, list[str]] = {}
-    for lineno, row in jsonl_rows(p.read_text(encoding="utf-8").splitlines(), p):
+    for lineno, row in jsonl_rows(p.read_text(encoding="utf-8"), p):
         tid = str(row.get("task_id")) if isinstance(row, dict) else None
         if isinstance(row, dict) and isinstance(row.get("tests"), list):
             out.setdefault(tid, []).extend(str(t) for t in row["tests"])

@@ -67,7 +67,7 @@ def _read_rows(path: Path) -> list[dict]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
-        data = [row for _, row in jsonl_rows(text.splitlines(), path)]  # JSON Lines
+        data = [row for _, row in jsonl_rows(text, path)]  # JSON Lines
     if isinstance(data, dict):  # {"task_id": row} or {"data": [...]}
         data = data.get("data") if isinstance(data.get("data"), list) else list(data.values())
     if not isinstance(data, list):

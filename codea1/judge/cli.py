@@ -96,12 +96,12 @@ def run_exec(args: argparse.Namespace) -> int:
     from codea1.sandbox import Job, LocalExecutor
 
     if args.input == "-":
-        lines = sys.stdin.read().splitlines()
+        lines = sys.stdin.read().split("\n")  # JSONL: "\n" only, never splitlines()
     else:
         path = Path(args.input)
         if not path.is_file():
             raise UserError(f"--input {args.input}: no such file; pass a JSONL file of jobs")
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
     if args.timeout <= 0 or args.define_timeout <= 0:
         raise UserError("--timeout and --define-timeout must be positive numbers of seconds")
 

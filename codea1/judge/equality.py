@@ -63,6 +63,8 @@ def _eq(a: Any, b: Any, tol: float | None, depth: int) -> bool:
     if ta in _EXACT or tb in _EXACT:  # Fraction, Decimal: the stdlib's own == against each other and numbers
         if ta not in (*_NUMBER, *_EXACT) or tb not in (*_NUMBER, *_EXACT):
             return False
+        if ta is Decimal and tb is Decimal and (a.is_nan() or b.is_nan()):  # NaN == NaN, quiet or signalling
+            return a.is_qnan() == b.is_qnan() and a.is_snan() == b.is_snan()
         if tol is not None and (ta is float or tb is float):
             return _num_eq(float(a), float(b), tol)
         return bool(a == b)
@@ -82,18 +84,49 @@ def _eq(a: Any, b: Any, tol: float | None, depth: int) -> bool:
             return False
         if ta is OrderedDict and tb is OrderedDict and not all(_eq(x, y, None, depth + 1) for x, y in zip(a, b)):
             return False  # two OrderedDicts: the same keys in the same order
-        for k, x in a.items():
-            if k not in b:
-                return False
-            if not _eq(x, b[k], tol, depth + 1):
-                return False
-        return True
+        pairs = _matched_members(list(a), list(b), depth)
+        return pairs is not None and all(_eq(a[k], b[j], tol, depth + 1) for k, j in pairs)
     if ta in (set, frozenset) and tb in (set, frozenset):
-        if contains_unserializable(a) or contains_unserializable(b):
+        if contains_unserializable(a) or contains_unserializable(b) or len(a) != len(b):
             return False
-        return a == b
+        return _matched_members(list(a), list(b), depth) is not None
     if ta in (str, bytes) or tb in (str, bytes) or a is None or b is None:
         return ta is tb and a == b
+    return False
+
+
+def _matched_members(a: list, b: list, depth: int) -> list[tuple[Any, Any]] | None:
+    """Pairs each member of `a` (set members or dict keys) with an equal member of `b`, one to one, or None.
+
+    Hash lookup first, as Python does; the members it cannot find (NaN, or tuples holding one: their hash is
+    their address) are paired by `_eq` among the members of `b` left over, so NaN equals NaN here too.
+    """
+    index = set(b)
+    pairs, left_a = [], []
+    for x in a:
+        if x in index and not _has_nan(x):
+            pairs.append((x, x))
+        else:
+            left_a.append(x)
+    in_a = set(a)
+    left_b = [y for y in b if y not in in_a or _has_nan(y)]
+    for x in left_a:
+        j = next((i for i, y in enumerate(left_b) if _eq(x, y, None, depth + 1)), None)
+        if j is None:
+            return None
+        pairs.append((x, left_b.pop(j)))
+    return pairs if not left_b else None
+
+
+def _has_nan(x: Any) -> bool:
+    if type(x) is float:
+        return math.isnan(x)
+    if type(x) is Decimal:
+        return x.is_nan()
+    if type(x) is complex:
+        return math.isnan(x.real) or math.isnan(x.imag)
+    if type(x) in (tuple, frozenset):
+        return any(_has_nan(y) for y in x)
     return False
 
 

@@ -24,7 +24,7 @@ def read_metrics(path: str | Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").split("\n"):  # JSONL: "\n" only
         if not line.strip():
             continue
         try:

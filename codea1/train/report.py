@@ -199,7 +199,7 @@ def _last_rollouts(run: RunDir) -> tuple[int | None, list[dict]]:
         return None, []
     step, path = max(files)
     lines = []
-    for text in path.read_text(encoding="utf-8").splitlines():
+    for text in path.read_text(encoding="utf-8").split("\n"):  # JSONL: "\n" only
         try:
             lines.append(json.loads(text))
         except json.JSONDecodeError:
