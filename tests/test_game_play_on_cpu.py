@@ -70,9 +70,12 @@ def executor():
 def test_oracle_matrix_and_rewards_by_hand(executor):
     counting = CountingExecutor(executor)
     result = play_question(SECOND, [RIGHT, WRONG], [[SUITE1, SUITE2], [SUITE1, SUITE2]], counting, [], GameConfig())
-    # one oracle batch (the GT job, and a job in GT's program for the one non-literal EXPECTED, max([1])),
-    # then one matrix batch with one job per candidate
-    assert counting.batches == [["gt:t/second#0", "expected:t/second"], ["cand:t/second:0", "cand:t/second:1"]]
+    # one oracle batch (a GT job per distinct call, 7 of them, and a job in GT's program for the one
+    # non-literal EXPECTED, max([1])), then one matrix batch with a job per (candidate, suite)
+    assert counting.batches == [
+        [*(f"gt:t/second#{k}" for k in range(7)), "expected:t/second"],
+        ["cand:t/second:0:0", "cand:t/second:0:1", "cand:t/second:1:0", "cand:t/second:1:1"],
+    ]
     o1, o2 = result.oracles[0]
     assert [k.call for k in o1.kept] == [
         "second_largest([1, 2, 3])",
@@ -180,14 +183,11 @@ def test_golden_rewards(executor):
     assert rewards == [1.0, 0.5, 0.0]
 
 
-def test_many_gt_calls_are_split_into_jobs(executor):
-    from codea1.game import play as play_module
-
+def test_every_gt_call_is_a_job_of_its_own(executor):
     suite = "\n".join(f"assert second_largest([{i}, {i + 1}]) == {i}" for i in range(150))
     counting = CountingExecutor(executor)
     result = play_question(SECOND, [RIGHT], [[suite]], counting, [], GameConfig(max_tests_per_suite=0))
-    assert counting.batches[0] == [f"gt:t/second#{k}" for k in range(3)]  # 64 + 64 + 22 calls
-    assert play_module.GT_CALLS_PER_JOB == 64
+    assert counting.batches[0] == [f"gt:t/second#{k}" for k in range(150)]  # a clean GT program per call
     s = result.codes[0].suites[0]
     assert (s.valid_tests, s.invalid_tests, s.gen_pass) == (150, 0, 1.0)
 

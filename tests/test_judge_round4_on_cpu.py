@@ -8,6 +8,11 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
+import pytest
+
+from codea1.data.problem import Problem
+from codea1.game import GameConfig, StoredTest, play_step
+from codea1.judge import encode_expected
 from codea1.judge.equality import holds, values_equal
 
 
@@ -58,10 +63,8 @@ def test_jsonl_is_split_on_newlines_only(tmp_path) -> None:
 
 
 def test_repeated_problem_ids_are_refused_in_one_sentence(tmp_path) -> None:
-    import pytest
-
     from codea1.data import load_problems
-    from codea1.data.problem import Problem, write_problems_jsonl
+    from codea1.data.problem import write_problems_jsonl
     from codea1.errors import UserError
 
     def problem(pid: str, body: str) -> Problem:
@@ -71,3 +74,65 @@ def test_repeated_problem_ids_are_refused_in_one_sentence(tmp_path) -> None:
     write_problems_jsonl([problem("q/1", "1"), problem("q/2", "2"), problem("q/1", "3")], path)
     with pytest.raises(UserError, match=r"problem ids must be unique, but 'q/1' \(2 times\) repeat"):
         load_problems(str(path))
+
+
+# ---------------------------------------------------------------- the game's jobs
+UID_BASE = 1_701_100_000
+
+
+@pytest.fixture(scope="module")
+def executor():
+    from conftest import quiet_executor
+
+    with quiet_executor(UID_BASE) as ex:
+        yield ex
+
+
+def _problem(pid: str, gt: str, entry: str = "f") -> Problem:
+    return Problem(id=pid, prompt="p", description="d", entry_point=entry, gt_solution=gt)
+
+
+def _fenced(code: str) -> str:
+    return f"```python\n{code}\n```"
+
+
+def test_every_gt_call_starts_from_a_clean_gt_program(executor) -> None:
+    # GT keeps state between calls (a mutable default). Candidate 0's suite calls f(1); candidate 1's calls
+    # f(2). Run in one GT program, f(2) would answer 2 and a GT-identical candidate 1 (f(2) alone: 1) fails.
+    gt = "def f(x, seen=[]):\n    seen.append(x)\n    return len(seen)\n"
+    problem = _problem("r4/state", gt)
+    result = play_step(
+        [problem], [[_fenced(gt), _fenced(gt)]], [[["assert f(1) == 1"], ["assert f(2) == 1"]]], executor
+    )[0]
+    assert [c.suites[0].gen_pass for c in result.codes] == [1.0, 1.0]
+    assert [c.suites[0].valid_tests for c in result.codes] == [1, 1]
+
+
+def test_each_suite_of_a_candidate_has_its_own_byte_budget(executor, monkeypatch) -> None:
+    from codea1.sandbox import executor as executor_module
+    from codea1.sandbox import wire
+
+    monkeypatch.setattr(wire, "MAX_CHILD_BYTES", 512 << 10)  # scaled down: 4 values of 300 KB use it up
+    monkeypatch.setattr(executor_module, "MAX_JOB_BYTES", 1 << 20)
+    gt = "def f(n):\n    return 'x' * n\n"
+    big = "\n".join(f"assert f({300_000 + i}) == 'x' * {300_000 + i}" for i in range(4))
+    result = play_step([_problem("r4/budget", gt)], [[_fenced(gt)]], [[[big, "assert f(1) == 'x'"]]], executor)[0]
+    heavy, light = result.codes[0].suites
+    assert light.valid_tests == 1 and light.gen_pass == 1.0  # the other suite's values cannot crash it
+    assert heavy.valid_tests == 4 and heavy.gen_pass < 1.0  # the heavy suite alone is over its budget
+
+
+def test_a_replayed_test_is_timed_against_gts_own_time(executor) -> None:
+    # GT takes ~0.6 s on the book's call, past the 0.2 s limit and the sandbox's grace. Before, a book test carried no GT time: the
+    # job's limit stayed 0.2 s, GT's repeat timed out too, and a candidate that never returns was excused,
+    # counted as passing and the test left the book.
+    gt = "import time\ndef f(x):\n    time.sleep(0.6)\n    return x\n"
+    loops = "def f(x):\n    while True:\n        pass\n"
+    book = [StoredTest(call="f(3)", expected_json=encode_expected(3))]
+    config = GameConfig(test_timeout=0.2, timeout_factor=4)
+    result = play_step([_problem("r4/book", gt)], [[_fenced(loops)]], [[[""]]], executor, [book], config)[0]
+    assert result.timeouts_excused == 0
+    assert result.codes[0].hist_pass == 0.0
+    assert result.updates.passed == []
+    honest = play_step([_problem("r4/book", gt)], [[_fenced(gt)]], [[[""]]], executor, [book], config)[0]
+    assert honest.codes[0].hist_pass == 1.0 and len(honest.updates.passed) == 1

@@ -4,9 +4,11 @@
     resolve_calls    ParsedRound -> ResolvedCalls per question: each CALL with its arguments turned into
                      plain values once, in a child that holds neither GT nor a candidate ("values in")
     ask_oracle       ResolvedCalls -> OracleAnswers per question (GT's value of every resolved CALL, the
-                     value of every model EXPECTED in GT's program, each from a clean start)
+                     value of every model EXPECTED in GT's program, each call in a job of its own, so
+                     from a clean start; GT's time for the Mistake Book's calls too)
     validate_suite   ParsedSuite + OracleAnswers -> SuiteOracle (V kept tests carrying GT's value, I invalid)
-    run_matrix       SuiteOracles + Mistake Book tests -> CandidateRun per candidate (one sandbox job each)
+    run_matrix       SuiteOracles + Mistake Book tests -> CandidateRun per candidate (one sandbox job for
+                     its book tests and one per suite, each with its own byte budget)
     score_question   CandidateRuns -> CodeScore per candidate (Code-A1's rewards, or CURE's test reward)
     topvar / book    which candidates' suites train the Test LLM; what the Mistake Book learns
 
@@ -50,7 +52,6 @@ from codea1.sandbox import Job, JobResult, Progress
 from codea1.sandbox.api import Executor, Then
 from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable
 
-GT_CALLS_PER_JOB = 64  # GT calls of one question are split into jobs of at most this many
 MAX_RESOLVED_CALL = 100_000  # characters of a CALL with its argument values written out
 Pair = tuple[str, str]  # (CALL, GT's value as JSON): one executable test
 
@@ -372,18 +373,27 @@ def ask_oracle(
     config: GameConfig,
     progress: Progress = None,
     resolved: Sequence[ResolvedCalls] | None = None,
+    histories: Sequence[Sequence[StoredTest]] | None = None,
 ) -> list[OracleAnswers]:
     """Runs every distinct resolved CALL of each question in GT's program (answers are keyed by the
-    resolved CALL), and every non-literal EXPECTED in a job of its own, so each starts from GT's clean
-    module state and no EXPECTED can change what another test's GT answer is."""
+    resolved CALL) and every non-literal EXPECTED, each in a job of its own: every GT call starts from
+    GT's clean module state, so no test (a sibling sample's stateful call, an EXPECTED with side effects)
+    can change another test's GT answer, and a slow GT is spread over the workers. The Mistake Book's
+    calls (`histories`) are timed the same way (gt_seconds only), so a replayed test's time limit is set
+    by GT's own time, as a new test's is."""
 
     if resolved is None:
         resolved = resolve_calls(problems, suites, executor, config, progress)
     answers = [OracleAnswers() for _ in problems]
-    jobs, plan = [], []  # plan: (question, "gt" | "expected", sources)
+    # a book test's GT answered within test_timeout when it was kept; timed now, under this step's load, it
+    # gets the limit a candidate would, and a GT that misses even that counts as taking all of it
+    book_limit = config.timeout_factor * config.test_timeout
+    jobs, plan = [], []  # plan: (question, "gt" | "book" | "expected", sources)
     for q, problem in enumerate(problems):
         tests = [t for per_code in suites[q] for suite in per_code for t in suite.tests]
         calls = _unique([c for c in (resolved[q].calls.get(t.call) for t in tests) if c])
+        in_suites = set(calls)
+        book = _unique([t.call for t in (histories[q] if histories is not None else ()) if t.call not in in_suites])
         pending = []
         for source in _unique([t.expected for t in tests]):
             ok, value = literal(source)
@@ -391,17 +401,10 @@ def ask_oracle(
                 answers[q].predicted[source] = value
             else:
                 pending.append(source)
-        for k in range(0, len(calls), GT_CALLS_PER_JOB):  # chunks: a slow GT is spread over workers
-            chunk = calls[k : k + GT_CALLS_PER_JOB]
-            jobs.append(
-                Job(
-                    id=f"gt:{problem.id}#{k // GT_CALLS_PER_JOB}",
-                    code=gt_program(problem),
-                    calls=chunk,
-                    timeout=config.test_timeout,
-                )
-            )
-            plan.append((q, "gt", chunk))
+        for kind, sources, limit in (("gt", calls, config.test_timeout), ("book", book, book_limit)):
+            for k, call in enumerate(sources):
+                jobs.append(Job(id=f"{kind}:{problem.id}#{k}", code=gt_program(problem), calls=[call], timeout=limit))
+                plan.append((q, kind, [call]))
         for source in pending:  # one job each: an EXPECTED with side effects reaches no other test
             jobs.append(
                 Job(id=f"expected:{problem.id}", code=gt_program(problem), calls=[source], timeout=config.test_timeout)
@@ -411,13 +414,15 @@ def ask_oracle(
         answer = answers[q]
         if kind == "gt" and not result.defined and answer.gt_error is None:
             answer.gt_error = result.error or "GT did not run"
-        for source, res in zip(sources, result.results):
+        for source, res in zip(sources, result.results, strict=False):
+            if kind == "book":
+                answer.gt_seconds[source] = book_limit if res.status == "timeout" else float(res.seconds or 0.0)
             if res.status != "ok" or contains_unserializable(res.value):
                 continue
             if kind == "gt":
                 answer.gt[source] = res.value
                 answer.gt_seconds[source] = float(res.seconds or 0.0)
-            else:
+            elif kind == "expected":
                 answer.predicted[source] = res.value
     return answers
 
@@ -463,36 +468,52 @@ class CandidateRun:
     valid: bool = False
     passed: dict[Pair, bool] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)
-    timeouts_excused: int = 0  # calls that timed out twice while GT's own repeat timed out too
+    excused: set[Pair] = field(default_factory=set)  # timed out twice while GT's own repeat timed out too
+
+    @property
+    def timeouts_excused(self) -> int:
+        return len(self.excused)
 
 
-def _pairs(history: Sequence[StoredTest], suites: Sequence[SuiteOracle]) -> tuple[list[Pair], list[Any]]:
-    """Distinct (CALL, value) pairs of the Mistake Book tests and the kept tests of the given suites."""
-    items = [(t.call, t.expected_json, t.expected) for t in history]
-    items += [(k.call, k.expected_json, k.expected) for s in suites for k in s.kept]
-    pairs: dict[Pair, Any] = {}
-    for call, exp_json, value in items:
-        pairs.setdefault((call, exp_json), value)
-    return list(pairs), list(pairs.values())
+Group = list[tuple[Pair, Any]]  # the executable tests of one sandbox job: (CALL, GT's value as JSON), value
 
 
-def _cure_pairs(
+def _groups(history: Sequence[StoredTest], suites: Sequence[SuiteOracle]) -> list[Group]:
+    """The candidate's jobs: its Mistake Book tests, then the kept tests of each suite, each group its own
+    job (its own byte budget and time, so no suite's large values or slow calls reach another's verdicts).
+    A (CALL, value) pair runs once, in the first group that has it."""
+    seen: set[Pair] = set()
+    groups: list[Group] = []
+    for items in [[(t.call, t.expected_json, t.expected) for t in history]] + [
+        [(k.call, k.expected_json, k.expected) for k in s.kept] for s in suites
+    ]:
+        group = []
+        for call, exp_json, value in items:
+            if (call, exp_json) not in seen:
+                seen.add((call, exp_json))
+                group.append(((call, exp_json), value))
+        groups.append(group)
+    return [g for g in groups if g] or [[]]  # an empty candidate still runs once: valid when it runs
+
+
+def _cure_groups(
     history: Sequence[StoredTest],
     oracle_out: Sequence[Sequence[SuiteOracle]],
     parsed: Sequence[Sequence[ParsedSuite]],
     resolved: ResolvedCalls | None = None,
-) -> tuple[list[Pair], list[Any]]:
+) -> list[Group]:
     """CURE: every candidate runs the book tests, every kept test of the question, and the resolved calls
-    GT could not answer (a correct code may raise there too), so tests can be judged across codes."""
-    pairs, values = _pairs(history, [s for per_code in oracle_out for s in per_code])
-    seen = {call for call, _ in pairs}
+    GT could not answer (a correct code may raise there too), so tests can be judged across codes; one
+    group per suite as for Code-A1, the unanswered calls in a group of their own."""
+    groups = _groups(history, [s for per_code in oracle_out for s in per_code])
+    seen = {pair[0] for group in groups for pair, _ in group}
+    extra: Group = []
     for test in (t for per_code in parsed for suite in per_code for t in suite.tests):
         call = resolved.calls.get(test.call) if resolved is not None else test.call
         if call is not None and call not in seen:
             seen.add(call)
-            pairs.append((call, encode_expected(UNSERIALIZABLE)))
-            values.append(UNSERIALIZABLE)
-    return pairs, values
+            extra.append(((call, encode_expected(UNSERIALIZABLE)), UNSERIALIZABLE))
+    return [g for g in [*groups, extra] if g] or [[]]
 
 
 def run_matrix(
@@ -506,30 +527,33 @@ def run_matrix(
     progress: Progress = None,
     resolved: Sequence[ResolvedCalls] | None = None,
 ) -> dict[tuple[int, int], CandidateRun]:
-    """One sandbox job per candidate: its Mistake Book tests plus the kept tests of its N suites (in CURE
-    mode, every test of the question). Identical (CALL, value) pairs run once. Every candidate runs,
-    an empty one too: as in the reference code, code that compiles and runs is valid."""
+    """Per candidate, one sandbox job for its Mistake Book tests and one per suite (in CURE mode, every
+    test of the question, grouped the same way); each job's time limit comes from GT's time for its own
+    calls. Identical (CALL, value) pairs of a candidate run once. Every candidate runs, an empty one too:
+    as in the reference code, code that compiles and runs is valid (in every one of its jobs)."""
 
     cure = config.selfplay_reward == "cure"
-    jobs, plan = [], []
+    jobs, plan = [], []  # plan[n]: (question, candidate, pairs, values) of job n
     for q, problem in enumerate(problems):
         shared = (
-            _cure_pairs(histories[q], oracle_out[q], parsed.suites[q], resolved[q] if resolved is not None else None)
+            _cure_groups(histories[q], oracle_out[q], parsed.suites[q], resolved[q] if resolved is not None else None)
             if cure
             else None
         )
         for m, code in enumerate(parsed.codes[q]):
-            pairs, values = shared if shared is not None else _pairs(histories[q], oracle_out[q][m])
-            slowest = max((answers[q].gt_seconds.get(call, 0.0) for call, _ in pairs), default=0.0)
-            jobs.append(
-                Job(
-                    id=f"cand:{problem.id}:{m}",
-                    code=candidate_program(problem, code),
-                    calls=[call for call, _ in pairs],
-                    timeout=max(config.test_timeout, config.timeout_factor * slowest),
+            groups = shared if shared is not None else _groups(histories[q], oracle_out[q][m])
+            for g, group in enumerate(groups):
+                pairs, values = [pair for pair, _ in group], [value for _, value in group]
+                slowest = max((answers[q].gt_seconds.get(call, 0.0) for call, _ in pairs), default=0.0)
+                jobs.append(
+                    Job(
+                        id=f"cand:{problem.id}:{m}:{g}",
+                        code=candidate_program(problem, code),
+                        calls=[call for call, _ in pairs],
+                        timeout=max(config.test_timeout, config.timeout_factor * slowest),
+                    )
                 )
-            )
-            plan.append((q, m, pairs, values))
+                plan.append((q, m, pairs, values))
     # outside CURE a candidate's values matter only for their verdicts: each job is reduced to them as it
     # ends, so a batch's values are never held together (a large batch of large values would otherwise
     # stay in the parent until the last job ends)
@@ -537,16 +561,20 @@ def run_matrix(
     first = _run(executor, jobs, progress, (lambda n, res: judge(res, plan[n][3])) if judge else None)
     results = _recheck_timeouts(problems, jobs, plan, first, executor, judge)
     runs: dict[tuple[int, int], CandidateRun] = {}
-    for (q, m, pairs, values), (result, excused) in zip(plan, results):
-        run = CandidateRun(valid=bool(result.defined), timeouts_excused=len(excused))
-        for i, (pair, value, res) in enumerate(zip(pairs, values, result.results)):
+    for (q, m, pairs, values), (result, excused) in zip(plan, results, strict=True):
+        run = runs.get((q, m))
+        if run is None:
+            run = runs[q, m] = CandidateRun(valid=True)
+        run.valid = run.valid and bool(result.defined)
+        for i, (pair, value, res) in enumerate(zip(pairs, values, result.results, strict=True)):
+            if i in excused:
+                run.excused.add(pair)
             if cure:
                 ok = res.status == "ok" and not contains_unserializable(res.value)
                 run.values[pair[0]] = res.value if ok else UNSERIALIZABLE
                 run.passed[pair] = ok and values_equal(res.value, value, config.float_tol)
             else:
                 run.passed[pair] = res.status == "pass" or i in excused
-        runs[q, m] = run
     return runs
 
 
@@ -637,8 +665,12 @@ def score_question(
             passed = [run.passed.get((k.call, k.expected_json), False) for k in suite.kept]
             suites.append(SuiteVerdicts(suite.valid_tests, suite.invalid_tests, passed, suite.nonprintable))
         scores.append(score_candidate(run.valid, book_passed, suites, config))
-        if run.valid:
-            update.passed.extend(t for t, ok in zip(history, book_passed) if ok)
+        if run.valid:  # an excused timeout is not held against the code, but does not clear a book test
+            update.passed.extend(
+                t
+                for t, ok in zip(history, book_passed, strict=True)
+                if ok and (t.call, t.expected_json) not in run.excused
+            )
             for suite, verdict in zip(suites_oracle, suites):
                 update.failed.extend(k.stored() for k, ok in zip(suite.kept, verdict.passed) if not ok)
     return scores, update
@@ -726,7 +758,7 @@ def play_step(
             )
     parsed = parse_round(problems, code_responses, test_responses, config)
     resolved = resolve_calls(problems, parsed.suites, executor, config, progress)
-    answers = ask_oracle(problems, parsed.suites, executor, config, progress, resolved)
+    answers = ask_oracle(problems, parsed.suites, executor, config, progress, resolved, histories)
     oracle_out = [
         [[validate_suite(s, answers[q], config, resolved[q]) for s in per_code] for per_code in parsed.suites[q]]
         for q in range(len(problems))
