@@ -136,3 +136,50 @@ def test_a_replayed_test_is_timed_against_gts_own_time(executor) -> None:
     assert result.updates.passed == []
     honest = play_step([_problem("r4/book", gt)], [[_fenced(gt)]], [[[""]]], executor, [book], config)[0]
     assert honest.codes[0].hist_pass == 1.0 and len(honest.updates.passed) == 1
+
+
+def test_hashing_by_address_is_the_same_in_every_slot() -> None:
+    # hash(None) is None's address in CPython 3.11: the order of a set holding None depended on the slot
+    from conftest import quiet_executor
+
+    from codea1.sandbox import Job
+
+    calls = ["hash(None)", "[repr(x) for x in {None, *range(20), 'a', (None, 1)}]"]
+    seen = []
+    for base in (UID_BASE + 10, UID_BASE + 20):
+        with quiet_executor(base) as ex:
+            seen.append([r.value for r in ex.run([Job("h", "", calls)])[0].results])
+    assert seen[0] == seen[1]
+
+
+# ---------------------------------------------------------------- evaluation
+def test_golden_asserts_keep_every_comparison(executor) -> None:
+    from codea1.eval.code_eval import evaluate_samples
+
+    tests = [
+        "assert f(1) == 2",
+        "assert f(2) != 5",
+        "assert f(3) is not None",
+        "assert f(4) < 10",
+        "assert f(5) in [10, 11]",
+        "assert f(6)",
+    ]
+    problem = Problem("r4/golden", "p", "d", "f", "def f(x):\n    return 2 * x\n", tests)
+    samples = [
+        ("r4/golden", "def f(x):\n    return 2 * x\n"),
+        ("r4/golden", "def f(x):\n    return {1: 2, 2: 5, 3: None, 4: 12, 5: 9, 6: 0}[x]\n"),  # fails 5 of 6
+        ("r4/golden", "def f(x):\n    return 2 if x == 1 else None\n"),
+    ]
+    _, results, _ = evaluate_samples([problem], samples, executor, ks=[1])
+    assert [r.passed for r in results] == [True, False, False]
+
+
+def test_a_golden_test_that_cannot_be_read_leaves_no_partial_spec() -> None:
+    from codea1.judge.formats import spec_for
+
+    problem = Problem(
+        "r4/chain", "p", "d", "f", "def f(x):\n    return x\n", ["assert f(1) == 1", "assert 0 < f(1) < 2"]
+    )
+    assert spec_for(problem) is None
+    ok = Problem("r4/ok", "p", "d", "f", "def f(x):\n    return x\n", ["assert f(1) == 1", "assert f(1) is not None"])
+    assert spec_for(ok).ops == ["==", "is not"]

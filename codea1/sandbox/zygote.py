@@ -767,11 +767,28 @@ def _reap(deadline: float) -> None:
             time.sleep(0.001)
 
 
+ADDR_NO_RANDOMIZE = 0x0040000  # personality(2) flag: the same addresses in every process of this binary
+
+
+def same_addresses_everywhere() -> None:
+    """Re-executes this interpreter once with address-space randomisation off, so every zygote (and so
+    every child) has the same addresses. Values that Python hashes by address, such as `hash(None)` in
+    CPython 3.11, are then equal in every slot, and a set's order never depends on which slot ran a job.
+    Where personality(2) is refused, nothing changes (the layer report does not depend on it)."""
+    current = _libc.personality(0xFFFFFFFF)
+    if current == -1 or current & ADDR_NO_RANDOMIZE:
+        return
+    if _libc.personality(current | ADDR_NO_RANDOMIZE) == -1:
+        return
+    os.execv(sys.executable, sys.orig_argv)  # the socket's fd is inheritable (pass_fds) and stays open
+
+
 def main() -> None:
     """Entry point: `python -m codea1.sandbox.zygote FD`; the config arrives as the first message on FD.
 
     The zygote ends when the parent's end of the socket closes (the parent exited or closed the slot).
     """
+    same_addresses_everywhere()
     sock = socket.socket(fileno=int(sys.argv[1]))
     cfg = json.loads(sock.recv(1 << 20))
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of children come back here to be reaped
