@@ -43,16 +43,16 @@ from codea1.judge import (
     decide,
     encode_expected,
     literal,
-    plain_source,
     prediction_right,
     run_assertions,
     values_equal,
 )
+from codea1.judge.resolve import CallSet, ResolvedCalls
+from codea1.judge.resolve import resolve_calls as judge_resolve_calls
 from codea1.sandbox import Job, JobResult, Progress
 from codea1.sandbox.api import Executor, Then
 from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable
 
-MAX_RESOLVED_CALL = 100_000  # characters of a CALL with its argument values written out
 Pair = tuple[str, str]  # (CALL, GT's value as JSON): one executable test
 
 
@@ -196,84 +196,6 @@ def parse_round(
 
 
 # ---------------------------------------------------------------------- stage 1b: values in
-@dataclass
-class ResolvedCalls:
-    """The CALLs of one question with their arguments as plain values.
-
-    calls: CALL source as the Test LLM wrote it -> the CALL that GT and every candidate run: the function
-    under test applied to argument literals (`f(3, [1, 2], key='a')`), or, for a CALL of another function
-    (`len([1, 2])`), the literal of its value; None when the CALL cannot be turned into values.
-    reasons: CALL -> why it could not.
-    """
-
-    calls: dict[str, str | None] = field(default_factory=dict)
-    reasons: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class _CallShape:
-    """A parsed CALL: the function's name (None: not the function under test), its argument parts as
-    (kind, source) with kind "pos", "*", "**" or a keyword name, and the literal values known already."""
-
-    entry: bool
-    parts: list[tuple[str, str]]
-    values: dict[int, Any]
-
-
-def _shape(call: str, entry_point: str) -> _CallShape | str:
-    """How a CALL's arguments are turned into values, or why they cannot be."""
-    try:
-        node = ast.parse(call, mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return "the call does not parse"
-    if not isinstance(node, ast.Call):
-        return "not a call"
-    mentions = any(isinstance(n, ast.Name) and n.id == entry_point for n in ast.walk(node))
-    is_entry = isinstance(node.func, ast.Name) and node.func.id == entry_point
-    if not is_entry:
-        if mentions:
-            return "the function under test is used inside another call's arguments"
-        return _CallShape(False, [("whole", call)], {})
-    parts: list[tuple[str, ast.expr]] = []
-    for arg in node.args:
-        parts.append(("*", arg.value) if isinstance(arg, ast.Starred) else ("pos", arg))
-    for kw in node.keywords:
-        parts.append(("**" if kw.arg is None else kw.arg, kw.value))
-    if any(isinstance(n, ast.Name) and n.id == entry_point for _, e in parts for n in ast.walk(e)):
-        return "an argument needs the function under test"
-    sources = [(kind, ast.unparse(e)) for kind, e in parts]
-    values = {}
-    for i, (_, source) in enumerate(sources):
-        ok, value = literal(source)
-        if ok:
-            values[i] = value
-    return _CallShape(True, sources, values)
-
-
-def _written_out(entry_point: str, shape: _CallShape, values: dict[int, Any]) -> str:
-    """The CALL with every argument written as the literal of its value (raises ValueError when a value
-    is not plain data, a `*` part is not a sequence or a `**` part not a dict of names)."""
-    if not shape.entry:
-        return plain_source(values[0])
-    args: list[str] = []
-    keywords: list[str] = []  # after every positional argument, as Python passes `f(k=1, *xs)` too
-    for i, (kind, _) in enumerate(shape.parts):
-        value = values[i]
-        if kind == "pos":
-            args.append(plain_source(value))
-        elif kind == "*":
-            if type(value) not in (list, tuple):
-                raise ValueError("a *argument is not a list or tuple")
-            args += [plain_source(v) for v in value]
-        elif kind == "**":
-            if type(value) is not dict or not all(type(k) is str and k.isidentifier() for k in value):
-                raise ValueError("a **argument is not a dict of names")
-            keywords += [f"{k}={plain_source(v)}" for k, v in value.items()]
-        else:
-            keywords.append(f"{kind}={plain_source(value)}")
-    return f"{entry_point}({', '.join(args + keywords)})"
-
-
 def values_program(problem: Problem) -> str:
     """Where argument expressions are evaluated: the problem's and GT's imports, no GT, no candidate."""
     return "\n".join(dict.fromkeys(line for line in (problem.imports.strip(), gt_imports(problem.gt_solution)) if line))
@@ -286,68 +208,18 @@ def resolve_calls(
     config: GameConfig,
     progress: Progress = None,
 ) -> list[ResolvedCalls]:
-    """Values in: every CALL's arguments become plain values once, and the same values go to GT and to
-    every candidate. Literal arguments are read here; any other argument expression is evaluated twice,
-    each time in a fresh child holding only the imports (`values_program`), and must give the same plain
-    value both times. A CALL whose arguments mention the function under test, raise, are not plain data
-    or differ between the two evaluations is invalid, so no test can ask GT and a candidate different
-    questions (an introspective or random argument) or see another test's side effects."""
-
-    out = [ResolvedCalls() for _ in problems]
-    jobs, plan = [], []  # plan: (question, CALL, shape, indices evaluated)
-    for q, problem in enumerate(problems):
-        tests = [t for per_code in suites[q] for suite in per_code for t in suite.tests]
-        for call in _unique([t.call for t in tests]):
-            shape = _shape(call, problem.entry_point)
-            if isinstance(shape, str):
-                out[q].calls[call], out[q].reasons[call] = None, shape
-                continue
-            pending = [i for i in range(len(shape.parts)) if i not in shape.values]
-            if not pending:
-                _finish(out[q], call, problem.entry_point, shape, shape.values)
-                continue
-            for attempt in (0, 1):  # two fresh children: a value that differs between them is not a value
-                jobs.append(
-                    Job(
-                        id=f"args:{problem.id}:{attempt}",
-                        code=values_program(problem),
-                        calls=[shape.parts[i][1] for i in pending],
-                        timeout=config.test_timeout,
-                    )
-                )
-            plan.append((q, call, shape, pending))
-    results = _run(executor, jobs, progress)
-    for k, (q, call, shape, pending) in enumerate(plan):
-        first, second = results[2 * k], results[2 * k + 1]
-        values = dict(shape.values)
-        why = None
-        for i, a, b in zip(pending, first.results, second.results):
-            if not (first.defined and second.defined) or a.status != "ok" or b.status != "ok":
-                why = "an argument did not evaluate: " + str(a.error or b.error or a.status)[:120]
-            elif contains_unserializable(a.value) or contains_unserializable(b.value):
-                why = "an argument is not plain data"
-            elif encode_expected(a.value) != encode_expected(b.value):
-                why = "an argument changes from one evaluation to the next"
-            if why:
-                break
-            values[i] = a.value
-        if why or len(values) < len(shape.parts):
-            out[q].calls[call], out[q].reasons[call] = None, why or "an argument did not evaluate"
-            continue
-        _finish(out[q], call, problems[q].entry_point, shape, values)
-    return out
-
-
-def _finish(resolved: ResolvedCalls, call: str, entry_point: str, shape: _CallShape, values: dict[int, Any]) -> None:
-    try:
-        written = _written_out(entry_point, shape, values)
-    except (ValueError, RecursionError):
-        resolved.calls[call], resolved.reasons[call] = None, "an argument is not plain data"
-        return
-    if len(written) > MAX_RESOLVED_CALL:
-        resolved.calls[call], resolved.reasons[call] = None, "the arguments are too large"
-        return
-    resolved.calls[call] = written
+    """Values in (codea1.judge.resolve): every CALL of each question's suites becomes the function under
+    test applied to plain values, once, and the same values go to GT and to every candidate."""
+    sets = [
+        CallSet(
+            problem.id,
+            problem.entry_point,
+            values_program(problem),
+            [t.call for per_code in suites[q] for suite in per_code for t in suite.tests],
+        )
+        for q, problem in enumerate(problems)
+    ]
+    return judge_resolve_calls(sets, executor, config.test_timeout, progress)
 
 
 # ---------------------------------------------------------------------- stage 2: oracle

@@ -7,6 +7,8 @@ Rooms:
   expected value (`encode_expected`, the Mistake Book's key);
 - asserts: reading one assert without running it (`parse_assert`, `split_assert`, `read_assertion`);
 - oracle: deciding asserts against a candidate without the candidate deciding them (`run_assertions`);
+- resolve: a test's CALL turned into the function under test applied to plain values (`resolve_calls`),
+  its arguments evaluated twice in clean children ("values in");
 - calls: calls with the values they must return (`run_expecting`, `decide`), the game's executable tests;
 - formats: one module per benchmark test format (evalplus, humaneval, asserts, bigcodebench) behind
   `spec_for(problem) -> CheckSpec` and `call_verdicts(spec, results, expected) -> [Verdict]`.
