@@ -183,3 +183,74 @@ def test_a_golden_test_that_cannot_be_read_leaves_no_partial_spec() -> None:
     assert spec_for(problem) is None
     ok = Problem("r4/ok", "p", "d", "f", "def f(x):\n    return x\n", ["assert f(1) == 1", "assert f(1) is not None"])
     assert spec_for(ok).ops == ["==", "is not"]
+
+
+SIGN = "def sign(x):\n    if x > 0:\n        return 1\n    if x < 0:\n        return -1\n    return 0\n"
+
+
+def test_mut_at_k_counts_what_the_assert_decides(executor) -> None:
+    from codea1.eval.mutation import generate_mutants
+    from codea1.eval.test_eval import score_tests
+    from codea1.eval.ult import UltFunction
+
+    fn = UltFunction(task_id="sign", func_name="sign", code=SIGN)
+    undefined = sum(not m.compiles for m in generate_mutants(SIGN))
+    suites = {
+        "honest": ["assert sign(5) == 1", "assert sign(-5) == -1", "assert sign(0) == 0"],
+        "tautology": ["assert sign(5) == sign(5)", "assert sign(-5) == sign(-5)", "assert sign(0) == sign(0)"],
+        "never": ["assert sign(5) != -12345", "assert sign(-5) != -12345", "assert sign(0) != -12345"],
+    }
+    killed = {}
+    for name, tests in suites.items():
+        _, [record] = score_tests([fn], {"sign": tests}, executor, k=3, coverage=False)
+        assert record.all_valid, name
+        killed[name] = record.killed
+    assert killed["tautology"] == killed["never"] - _crashing_or_looping(executor) == undefined
+    assert killed["honest"] > killed["never"] + 5
+
+
+def _crashing_or_looping(executor) -> int:
+    """Mutants of SIGN that raise, loop or crash on 5, -5 or 0 (a `!=` test kills those, honestly)."""
+    from codea1.eval.mutation import generate_mutants, run_programs
+
+    mutants = [m for m in generate_mutants(SIGN) if m.compiles]
+    runs = run_programs([m.code for m in mutants], ["sign(5)", "sign(-5)", "sign(0)"], executor, timeout=2.0)
+    return sum(run[0] != "ran" or any(s != "ok" for s, _ in run[1]) for run in runs)
+
+
+def test_the_attack_rate_counts_what_the_assert_decides(executor) -> None:
+    from codea1.eval.mutation import generate_mutants
+    from codea1.eval.test_eval import score_tests
+    from codea1.eval.ult import UltFunction
+
+    fn = UltFunction(task_id="sign", func_name="sign", code=SIGN)
+    buggy = next(m for m in generate_mutants(SIGN) if m.id == "ReplaceComparisonOperator_Gt_GtE@2:9")
+    tautology = {"sign": ["assert sign.__code__.co_code.hex() == sign.__code__.co_code.hex()"]}
+    summary, [record] = score_tests(
+        [fn], tautology, executor, k=1, mutation=False, coverage=False, buggy={"sign": buggy}
+    )
+    assert record.valid == [True] and record.exposed is False and summary["attack_rate"] == 0.0
+
+
+def test_a_test_cannot_write_the_coverage_records(executor) -> None:
+    from codea1.eval.test_eval import score_tests
+    from codea1.eval.ult import UltFunction
+
+    fn = UltFunction(task_id="sign", func_name="sign", code=SIGN)
+    forge = "(getattr(__import__('sys')._getframe(1).f_locals.get('lines'), 'update', len)(range(1, 7)), 5)[1]"
+    forged = {"sign": [f"assert sign({forge}) == 1"]}
+    honest = {"sign": ["assert sign(5) == 1"]}
+    _, [f] = score_tests([fn], forged, executor, k=1, mutation=False)
+    _, [h] = score_tests([fn], honest, executor, k=1, mutation=False)
+    assert f.valid == [True] and (f.line_coverage, f.branch_coverage) == (h.line_coverage, h.branch_coverage)
+    assert h.line_coverage == 50.0
+
+
+def test_eval_tests_reads_every_comparison(executor) -> None:
+    from codea1.eval.test_eval import score_tests
+    from codea1.eval.ult import UltFunction
+
+    fn = UltFunction(task_id="sign", func_name="sign", code=SIGN)
+    tests = {"sign": ["assert sign(5) < 3", "assert sign(0) in [0, 1]", "assert sign(-4) <= -1"]}
+    summary, [record] = score_tests([fn], tests, executor, k=3)
+    assert record.valid == [True, True, True] and record.killed > 0 and summary["pass@3"] == 100.0

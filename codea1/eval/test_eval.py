@@ -2,17 +2,22 @@
 
 For each function the Test LLM's first k tests are judged against GT in the sandbox:
 - pass@k: share of the k tests that are valid (the assert holds on GT), in percent;
-- mut@k: mean mutation score over the functions whose k tests are all valid (ULT's definition), each
-  score from codea1.eval.mutation with the tests' calls, in percent;
+- mut@k: mean mutation score over the functions whose k tests are all valid (ULT's definition), in
+  percent: a mutant (codea1.eval.mutation's operators) is killed when one of the tests' asserts does not
+  hold on it, decided as every assert is (codea1.judge.oracle: the mutant's child computes the calls'
+  values, the verdict is taken outside it), so a test that asserts nothing kills nothing;
 - Mul = pass@k x mut@k / 100;
 - line and branch coverage of the function by its valid tests, in percent (0 for a function with none).
 Coverage is traced in a sandbox child (generated tests are untrusted): a sys.settrace hook records the
 executed lines and arcs of the function's code, and this process turns them into statement and branch
 coverage with coverage.py's own parser (statements, possible arcs, exits per line). (The children cannot
-import coverage.py itself; the numbers follow its arc model.)
+import coverage.py itself; the numbers follow its arc model.) Only the tests' calls of the function under
+test run under the tracer, with their arguments resolved to plain values first (codea1.judge.resolve), so
+no code of a test runs beside the records.
 
 White-box mode: the Test LLM sees a known-buggy candidate (a mutant of GT that the benchmark's own
-tests kill); attack rate = share of those candidates exposed by at least one valid generated test.
+tests kill); attack rate = share of those candidates on which at least one valid generated test's assert
+fails (decided as for mut@k).
 """
 
 from __future__ import annotations
@@ -22,11 +27,22 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from codea1.eval.mutation import Mutant, generate_mutants, run_programs, score_mutants
+from codea1.eval.mutation import (
+    Mutant,
+    MutantOutcome,
+    MutationReport,
+    generate_mutants,
+    score_mutants,
+    skipped_points,
+    summarise,
+)
 from codea1.eval.ult import ULT_PRELUDE, UltFunction
-from codea1.judge.asserts import split_assert
+from codea1.judge.asserts import read_assertion, split_assert
 from codea1.judge.oracle import AssertCase, run_assertions
-from codea1.sandbox.api import Executor, Progress
+from codea1.judge.resolve import CallSet, resolve_calls
+from codea1.sandbox.api import Executor, JobResult, Progress
+
+REFERENCE_RUNS = 2  # GT runs of the tests beside the mutants: a test counts only where GT passed it each time
 
 TRACE_FILENAME = "<codea1-function>"
 
@@ -174,21 +190,31 @@ def score_tests(
     ]
     ran = run_assertions(executor, cases, timeout=timeout)
     records: list[FunctionTestResult] = []
-    valid_calls: list[list[str]] = []
-    for fn, t, res in zip(functions, chosen, ran):
-        valid = [bool(s) and r.status == "pass" for s, r in zip(t, res.results)] if res.defined else [False] * k
+    valid_tests: list[list[str]] = []
+    limits: list[float] = []
+    for fn, t, res in zip(functions, chosen, ran, strict=True):
+        valid = (
+            [bool(s) and r.status == "pass" for s, r in zip(t, res.results, strict=True)]
+            if res.defined
+            else [False] * k
+        )
         records.append(FunctionTestResult(task_id=fn.task_id, tests=t, valid=valid, all_valid=all(valid)))
-        valid_calls.append([split_assert(s)[0] for s, v in zip(t, valid) if v])
+        valid_tests.append([s for s, v in zip(t, valid, strict=True) if v])
+        gt_seconds = max((float(r.seconds or 0.0) for r in res.results), default=0.0)
+        limits.append(max(timeout, 4.0 * gt_seconds))
     if mutation:
-        # each function's mutants run on one sandbox slot (see score_mutants): functions go in parallel
-        scored = [(fn, rec, calls) for fn, rec, calls in zip(functions, records, valid_calls) if rec.all_valid]
+        scored = [
+            (fn, rec, tests_, limit)
+            for fn, rec, tests_, limit in zip(functions, records, valid_tests, limits, strict=True)
+            if rec.all_valid
+        ]
         skipped = len(functions) - len(scored)
         if progress is not None and skipped:
             progress(skipped, len(functions))
         with ThreadPoolExecutor(max(1, int(getattr(executor, "workers", 1) or 1))) as pool:
             futures = {
-                pool.submit(score_mutants, fn.code, calls, executor, prelude=ULT_PRELUDE): rec
-                for fn, rec, calls in scored
+                pool.submit(mutants_killed_by_asserts, fn, tests_, executor, timeout=limit): rec
+                for fn, rec, tests_, limit in scored
             }
             for done, future in enumerate(as_completed(futures), start=skipped + 1):
                 rec, report = futures[future], future.result()
@@ -198,42 +224,76 @@ def score_tests(
                 if progress is not None:
                     progress(done, len(functions))
     if coverage:
-        for rec, cov in zip(records, measure_coverage(functions, valid_calls, executor)):
+        calls = resolved_calls(functions, valid_tests, executor, timeout)
+        for rec, cov in zip(records, measure_coverage(functions, calls, executor), strict=True):
             rec.line_coverage, rec.branch_coverage = cov.line, cov.branch
     if buggy:
-        for i, (fn, calls) in enumerate(zip(functions, valid_calls)):
+        for i, (fn, tests_, limit) in enumerate(zip(functions, valid_tests, limits, strict=True)):
             m = buggy.get(fn.task_id)
             if m is None:
                 continue
             records[i].buggy_candidate = m.id
-            if not calls:
-                records[i].exposed = False
-                continue
-            # GT twice and the candidate, alike (one slot, same job but the program): a test cannot tell
-            # which one it runs against, and a call whose GT value changes from run to run does not count
-            gt = f"{ULT_PRELUDE}\n{fn.code}"
-            gt1, gt2, run = run_programs(
-                [gt, gt, f"{ULT_PRELUDE}\n{m.code}"], calls, executor, timeout=10.0, stop_on_error=False
-            )
-            records[i].exposed = _differs(run, gt1, gt2)
+            report = mutants_killed_by_asserts(fn, tests_, executor, mutants=[m], timeout=limit) if tests_ else None
+            records[i].exposed = bool(report and report.killed)
     return summarize_tests(records, k), records
 
 
-def _differs(run: tuple[str, Any], gt: tuple[str, Any], gt2: tuple[str, Any] | None = None) -> bool:
-    """Whether the candidate's run differs from GT's on a call where GT (in every run given) gave one value."""
-    from codea1.judge.equality import values_equal
+def mutants_killed_by_asserts(
+    fn: UltFunction,
+    tests: list[str],
+    executor: Executor,
+    *,
+    mutants: list[Mutant] | None = None,
+    timeout: float = 2.0,
+) -> MutationReport:
+    """Each mutant of `fn` (all of codea1.eval.mutation's, or the given ones) judged by the tests' asserts.
 
-    if run[0] != "ran":
-        return True
-    if gt[0] != "ran" or (gt2 is not None and gt2[0] != "ran"):
-        return False
-    others = gt2[1] if gt2 is not None else gt[1]
-    for (s1, v1), (s2, v2), (s3, v3) in zip(run[1], gt[1], others):
-        if s2 != "ok" or s3 != "ok" or not values_equal(v2, v3):
-            continue
-        if s1 != "ok" or not values_equal(v1, v2):
-            return True
-    return False
+    GT runs the tests REFERENCE_RUNS more times in the same batch; a test counts only where it passed on
+    GT every time (a test whose verdict changes from run to run kills nothing). A mutant is killed when
+    its program does not run or a counted test does not pass on it (its assert fails, or a call of the
+    function raises, times out or crashes): what the assert decides, never whether a value differs."""
+    mutants = generate_mutants(fn.code) if mutants is None else mutants
+    programs = [fn.program] * REFERENCE_RUNS + [f"{ULT_PRELUDE}\n{m.code}" for m in mutants]
+    cases = [
+        AssertCase(code=program, tests=tests, entry_point=fn.func_name, oracle=fn.program, id=f"{fn.task_id}:{n}")
+        for n, program in enumerate(programs)
+    ]
+    ran = run_assertions(executor, cases, timeout=timeout) if mutants and tests else []
+    counted = [all(_passed(res, t) for res in ran[:REFERENCE_RUNS]) for t in range(len(tests))] if ran else []
+    outcomes = []
+    for n, m in enumerate(mutants):
+        res = ran[REFERENCE_RUNS + n] if ran else None
+        how, by = "", None
+        if res is not None and not res.defined:
+            how = "undefined"
+        elif res is not None:
+            by = next((t for t, ok in enumerate(counted) if ok and not _passed(res, t)), None)
+            how = "" if by is None else {"fail": "wrong"}.get(res.results[by].status, res.results[by].status)
+        outcomes.append(MutantOutcome(id=m.id, operator=m.operator, family=m.family, killed=bool(how), by=by, how=how))
+    return summarise(outcomes, skipped_points(fn.code))
+
+
+def _passed(result: JobResult, test: int) -> bool:
+    return bool(result.defined) and test < len(result.results) and result.results[test].status == "pass"
+
+
+def resolved_calls(
+    functions: list[UltFunction], tests: list[list[str]], executor: Executor, timeout: float = 2.0
+) -> list[list[str]]:
+    """Per function, the calls of the function under test in its tests, each with its arguments resolved
+    to plain values (codea1.judge.resolve); calls that cannot be resolved are left out."""
+    sets = []
+    for fn, statements in zip(functions, tests, strict=True):
+        calls = []
+        for statement in statements:
+            read = read_assertion(statement, fn.func_name)
+            calls += read.calls if read is not None else []
+        sets.append(CallSet(fn.task_id, fn.func_name, ULT_PRELUDE, calls))
+    out = []
+    for item, resolved in zip(sets, resolve_calls(sets, executor, timeout), strict=True):
+        written = (resolved.calls.get(c) for c in dict.fromkeys(item.calls))
+        out.append([c for c in written if c is not None and c.startswith(f"{item.entry_point}(")])
+    return out
 
 
 def summarize_tests(records: list[FunctionTestResult], k: int) -> dict[str, Any]:
