@@ -254,3 +254,24 @@ def test_eval_tests_reads_every_comparison(executor) -> None:
     tests = {"sign": ["assert sign(5) < 3", "assert sign(0) in [0, 1]", "assert sign(-4) <= -1"]}
     summary, [record] = score_tests([fn], tests, executor, k=3)
     assert record.valid == [True, True, True] and record.killed > 0 and summary["pass@3"] == 100.0
+
+
+def test_evalplus_type_checks_are_decided_on_decoded_values(executor) -> None:
+    from codea1.eval.code_eval import evaluate_samples
+
+    test_code = (
+        "def check(candidate):\n"
+        "    inputs = [[1.0], [2.0]]\n"
+        "    results = [(0.5, 0.25), (1.0, 0.5)]\n"
+        "    for i, (inp, exp) in enumerate(zip(inputs, results)):\n"
+        "        assertion(candidate(*inp), exp, 1e-6)\n"
+    )
+    gt = "def halves(x):\n    return (x / 2, x / 4)\n"
+    problem = Problem("r4/typed", "p", "d", "halves", gt, test_code=test_code, source="humanevalplus")
+    forged = (
+        "class L(list):\n    __module__ = 'builtins'\n    __qualname__ = 'tuple'\n"
+        "def halves(x):\n    return L([x / 2 + 1e-9, x / 4])\n"
+    )
+    honest = "def halves(x):\n    return (x / 2 + 1e-9, x / 4)\n"
+    _, results, _ = evaluate_samples([problem], [("r4/typed", honest), ("r4/typed", forged)], executor, ks=[1])
+    assert [r.passed for r in results] == [True, False]

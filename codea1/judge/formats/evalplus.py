@@ -195,9 +195,12 @@ def evalplus_assertion(
     """True where evalplus 0.3.1's evaluator passes one input, evaluated here on plain values.
 
     out_type / exp_type: the names of the original types (from `__codea1_typed`); without them the
-    decoded values' own types are compared. oracle: see evalplus_oracle; alt: the value an oracle
-    compares with (Mbpp/558, 581).
+    decoded values' own types are compared. The candidate's child names out_type, so that name can only
+    fail an input: where EvalPlus compares types, the types of the decoded values, which this process
+    decides, must agree too (a list subclass that calls itself `builtins.tuple` is still a list). oracle:
+    see evalplus_oracle; alt: the value an oracle compares with (Mbpp/558, 581).
     """
+    same_decoded = type(out) is type(exp)
     out, exp = _rebuilt(out_type, out), _rebuilt(exp_type, exp)
     if out_type is None or exp_type is None:
         out_type, exp_type = type(out).__qualname__, type(exp).__qualname__
@@ -218,7 +221,7 @@ def evalplus_assertion(
         if atol == 0 and is_floats(exp):
             atol = 1e-6
         if not exact and atol != 0:
-            if out_type != exp_type:
+            if out_type != exp_type or not same_decoded:
                 return False
             if isinstance(exp, (list, tuple)) and len(out) != len(exp):
                 return False
