@@ -275,3 +275,87 @@ def test_evalplus_type_checks_are_decided_on_decoded_values(executor) -> None:
     honest = "def halves(x):\n    return (x / 2 + 1e-9, x / 4)\n"
     _, results, _ = evaluate_samples([problem], [("r4/typed", honest), ("r4/typed", forged)], executor, ks=[1])
     assert [r.passed for r in results] == [True, False]
+
+
+# ---------------------------------------------------------------- the oracle's reading of an assert
+THIEF = (
+    "import sys\n"
+    "def f(x):\n"
+    "    for depth in range(1, 8):\n"
+    "        try:\n"
+    "            loc = sys._getframe(depth).f_locals\n"
+    "        except ValueError:\n"
+    "            break\n"
+    "        for value in list(loc.values()):\n"
+    "            if type(value) in (tuple, list) and len(value) == 2 and value[0] == x:\n"
+    "                return value[1]\n"
+    "            if hasattr(value, 'want') and getattr(value, 'arg', None) == x:\n"
+    "                return value.want\n"
+    "    return -1\n"
+)
+
+
+def test_only_the_arguments_of_a_loop_reach_the_candidate(executor) -> None:
+    from codea1.judge.oracle import AssertCase, run_assertions
+
+    tests = [
+        "assert all(f(t[0]) == t[1] for t in [(1, 10), (2, 20)])",
+        "assert [f(p[0]) for p in [[1, 10]]] == [10]",
+        "assert all(f(c.arg) == c.want for c in [type('C', (), {'arg': 1, 'want': 10})])",
+        "assert all(f(x=t[0]) == t[1] for t in [(3, 30)])",
+        "assert all(f(*t[:1]) == t[1] for t in [(4, 40)])",
+    ]
+    [res] = run_assertions(executor, [AssertCase(code=THIEF, tests=tests, entry_point="f")])
+    assert [r.status for r in res.results] == ["fail"] * 5
+    [ok] = run_assertions(executor, [AssertCase(code="def f(x):\n    return 10 * x\n", tests=tests, entry_point="f")])
+    assert [r.status for r in ok.results] == ["pass"] * 5
+
+
+def test_short_circuits_hold(executor) -> None:
+    from codea1.judge.oracle import AssertCase, run_assertions
+
+    code = "def f(x):\n    if x < 0:\n        raise ValueError(x)\n    return x\n"
+    tests = [
+        "assert f(1) == 1 or f(-1) == 0",
+        "assert f(0) == 1 and f(-1) == 0",
+        "assert f(2) if f(2) > 1 else f(-2)",
+        "assert any([f(1) > 0, f(-1) > 0]) or f(1) == 1",
+        "assert (lambda g=f: g(2))() == 2",
+        "assert f(1) == 2 or f(-1) == 0",
+        "assert f(-1) == 0 or True",
+    ]
+    [res] = run_assertions(executor, [AssertCase(code=code, tests=tests, entry_point="f")])
+    assert [r.status for r in res.results] == ["pass", "fail", "pass", "error", "pass", "error", "error"]
+    # (a list display is built whole, as in Python; the iterations of a comprehension split per iteration
+    # still run together in the candidate's child: one that raises fails the test, a limit of the split)
+
+
+def test_without_an_entry_point_the_child_computes_calls_not_verdicts(executor) -> None:
+    from codea1.judge.oracle import AssertCase, run_assertions
+
+    # the candidate reads the expected constant from its caller's code: with the whole boolean assert in
+    # its child, the caller was the assert itself
+    reader = (
+        "import sys\n"
+        "def f(x):\n"
+        "    consts = [c for c in sys._getframe(1).f_code.co_consts if type(c) is int and c != x]\n"
+        "    return consts[0] if consts else -1\n"
+    )
+    tests = ["assert f(1) == 7 and f(2) == 7", "assert all([f(3) == 9])", "assert f(1) == 7"]
+    [res] = run_assertions(executor, [AssertCase(code=reader, tests=tests)])
+    assert [r.status for r in res.results] == ["fail", "fail", "fail"]
+    [ok] = run_assertions(executor, [AssertCase(code="def f(x):\n    return 7 if x < 3 else 9\n", tests=tests)])
+    assert [r.status for r in ok.results] == ["pass", "pass", "pass"]
+
+
+def test_the_parents_compiled_code_cache_is_bounded_in_bytes(monkeypatch) -> None:
+    from codea1.sandbox import executor as executor_module
+
+    cache = executor_module._ship_call
+    cache.cache_clear()
+    monkeypatch.setattr(cache, "max_bytes", 1 << 20)
+    for i in range(60):  # 60 distinct calls of ~20 KB of source each, ~70 KB with their compiled form
+        call = f"len([{', '.join(str(i + j) for j in range(3_000))}])"
+        assert executor_module._shipped(call, "eval") == executor_module._ship(call, "eval")
+    assert 0 < cache.bytes <= 1 << 20 and len(cache.items) < 60
+    cache.cache_clear()

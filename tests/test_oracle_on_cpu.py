@@ -64,17 +64,19 @@ def test_read_assertion_lifts_only_calls_of_the_function_under_test():
     assert read_assertion("assert 3 in f(1)", "f").fast == ("has", 3)
     assert read_assertion("assert f(1)", "f").fast == ("truth", None)
     assert read_assertion("assert f(3) == f(2) + 1", "f").calls == ["f(3)", "f(2)"]
-    # in a one-`for` comprehension only the element's calls run in the candidate, once per iteration
+    # in a one-`for` comprehension only the element's calls run in the candidate, once per iteration, on
+    # the arguments the oracle computed for each iteration
     gen = read_assertion("assert all(f(x) == x for x in range(3))", "f")
-    assert gen.calls == ["[(f(x),) for x, in __codea1_pre]"] and gen.pre == {0: "[(x,) for x in range(3)]"}
+    each = "[(f(*__codea1_a0, **__codea1_k0),) for (__codea1_a0, __codea1_k0), in __codea1_pre]"
+    assert gen.calls == [each] and gen.pre == {0: "[(((x,), {}),) for x in range(3)]"}
     assert gen.template == (
         "all((__codea1_row[0] == x for __codea1_rows in [iter(__codea1_v[0])] "
         "for x in range(3) for __codea1_row in [next(__codea1_rows)]))"
     )
     # two `for`s: split per iteration too, the rows of both loops computed by the oracle
     two = read_assertion("assert [f(x, y) for x in [1] for y in [2]] == [3]", "f")
-    assert two.calls == ["[(f(x, y),) for x, y in __codea1_pre]"]
-    assert two.pre == {0: "[(x, y) for x in [1] for y in [2]]"}
+    assert two.calls == [each]
+    assert two.pre == {0: "[(((x, y), {}),) for x in [1] for y in [2]]"}
     # an iterable that calls the function: lifted whole (see the module's limits)
     assert read_assertion("assert [y for x in [1] for y in f(x)] == [3]", "f").calls == [
         "[y for x in [1] for y in f(x)]"

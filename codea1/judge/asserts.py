@@ -6,10 +6,13 @@
 calls run in the candidate's child, the rest of the expression (the template) is decided without the
 candidate's code, by codea1.judge.oracle.
 
-Limit: a comprehension whose iterable or condition calls the function, and a lambda that calls it, are
+Limits: a comprehension whose iterable or condition calls the function, and a lambda that calls it, are
 lifted whole (their calls depend on their own values), so a comparison inside them runs in the
 candidate's child; other comprehensions, with one `for` or several (`all(f(x) == y for x, y in cases)`,
-`all(f(a, b) == a + b for a in xs for b in ys)`), are split per iteration and are not exposed.
+`all(f(a, b) == a + b for a in xs for b in ys)`), are split per iteration and are not exposed: the
+candidate gets each iteration's arguments and nothing else. The iterations of a split comprehension run
+together in the candidate's child, so `any(f(x) for x in xs)` fails when a later iteration raises, where
+Python would have stopped at the first true value (`and`, `or`, `if-else` keep their short-circuits).
 """
 
 from __future__ import annotations
@@ -95,17 +98,18 @@ PRE = "__codea1_pre"  # in a per-iteration call: the loop's rows, as plain value
 
 
 class _Lifter(ast.NodeTransformer):
-    """Replaces each outermost call of the function under test by `<name>[i]`, collecting the calls.
+    """Replaces each outermost call of the functions under test by `<name>[i]`, collecting the calls.
 
     In a comprehension (one `for` or several) whose iterables and conditions do not call the function, only the
     calls of its element run in the candidate's child, once per iteration (as a list of tuples); the
     oracle runs the loop again and reads each iteration's values from that list, so a comparison inside
-    the element is decided outside the candidate too. Any other comprehension or lambda that calls the
-    function is lifted whole (a generator expression as the list it would produce).
+    the element is decided outside the candidate too. Any other comprehension that calls the function is
+    lifted whole (a generator expression as the list it would produce), and so is a call of a lambda that
+    calls it (`(lambda g=f: g(2))()`: its value, not the lambda).
     """
 
-    def __init__(self, entry_point: str, name: str = VALUES, per_iteration: bool = True):
-        self.entry_point = entry_point
+    def __init__(self, names: frozenset[str], name: str = VALUES, per_iteration: bool = True):
+        self.names = names
         self.name = name
         self.calls: list[str] = []
         self.pre: dict[int, str] = {}
@@ -117,14 +121,16 @@ class _Lifter(ast.NodeTransformer):
         return ast.copy_location(ref, node)
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
-        if isinstance(node.func, ast.Name) and node.func.id == self.entry_point:
+        if isinstance(node.func, ast.Name) and node.func.id in self.names:
             return self._lift(node)
-        if _uses_as_value(node, self.entry_point):  # `list(map(f, xs))`, `sorted(xs, key=f)`: the candidate's f
+        if _uses_as_value(node, self.names):  # `list(map(f, xs))`, `sorted(xs, key=f)`: the candidate's f
             return self._lift(node)
+        if isinstance(node.func, ast.Lambda) and _mentions(node.func, self.names):
+            return self._lift(node)  # the lambda's value is a function: its call's value is what comes back
         return self.generic_visit(node)
 
     def _scoped(self, node: ast.expr) -> ast.AST:
-        if not _mentions(node, self.entry_point):
+        if not _mentions(node, self.names):
             return node
         per_iteration = self._per_iteration(node)
         if per_iteration is not None:
@@ -134,31 +140,37 @@ class _Lifter(ast.NodeTransformer):
         return self._lift(node)
 
     def _per_iteration(self, node: ast.expr) -> ast.expr | None:
-        """`E(f(..)) for T1 in IT1 if C1 for T2 in IT2 ...` -> first the oracle: `[(names,) for T1 in IT1
-        if C1 for T2 in IT2 ...]`, the values of the loop names the calls use (plain values, pasted in as
-        PRE); then the candidate: `[(f(..),) for (names,) in PRE]` (lifted as one value), so no other name
-        of the targets (an expected value in `for x, y in CASES`) is ever bound in the candidate's frames;
-        then the oracle again: `E(row[0]) for rows in [iter(v[i])] for T1 in IT1 if C1 ... for row in
-        [next(rows)]`. Applies when no iterable or condition of the loops calls the function."""
+        """`E(f(..)) for T1 in IT1 if C1 for T2 in IT2 ...` -> first the oracle: `[((args, {kwargs}), ...)
+        for T1 in IT1 if C1 for T2 in IT2 ...]`, each iteration's arguments of each call (plain values,
+        pasted in as PRE); then the candidate: `[(f(*a0, **k0), ...) for ((a0, k0), ...) in PRE]` (lifted
+        as one value), so nothing but its own arguments ever reaches the candidate's frames (not a loop
+        name, not `t[1]` of `for t in CASES`); then the oracle again: `E(row[0]) for rows in [iter(v[i])]
+        for T1 in IT1 if C1 ... for row in [next(rows)]`. Applies when no iterable or condition of the
+        loops calls the function. A call whose arguments cannot be computed without the candidate (they
+        call it, or it is passed as a value: `list(map(f, xs))`) binds the loop names it uses instead."""
         if not self.per_iteration or isinstance(node, ast.Lambda):
             return None
         gens = node.generators
         if any(
-            g.is_async or _mentions(g.iter, self.entry_point) or any(_mentions(c, self.entry_point) for c in g.ifs)
-            for g in gens
+            g.is_async or _mentions(g.iter, self.names) or any(_mentions(c, self.names) for c in g.ifs) for g in gens
         ):
             return None
-        inner = _Lifter(self.entry_point, ROW, per_iteration=False)
+        inner = _Lifter(self.names, ROW, per_iteration=False)
         if isinstance(node, ast.DictComp):
             parts = [inner.visit(_copy(node.key)), inner.visit(_copy(node.value))]
         else:
             parts = [inner.visit(_copy(node.elt))]
-        calls = ast.Tuple([ast.parse(c, mode="eval").body for c in inner.calls], ast.Load())
-        bound = {n.id for g in gens for n in ast.walk(g.target) if isinstance(n, ast.Name)}
-        used = {n.id for c in inner.calls for n in ast.walk(ast.parse(c, mode="eval")) if isinstance(n, ast.Name)}
-        needed = sorted(bound & used)
-        pre = ast.ListComp(elt=ast.Tuple([ast.Name(x, ast.Load()) for x in needed], ast.Load()), generators=list(gens))
-        target = ast.Tuple([ast.Name(x, ast.Store()) for x in needed], ast.Store())
+        nodes = [ast.parse(c, mode="eval").body for c in inner.calls]
+        if all(_direct_call(c, self.names) for c in nodes):
+            row, target, calls = _argument_rows(nodes)
+        else:
+            bound = {n.id for g in gens for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+            used = {n.id for c in nodes for n in ast.walk(c) if isinstance(n, ast.Name)}
+            needed = sorted(bound & used)
+            row = ast.Tuple([ast.Name(x, ast.Load()) for x in needed], ast.Load())
+            target = ast.Tuple([ast.Name(x, ast.Store()) for x in needed], ast.Store())
+            calls = ast.Tuple(nodes, ast.Load())
+        pre = ast.ListComp(elt=row, generators=list(gens))
         rows = self._lift(
             ast.ListComp(elt=calls, generators=[ast.comprehension(target, ast.Name(PRE, ast.Load()), [], 0)])
         )
@@ -185,22 +197,25 @@ class _Lifter(ast.NodeTransformer):
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda = _scoped
 
 
-def read_assertion(statement: str, entry_point: str | None = None) -> Assertion | None:
+def read_assertion(
+    statement: str, entry_point: str | None = None, defined: frozenset[str] = frozenset()
+) -> Assertion | None:
     """An Assertion for one `assert ...` statement, or None when the text is not one assert statement.
 
-    With `entry_point`, every outermost call of that function is lifted (comprehensions and lambdas that
-    call it are lifted whole). Without it, the left side of a single comparison (or the whole expression
-    of a non-comparison assert) is what runs in the candidate's child, as `CALL <op> EXPECTED` tests
-    are usually written.
+    With `entry_point` (or, without one, with the names the candidate's code `defined`: `names_defined`),
+    every outermost call of those functions is lifted (see _Lifter). With neither, the left side of a
+    single comparison (or the whole expression of a non-comparison assert) is what runs in the
+    candidate's child, as `CALL <op> EXPECTED` tests are usually written.
     """
     node = parse_assert(statement)
     if node is None:
         return None
     expr = node.test
+    names = frozenset({entry_point}) if entry_point else frozenset(defined)
     try:
         pre: dict[int, str] = {}
-        if entry_point:
-            lifter = _Lifter(entry_point)
+        if names:
+            lifter = _Lifter(names)
             lifted: ast.expr = lifter.visit(_copy(expr))
             calls, pre = lifter.calls, lifter.pre
         elif isinstance(expr, ast.Compare) and len(expr.ops) == 1:
@@ -223,14 +238,69 @@ def _value_ref(index: int) -> ast.Subscript:
     return ast.Subscript(ast.Name(VALUES, ast.Load()), ast.Constant(index), ast.Load())
 
 
-def _uses_as_value(node: ast.AST, name: str) -> bool:
-    """Whether `name` appears in `node` other than as the function of a call (passed, stored, read)."""
+def _uses_as_value(node: ast.AST, names: frozenset[str]) -> bool:
+    """Whether one of `names` appears in `node` other than as the function of a call (passed, stored, read)."""
     called = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
-    return any(isinstance(n, ast.Name) and n.id == name and id(n) not in called for n in ast.walk(node))
+    return any(isinstance(n, ast.Name) and n.id in names and id(n) not in called for n in ast.walk(node))
 
 
-def _mentions(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+def _mentions(node: ast.AST, names: frozenset[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+
+
+def _direct_call(node: ast.expr, names: frozenset[str]) -> bool:
+    """`f(args)` of a function under test whose arguments do not mention any of them."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in names
+        and not any(_mentions(a, names) for a in [*node.args, *(k.value for k in node.keywords)])
+    )
+
+
+def _argument_rows(calls: list[ast.Call]) -> tuple[ast.expr, ast.expr, ast.expr]:
+    """For direct calls f_j(args_j): the oracle's row `((args_0,), {kwargs_0}), ...`, the candidate's loop
+    target `(__codea1_a0, __codea1_k0), ...` and its element `(f_0(*__codea1_a0, **__codea1_k0), ...)`."""
+    row, target, element = [], [], []
+    for j, call in enumerate(calls):
+        args = ast.Tuple(list(call.args), ast.Load())  # a Starred argument unpacks in a tuple display too
+        keys: list[ast.expr | None] = [None if k.arg is None else ast.Constant(k.arg) for k in call.keywords]
+        kwargs = ast.Dict(keys=keys, values=[k.value for k in call.keywords])
+        row.append(ast.Tuple([args, kwargs], ast.Load()))
+        a, k = f"__codea1_a{j}", f"__codea1_k{j}"
+        target.append(ast.Tuple([ast.Name(a, ast.Store()), ast.Name(k, ast.Store())], ast.Store()))
+        element.append(
+            ast.Call(
+                ast.Name(call.func.id, ast.Load()),
+                [ast.Starred(ast.Name(a, ast.Load()), ast.Load())],
+                [ast.keyword(None, ast.Name(k, ast.Load()))],
+            )
+        )
+    return ast.Tuple(row, ast.Load()), ast.Tuple(target, ast.Store()), ast.Tuple(element, ast.Load())
+
+
+def names_defined(code: str) -> frozenset[str]:
+    """The names a program binds at its top level (functions, classes, assignments, imports, anything
+    stored outside a function body): without an entry point, these are the candidate's functions."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    names: set[str] = set()
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue  # what a body binds is its own
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        if isinstance(node, ast.Lambda):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return frozenset(names)
 
 
 def _is_value_ref(node: ast.AST) -> bool:

@@ -13,11 +13,12 @@ decontamination.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from codea1.judge.asserts import PRE, VALUES, Assertion, read_assertion
+from codea1.judge.asserts import PRE, VALUES, Assertion, names_defined, read_assertion
 from codea1.judge.equality import holds
 from codea1.judge.literals import plain_source
 from codea1.sandbox import CallResult, Job, JobResult
@@ -25,6 +26,19 @@ from codea1.sandbox.api import Executor, Progress
 from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable
 
 CLEAN_PRELUDE = "import math\n"  # what a test's EXPECTED may use when there is no GT program to run it in
+# The candidate's values as the oracle's template reads them: a call that did not return (it raised, timed
+# out or crashed) raises when the template reaches it, and only then, so `and`, `or`, `if-else`, `any` and
+# `all` keep Python's short-circuits (the candidate's child computes every lifted call, eagerly).
+LAZY_VALUES = """
+def __codea1_lazy(values, failed):
+    class Values(list):
+        def __getitem__(self, i):
+            if i in failed:
+                raise LookupError("__codea1_failed_call:%d" % i)
+            return list.__getitem__(self, i)
+    return Values(values)
+"""
+_FAILED_CALL = re.compile(r"__codea1_failed_call:(\d+)")
 
 
 class _PasteRows(ast.NodeTransformer):
@@ -70,6 +84,11 @@ def _paste_loop_rows(
     return refused
 
 
+def _defined(case: AssertCase) -> frozenset[str]:
+    """Without an entry point, the names the candidate's code binds are its functions under test."""
+    return frozenset() if case.entry_point else names_defined(case.code)
+
+
 # ---------------------------------------------------------------------------- running asserts
 @dataclass
 class AssertCase:
@@ -99,7 +118,10 @@ def run_assertions(
     "invalid" with the reason. The candidate's child only computes the lifted calls' values; every
     verdict is decided in this process or in an oracle child that never runs the candidate's code.
     """
-    read = [[read_assertion(t, case.entry_point) if type(t) is str else None for t in case.tests] for case in cases]
+    read = [
+        [read_assertion(t, case.entry_point, _defined(case)) if type(t) is str else None for t in case.tests]
+        for case in cases
+    ]
     refused = _paste_loop_rows(executor, cases, read, timeout)
     jobs, spans = [], []
     for n, (case, row) in enumerate(zip(cases, read)):
@@ -115,7 +137,7 @@ def run_assertions(
     ran = executor.run(jobs, progress=progress) if jobs else []
 
     out: list[Any] = []
-    pending: list[tuple[int, int, str]] = []  # (case, test, `bool(template)` with values pasted in)
+    pending: list[tuple[int, int, str, list]] = []  # (case, test, `bool(template)` with values pasted in, calls)
     for n, (case, row, span, res) in enumerate(zip(cases, read, spans, ran)):
         results: list[Any] = []
         for t, (a, (lo, hi)) in enumerate(zip(row, span)):
@@ -126,12 +148,13 @@ def run_assertions(
                 results.append(CallResult("fail", error=refused[n, t]))
                 continue
             got = res.results[lo:hi] if res.defined else []
-            bad = next((r for r in got if r.status != "ok"), None)
+            failed = [i for i, r in enumerate(got) if r.status != "ok"]
             seconds = sum(float(r.seconds or 0.0) for r in got)
-            if bad is not None:
+            if failed and (a.fast is not None or len(failed) == len(got)):  # the template needs every value
+                bad = got[failed[0]]
                 results.append(CallResult(bad.status, None, bad.error, seconds))
                 continue
-            values = [r.value for r in got]
+            values = [None if i in failed else r.value for i, r in enumerate(got)]
             if any(v is UNSERIALIZABLE or contains_unserializable(v) for v in values):
                 results.append(
                     CallResult(
@@ -149,26 +172,29 @@ def run_assertions(
                 results.append(CallResult("pass" if ok else "fail", shown, None, seconds))
                 continue
             try:
-                source = f"bool((lambda {VALUES}: ({a.template}))([{', '.join(plain_source(v) for v in values)}]))"
+                pasted = f"[{', '.join(plain_source(v) for v in values)}]"
             except (ValueError, RecursionError):
                 results.append(CallResult("fail", shown, "a value could not be passed to the oracle", seconds))
                 continue
+            pasted = f"__codea1_lazy({pasted}, {set(failed)!r})" if failed else pasted
             results.append(CallResult("pending", shown, None, seconds))
-            pending.append((n, len(results) - 1, source))
+            pending.append((n, len(results) - 1, f"bool((lambda {VALUES}: ({a.template}))({pasted}))", got))
         if not res.defined:
             results = [CallResult("invalid", error=res.error) for _ in case.tests]
         out.append(JobResult(res.id, res.defined, res.error, results, res.stdout))
 
     by_case: dict[int, list[tuple[int, str]]] = {}
-    for n, t, source in pending:
+    calls_of: dict[tuple[int, int], list] = {}
+    for n, t, source, got in pending:
         if out[n].defined:
             by_case.setdefault(n, []).append((t, source))
+            calls_of[n, t] = got
     if by_case:
         keys = list(by_case)
         oracle_jobs = [
             Job(
                 id=f"oracle:{cases[n].id or n}",
-                code=cases[n].oracle or CLEAN_PRELUDE,
+                code=(cases[n].oracle or CLEAN_PRELUDE) + LAZY_VALUES,
                 calls=[s for _, s in by_case[n]],
                 timeout=timeout,
             )
@@ -177,8 +203,12 @@ def run_assertions(
         for n, res in zip(keys, executor.run(oracle_jobs)):
             for (t, _), r in zip(by_case[n], res.results if res.defined else []):
                 prev = out[n].results[t]
+                reached = _FAILED_CALL.search(r.error or "") if r.status == "error" else None
                 if r.status == "ok" and type(r.value) is bool:
                     prev.status = "pass" if r.value else "fail"
+                elif reached is not None:  # the assert needed a call that did not return: its outcome
+                    call = calls_of[n, t][int(reached.group(1))]
+                    prev.status, prev.error = call.status, call.error
                 else:  # the assert raised on the candidate's values (or gave no bool): a failed test
                     prev.status, prev.error = "fail", f"the assert's expression failed: {r.error or r.status}"
             if not res.defined:

@@ -14,9 +14,9 @@ once more (`_execute_healing`). The layers are listed by `isolation_report()` (`
 from __future__ import annotations
 
 import ast
+import collections
 import contextlib
 import fcntl
-import functools
 import json
 import marshal
 import os
@@ -325,8 +325,46 @@ def _ship(source: str, mode: str) -> bytes | str | None:
 
 
 # the same code runs against many test suites, the same tests against many codes
-_ship_code = functools.lru_cache(maxsize=1024)(functools.partial(_ship, mode="exec"))
-_ship_call = functools.lru_cache(maxsize=1 << 14)(functools.partial(_ship, mode="eval"))
+class _ByteBoundedCache:
+    """`_ship` results by source, least recently used first out, bounded by the bytes it holds (sources
+    and shipped forms together), not by entries: a long call costs what it weighs."""
+
+    def __init__(self, mode: str, max_bytes: int) -> None:
+        self.mode, self.max_bytes, self.bytes = mode, max_bytes, 0
+        self.items: collections.OrderedDict[str, bytes | str | None] = collections.OrderedDict()
+        self.lock = threading.Lock()
+
+    def __call__(self, source: str) -> bytes | str | None:
+        with self.lock:
+            if source in self.items:
+                self.items.move_to_end(source)
+                return self.items[source]
+        shipped = _ship(source, self.mode)
+        size = _weight(source, shipped)
+        if size > self.max_bytes // 8:
+            return shipped  # one entry never takes more than an eighth of the cache
+        with self.lock:
+            if source not in self.items:
+                self.items[source] = shipped
+                self.bytes += size
+                while self.bytes > self.max_bytes:
+                    old, gone = self.items.popitem(last=False)
+                    self.bytes -= _weight(old, gone)
+        return shipped
+
+    def cache_clear(self) -> None:
+        with self.lock:
+            self.items.clear()
+            self.bytes = 0
+
+
+def _weight(source: str, shipped: bytes | str | None) -> int:
+    return 2 * len(source) + (len(shipped) * (2 if type(shipped) is str else 1) if shipped is not None else 0) + 64
+
+
+SHIP_CACHE_BYTES = 64 << 20  # per cache (job code, calls): the parent's memory for compiled code is bounded
+_ship_code = _ByteBoundedCache("exec", SHIP_CACHE_BYTES)
+_ship_call = _ByteBoundedCache("eval", SHIP_CACHE_BYTES)
 
 
 def clear_caches() -> None:
