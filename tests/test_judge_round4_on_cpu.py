@@ -359,3 +359,77 @@ def test_the_parents_compiled_code_cache_is_bounded_in_bytes(monkeypatch) -> Non
         assert executor_module._shipped(call, "eval") == executor_module._ship(call, "eval")
     assert 0 < cache.bytes <= 1 << 20 and len(cache.items) < 60
     cache.cache_clear()
+
+
+def test_the_allowlist_root_holds_with_codea1_under_tmp(tmp_path) -> None:
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from codea1.sandbox import isolation_level
+
+    if "allowlist" not in isolation_level():
+        pytest.skip("the allow-list root is not available on this machine (root and bubblewrap)")
+    repo = Path(__file__).resolve().parents[1]
+    assert str(tmp_path.resolve()).startswith("/tmp/")
+    shutil.copytree(repo / "codea1", tmp_path / "codea1", ignore=shutil.ignore_patterns("__pycache__"))
+    script = (
+        "import warnings; warnings.simplefilter('ignore')\n"
+        "import codea1, json\n"
+        "from codea1.sandbox import Job, LocalExecutor\n"
+        f"with LocalExecutor(1, uid_base={UID_BASE + 40}) as ex:\n"
+        "    [r] = ex.run([Job('w', 'import os', ['os.path.exists(\"/run/lock\")', 'len(os.listdir(\"/tmp\"))', "
+        "'__import__(\"json\").dumps([1])'])])\n"
+        "    print(json.dumps([codea1.__file__, ex.isolation_level, [x.value for x in r.results]]))\n"
+    )
+    import sysconfig
+
+    # -S: no site initialisation, so the checkout's editable install does not shadow the copy under /tmp
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), sysconfig.get_paths()["purelib"]])}
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", script],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    where, level, values = __import__("json").loads(out.stdout.strip().splitlines()[-1])
+    assert where.startswith(str(tmp_path))  # this run's codea1 is the copy under /tmp
+    assert level.split("+")[0] == "allowlist"
+    assert values == [False, 0, "[1]"]  # no host /run in the root, an empty /tmp, the stdlib importable
+
+
+def test_keys_whose_hashes_repeat_a_little_are_not_a_flood() -> None:
+    import json
+
+    from codea1.judge.literals import literal
+    from codea1.sandbox.values import UNSERIALIZABLE, floods, from_json, to_json
+
+    powers = {2**k for k in range(300)}  # CPython's int hash repeats every 61 powers of two
+    assert from_json(json.loads(json.dumps(to_json(powers)))) == powers
+    assert from_json(to_json({2**k: k for k in range(300)})) == {2**k: k for k in range(300)}
+    assert literal("{" + ", ".join(str(2**k) for k in range(300)) + "}") == (True, powers)
+    p = 2**61 - 1
+    assert floods([hash(k * p + 7) for k in range(66)]) and not floods([hash(k * p + 7) for k in range(65)])
+    assert from_json(to_json({k * p + 7 for k in range(200)})) is UNSERIALIZABLE
+
+
+def test_large_float_outputs_keep_evalplus_tolerance(executor) -> None:
+    from codea1.eval.benchmarks import EVALPLUS_HELPERS
+    from codea1.eval.code_eval import evaluate_samples
+
+    test_code = EVALPLUS_HELPERS + (
+        "\ndef ref_func(n):\n    return [i / 3 for i in range(n)]\n\n"
+        "def check(candidate):\n    inputs = [[60000]]\n"
+        "    for i, inp in enumerate(inputs):\n        assertion(candidate(*inp), ref_func(*inp), 1e-6)\n"
+    )
+    gt = "def thirds(n):\n    return [i / 3 for i in range(n)]\n"
+    problem = Problem("r4/thirds", "p", "d", "thirds", gt, test_code=test_code, source="humanevalplus")
+    close = "def thirds(n):\n    return [i / 3 + 1e-9 for i in range(n)]\n"
+    off = "def thirds(n):\n    return [i / 3 + 1e-3 for i in range(n)]\n"
+    _, results, _ = evaluate_samples([problem], [("r4/thirds", close), ("r4/thirds", off)], executor, ks=[1])
+    assert [r.passed for r in results] == [True, False]

