@@ -193,18 +193,13 @@ def test_every_gt_call_is_a_job_of_its_own(executor):
 
 
 def test_candidate_time_limit_scales_with_gt_runtime(executor):
-    slow_gt = Problem(
-        id="t/slow",
-        prompt="p",
-        description="d",
-        entry_point="f",
-        gt_solution="import time\ndef f(x):\n    time.sleep(0.2)\n    return x\n",
-    )
-    slower = "import time\ndef f(x):\n    time.sleep(0.9)\n    return x\n"
+    spin = "import time\ndef f(x):\n    t = time.process_time()\n    while time.process_time() - t < {}:\n        pass\n    return x\n"
+    slow_gt = Problem(id="t/slow", prompt="p", description="d", entry_point="f", gt_solution=spin.format(0.2))
+    slower = spin.format(0.9)
     suite = "assert f(1) == 1"
-    # GT takes ~0.2 s (< test_timeout 0.5): kept. The candidate takes ~0.9 s: with the limit scaled to
-    # 8 x 0.2 = 1.6 s it passes; with factor 1 the limit stays 0.5 s and it times out (a failure).
-    # (Wide margins on both sides, so a busy machine does not flip the outcome.)
+    # GT computes for ~0.2 s (< test_timeout 0.5): kept. The candidate computes for ~0.9 s: with the limit
+    # scaled to 8 x 0.2 = 1.6 s it passes; with factor 1 the limit stays 0.5 s and it times out (a failure).
+    # (CPU time, which is what the limit is on where the slot's cgroup counts it; wide margins both sides.)
     scaled = play_question(slow_gt, [slower], [[suite]], executor, [], GameConfig(test_timeout=0.5, timeout_factor=8))
     fixed = play_question(slow_gt, [slower], [[suite]], executor, [], GameConfig(test_timeout=0.5, timeout_factor=1))
     assert scaled.codes[0].suites[0].gen_pass == 1.0

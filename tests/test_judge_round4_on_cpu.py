@@ -433,3 +433,67 @@ def test_large_float_outputs_keep_evalplus_tolerance(executor) -> None:
     off = "def thirds(n):\n    return [i / 3 + 1e-3 for i in range(n)]\n"
     _, results, _ = evaluate_samples([problem], [("r4/thirds", close), ("r4/thirds", off)], executor, ks=[1])
     assert [r.passed for r in results] == [True, False]
+
+
+SPINNERS = 8
+
+
+def _beside_the_slot(group, pids: list[int]) -> None:
+    """Moves processes into a CPU group beside the slot's, weighing as much as SPINNERS slots (as another
+    sandbox pool's spinning jobs would): the slot's share of the CPU drops to 1 / (SPINNERS + 1)."""
+    cpu_dir = next(d for d in group.dirs if (d / ("cpu.weight" if group.version == 2 else "cpu.shares")).exists())
+    beside = cpu_dir.parent / "r4-spinners"
+    beside.mkdir(exist_ok=True)
+    knob = "cpu.weight" if group.version == 2 else "cpu.shares"
+    (beside / knob).write_text(str(SPINNERS * (100 if group.version == 2 else 1024)))
+    for pid in pids:
+        (beside / "cgroup.procs").write_text(str(pid))
+
+
+def test_a_slowed_honest_call_is_not_a_timeout() -> None:
+    """One CPU shared with SPINNERS spinning processes: a call that computes for 0.12 s takes about 0.5 s
+    of wall time. At a 0.15 s limit it timed out on the wall clock (0.4 s with the grace); the limit is now on
+    the call's CPU time (the slot's cgroup counts it), so it passes; a call that computes past the limit,
+    and one that sleeps past three limits, still time out."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import quiet_executor
+
+    from codea1.sandbox import Job
+
+    spin = "import time\nt = time.process_time()\nwhile time.process_time() - t < {}:\n    pass\n"
+    before = os.sched_getaffinity(0)
+    cpu = min(before)
+    os.sched_setaffinity(0, {cpu})
+    spinners = []
+    try:
+        with quiet_executor(UID_BASE + 50, workers=1) as ex:
+            if "cgroup" not in ex.isolation_level.split("+"):
+                pytest.skip("no cgroup counts the slot's CPU time here")
+            spinners = [subprocess.Popen([sys.executable, "-c", spin.format(30)]) for _ in range(SPINNERS)]
+            _beside_the_slot(ex._slots[0].cgroup, [p.pid for p in spinners])
+            __import__("time").sleep(0.5)  # until they all spin
+            job = Job(
+                "slowed",
+                "import time\ndef f(s):\n"
+                + "\n".join("    " + x for x in spin.format("s").splitlines())
+                + "\n    return s\n",
+                ["f(0.12)", "f(0.12)", "f(1.0)", "time.sleep(5)"],
+                timeout=0.15,
+            )
+            [res] = ex.run([job])
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()
+        os.sched_setaffinity(0, before)
+    for d in (__import__("pathlib").Path("/sys/fs/cgroup") / x / "codea1-sandbox" / "r4-spinners" for x in ("", "cpu")):
+        if d.is_dir():
+            d.rmdir()
+    assert [r.status for r in res.results] == ["ok", "ok", "timeout", "timeout"], [
+        (r.status, r.seconds) for r in res.results
+    ]
+    assert min(r.seconds for r in res.results[:2]) > 0.4  # the machine really was slow for them
+    assert res.results[3].seconds < 2.0  # the sleeping call ended at the wall backstop
