@@ -109,9 +109,9 @@ def main() -> None:
         scored: list[float] = []
         original = backend.score
 
-        def timed_score(p, resp):
+        def timed_score(p, resp, *args, **kwargs):  # the backend's own signature (temperature=... included)
             t = time.perf_counter()
-            out = original(p, resp)
+            out = original(p, resp, *args, **kwargs)
             scored.append(time.perf_counter() - t)
             return out
 

@@ -3,10 +3,15 @@
 GT's time, which sets a candidate's per-call limit (max(game.test_timeout, game.timeout_factor x GT's
 slowest call)), is measured by the oracle stage; this script loads the machine only once the candidates run
 (a second sandbox pool running --spinners spinning jobs at a time, started when the first candidate batch
-is sent), as happens when other work starts between the two stages. Every failed call of the GT-identical candidate is a false failure
-that would pay the Test LLM. Rounds alternate the game as it is (GT's repeat of each timed-out call decides
-whether the timeout stands, codea1.game.play._recheck_timeouts) and the game without that recheck, so both
-see the same machine. Prints the false-failure rate of each and their ratio.
+is sent), as happens when other work starts between the two stages. Every failed call of the GT-identical
+candidate is a false failure that would pay the Test LLM. Rounds alternate three ways of judging, so all
+see the same machine:
+- "cpu": the game as it is: the limit on the call's CPU time where the slot's cgroup counts it
+  (codea1.sandbox.executor._read_call), then GT's repeat of each timed-out call decides whether the
+  timeout stands (codea1.game.play._recheck_timeouts);
+- "wall": the same with the wall clock deciding (the sandbox's CPU clock switched off), as before;
+- "wall, no recheck": the wall clock and no recheck, as before that.
+Prints each one's false-failure rate.
 
     python benchmarks/timeout_noise.py [--rounds 4] [--calls 8] [--spinners 7]
 """
@@ -75,15 +80,20 @@ def main() -> None:
     suite = "```python\n" + "\n".join(f"assert work({args.work + k}) == 0" for k in range(args.calls)) + "\n```"
     code = f"```python\n{gt}```"
     config = GameConfig(test_timeout=0.01, timeout_factor=2.0)
-    real = play_module._recheck_timeouts
-    rates: dict[str, list[float]] = {"recheck": [], "none": []}
+    from codea1.sandbox import executor as executor_module
+
+    real_recheck, real_clock = play_module._recheck_timeouts, executor_module._Zygote.cpu_clock
+    modes = ("cpu", "wall", "wall, no recheck")
+    rates: dict[str, list[float]] = {m: [] for m in modes}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         with LocalExecutor(2) as ex:
             for r in range(args.rounds):
-                for mode in ("recheck", "none") if r % 2 == 0 else ("none", "recheck"):
-                    if mode == "none":
-                        play_module._recheck_timeouts = lambda problems, jobs, plan, results, executor: [
+                for mode in modes[r % 3 :] + modes[: r % 3]:
+                    if mode.startswith("wall"):
+                        executor_module._Zygote.cpu_clock = lambda self: None
+                    if mode == "wall, no recheck":
+                        play_module._recheck_timeouts = lambda problems, jobs, plan, results, executor, judge=None: [
                             (res, set()) for res in results
                         ]
                     loaded = _LoadWhenCandidatesRun(ex, args.spinners)
@@ -91,18 +101,21 @@ def main() -> None:
                         result = play_question(problem, [code], [[suite]], loaded, [], config)
                     finally:
                         loaded.close()
-                        play_module._recheck_timeouts = real
+                        play_module._recheck_timeouts, executor_module._Zygote.cpu_clock = real_recheck, real_clock
                     share = 1.0 - result.codes[0].code_reward  # R_C: the share of its tests it passed
                     failed = share * args.calls
                     rates[mode].append(share)
                     print(
-                        f"round {r + 1} {mode:8s}: {failed:.0f} of {args.calls} calls failed "
+                        f"round {r + 1} {mode:16s}: {failed:.0f} of {args.calls} calls failed "
                         f"(excused {result.timeouts_excused})"
                     )
-    a, b = statistics.mean(rates["recheck"]), statistics.mean(rates["none"])
     print(
-        f"false-failure rate: with the recheck {100 * a:.1f}%, without {100 * b:.1f}% "
-        f"({args.rounds} rounds x {args.calls} calls, {args.spinners} spinners)"
+        "false-failure rate: "
+        + ", ".join(
+            f"{m} {100 * statistics.mean(rates[m]):.1f}% ({round(sum(rates[m]) * args.calls)} of {len(rates[m]) * args.calls})"
+            for m in modes
+        )
+        + f" ({args.rounds} rounds x {args.calls} calls, {args.spinners} spinners)"
     )
 
 
