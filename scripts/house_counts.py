@@ -28,6 +28,7 @@ FLOORS = [
     ("codea1.game", 5),
     ("codea1.eval", 5),
     ("codea1.train", 6),
+    ("codea1.integrations", 6),  # rewards for other trainers: the judge, evaluation and the game behind them
     ("codea1.cli", 7),
     ("codea1.__main__", 7),
     ("codea1", 0),  # the package itself holds only its version

@@ -17,6 +17,8 @@ VENV="${VENV:-.venv}"
 # Ray (core) for the tests of the Ray sandbox pool and the Ray-hosted policies on a local cluster; pinned
 # to the version those paths were checked against (their tests skip where Ray is absent).
 "$VENV/bin/python" -m pip install -q "ray==2.60.0"
+# TRL, for the test that runs a real GRPOTrainer step with codea1's reward (codea1.integrations.trl)
+"$VENV/bin/python" -m pip install -q "trl==1.16.0"
 # the mutation engine's parity test against Cosmic-Ray's own operators runs in CI too
 "$VENV/bin/python" -m pip install -q "cosmic-ray==8.7.0"
 # Optional system libraries for the sandbox (libseccomp); the sandbox falls back and
