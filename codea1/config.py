@@ -440,6 +440,37 @@ def _eval_defaults() -> EvalSection:
     return EvalSection(temperature=0.7, top_p=0.95, max_new_tokens=512, rows_per_call=16)
 
 
+HEALTH_MODES = ("off", "warn", "stop")
+
+
+@dataclass
+class HealthSection(Section):
+    """Run health (codea1.train.health): signals of collapse and reward hacking, each averaged over the
+    last `window` steps and checked after every step; a signal past its threshold is printed and kept in
+    metrics.jsonl (health_warnings), and with mode=stop the run ends there, checkpointed."""
+
+    mode: str = knob("warn", "off: no checks; warn: print and log; stop: also end the run", choices=HEALTH_MODES)
+    window: int = knob(
+        5, "steps a signal is averaged over (and the first steps entropy and length are compared with)", low=1
+    )
+    min_entropy_ratio: float = knob(0.3, "collapse: a policy's entropy under this share of its first window's", low=0.0)
+    min_length_ratio: float = knob(
+        0.3, "collapse: a role's response length under this share of its first window's", low=0.0
+    )
+    max_zero_var_groups: float = knob(
+        0.9, "no signal: share of trained groups whose rewards are all equal (no gradient)", low=0.0, high=1.0
+    )
+    max_tests_not_calling: float = knob(
+        0.5, "hacking: share of kept tests that never call the function under test", low=0.0, high=1.0
+    )
+    max_tests_refused: float = knob(
+        0.5, "hacking: share of written tests refused as introspective, random or not plain data", low=0.0, high=1.0
+    )
+    max_book_fresh_gap: float = knob(
+        0.6, "hacking: fresh tests' pass rate minus the Mistake Book's (tests growing easy)", low=0.0, high=1.0
+    )
+
+
 SFT_ROLES = ("code", "test")
 SFT_TEST_ORDERS = ("given", "shortest")
 
@@ -491,6 +522,7 @@ class Config(Section):
     placement: PlacementSection = field(default_factory=PlacementSection)
     eval: EvalSection = field(default_factory=_eval_defaults)
     sft: SFTSection = field(default_factory=SFTSection)
+    health: HealthSection = field(default_factory=HealthSection)
 
     def __post_init__(self) -> None:
         super().__post_init__()

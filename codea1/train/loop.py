@@ -28,6 +28,7 @@ from typing import Any
 from codea1.config import Config
 from codea1.errors import UserError
 from codea1.sandbox.api import Executor
+from codea1.train import health
 from codea1.train.checkpoint import (
     TrainerState,
     debug_kill,
@@ -343,6 +344,7 @@ class Trainer:
             disable=not self.show_progress,
             transient=False,
         )
+        rows = read_metrics(self.run.metrics_path)  # the run's rows so far (truncated to the checkpoint)
         with progress:
             task = progress.add_task("training", total=total, completed=state.step)
 
@@ -365,9 +367,14 @@ class Trainer:
                 )
                 out.metrics["epoch"] = (state.cursor - 1) // len(problems)
                 out.metrics["question_ids"] = [p.id for p in batch]  # the step's questions, in the data order
+                rows.append(out.metrics)
+                unhealthy = health.check(rows, cfg.health)
+                if unhealthy:
+                    out.metrics["health_warnings"] = unhealthy
                 logger.log(out.metrics)
                 debug_kill("metrics", step)
-                stop_now = self.stop is not None and bool(self.stop(read_metrics(self.run.metrics_path)))
+                health_stop = bool(unhealthy) and cfg.health.mode == "stop"
+                stop_now = health_stop or (self.stop is not None and bool(self.stop(rows)))
                 if step % cfg.train.checkpoint_every == 0 or step == total or stop_now:
                     env.phase("checkpoint")
                     self._checkpoint(state, env.code_policy, env.test_policy)
@@ -376,6 +383,14 @@ class Trainer:
                     self._report(progress.console)
                 progress.update(task, completed=step)
                 progress.console.print(summary_line(out.metrics, total), soft_wrap=True, highlight=False)
+                for sentence in unhealthy:
+                    progress.console.print(f"[yellow]health: {sentence}[/]", soft_wrap=True, highlight=False)
+                if health_stop:
+                    progress.console.print(
+                        f"stopping at step {step} (health.mode=stop), checkpointed; `codea1 train` with "
+                        "health.mode=warn or a looser threshold resumes it"
+                    )
+                    break
                 if stop_now:
                     progress.console.print(f"stopping at step {step}: the run's budget is spent")
                     break

@@ -227,6 +227,7 @@ class A1:
             )
 
         metrics = game_metrics(step, results, book, code_metrics, test_metrics, _flat(test_rewards))
+        metrics.update(health_signals(results, [p.entry_point for p in batch], test_rewards))
         metrics.update(replay_metrics(histories))
         if golden is not None:
             metrics["golden_pass_rate"] = mean(_flat(golden))
@@ -297,6 +298,7 @@ class Golden:
             "code_reward": mean(flat_rewards),
             "golden_pass_rate": mean(flat_rewards),
             "code_all_pass_frac": mean([r >= 1.0 for r in flat_rewards]),
+            "code_zero_var_groups": mean([float(max(g) == min(g)) for g in rewards if len(g) > 1]),
             **_prefixed("code_", code_metrics),
             **_length_metrics("code", codes, seconds["gen_code"]),
             **_times(seconds),
@@ -375,6 +377,38 @@ def game_metrics(
         "timeouts_excused": float(sum(r.timeouts_excused for r in results)),
         **_prefixed("code_", code_metrics),
         **_prefixed("test_", test_metrics),
+    }
+
+
+def health_signals(results: list, entry_points: list[str], trained_test_rewards: list[list[float]]) -> dict[str, float]:
+    """The step's signals of collapse and reward hacking (codea1.train.health reads them over a window).
+
+    code_zero_var_groups / test_zero_var_groups: share of the trained groups whose rewards are all equal
+    (no gradient); tests_not_calling: share of kept tests whose CALL is not the function under test (the
+    free-validity hack: `assert len([1]) == 1`); tests_refused: share of written tests the judge refused
+    as introspective, random or not plain data; tests_wrong_prediction: share of kept tests whose expected
+    value GT contradicts; book_fresh_gap: fresh tests' pass rate minus the Mistake Book's (tests that grow
+    easy while old failures stay failed)."""
+    code_groups = [r.code_rewards for r in results if len(r.code_rewards) > 1]
+    test_groups = [g for g in trained_test_rewards if len(g) > 1]
+    kept = not_calling = refused = written = wrong = 0
+    for r, entry in zip(results, entry_points, strict=True):
+        for suite in (s for per_code in r.oracles for s in per_code):
+            kept += len(suite.kept)
+            not_calling += sum(not k.call.startswith(f"{entry}(") for k in suite.kept)
+            wrong += sum(not k.predicted_ok for k in suite.kept)
+            refused += suite.unresolved
+            written += len(suite.kept) + suite.invalid_tests
+    valid = [c for r in results for c in r.codes if c.valid]
+    with_book = [c for c, r in ((c, r) for r in results for c in r.codes) if c.valid and r.history]
+    fresh = mean([s.gen_pass for c in valid for s in c.suites])
+    return {
+        "code_zero_var_groups": mean([float(max(g) == min(g)) for g in code_groups]),
+        "test_zero_var_groups": mean([float(max(g) == min(g)) for g in test_groups]),
+        "tests_not_calling": not_calling / kept if kept else 0.0,
+        "tests_refused": refused / written if written else 0.0,
+        "tests_wrong_prediction": wrong / kept if kept else 0.0,
+        "book_fresh_gap": fresh - mean([c.hist_pass for c in with_book]) if with_book else 0.0,
     }
 
 

@@ -176,6 +176,18 @@ def make_plots(rows: list[dict], plots_dir: Path) -> list[tuple[str, str]]:
             ],
             "value",
         ),
+        (
+            "health.png",
+            "Run health (codea1.train.health): collapse and reward-hacking signals",
+            [
+                ("code_zero_var_groups", "code groups with equal rewards"),
+                ("test_zero_var_groups", "trained test groups with equal rewards"),
+                ("tests_not_calling", "kept tests not calling the function"),
+                ("tests_refused", "written tests refused by the judge"),
+                ("book_fresh_gap", "fresh minus book pass rate"),
+            ],
+            "share",
+        ),
     ]
     for name, title, keys, ylabel in specs:
         note = _line_plot(plots_dir / name, rows, keys, title, ylabel)
@@ -276,6 +288,24 @@ def collapses(rows: list[dict], window: int = 3, min_start: float = 0.1, ratio: 
     return out
 
 
+def health_flags(rows: list[dict]) -> list[str]:
+    """The run-health sentences of the last step that had any, each with the step its rule first fired."""
+    import re
+
+    def rule(sentence: str) -> str:  # the sentence without its figures: one per rule
+        return re.sub(r"[-+]?\d[\d.,e]*%?", "#", sentence)
+
+    first: dict[str, object] = {}
+    warned = [r for r in rows if r.get("health_warnings")]
+    for r in warned:
+        for sentence in r["health_warnings"]:
+            first.setdefault(rule(sentence), r.get("step"))
+    if not warned:
+        return []
+    last = warned[-1]
+    return [f"health at step {last.get('step')} (since step {first[rule(s)]}): {s}" for s in last["health_warnings"]]
+
+
 def _heldout_plot(path: Path, stages: dict) -> bool:
     """The demo's held-out measurements per stage, with their 95% intervals."""
     import matplotlib.pyplot as plt
@@ -374,7 +404,7 @@ def write_report(run_dir: str | Path, examples: int = 3) -> Path:
     example_html = "\n".join(
         _example_html(line, texts.get(str(line.get("question_id")), "")) for line in lines[:examples]
     )
-    flags = "".join(f'<p class="flag">{esc(line)}</p>' for line in collapses(rows))
+    flags = "".join(f'<p class="flag">{esc(line)}</p>' for line in collapses(rows) + health_flags(rows))
     page = f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>codea1 run {esc(run.root.name)}</title>
 <style>body{{font-family:sans-serif;max-width:1100px;margin:auto}} figure{{display:inline-block;margin:6px}}
