@@ -134,6 +134,12 @@ class TrainSection(Section):
         True,
         "a1/selfplay: also run each code on the dataset's golden tests (metric golden_pass_rate only, not a reward)",
     )
+    refill_rounds: int = knob(
+        0,
+        "dynamic sampling (DAPO-style): up to this many extra sampling rounds per step for the questions whose "
+        "M codes all got the same reward (no gradient); 0: off",
+        low=0,
+    )
     log_rollouts: bool = knob(True, "write rollouts/step_K.jsonl (score input format plus scores)")
     tensorboard: bool = knob(False, "also log metrics to TensorBoard (needs the 'tensorboard' extra)")
     wandb: bool = knob(False, "also log metrics to Weights & Biases (needs the 'wandb' extra)")

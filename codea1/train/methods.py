@@ -92,7 +92,7 @@ class StepOutput:
 def timed(seconds: dict[str, float], name: str) -> Iterator[None]:
     start = time.perf_counter()
     yield
-    seconds[name] = time.perf_counter() - start
+    seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - start  # a phase may run more than once
 
 
 def sample(policy: Any, prompts: list, sampling: Sampling, n: int, seed: int) -> list[list[Any]]:
@@ -106,8 +106,8 @@ def sample(policy: Any, prompts: list, sampling: Sampling, n: int, seed: int) ->
     return policy.generate(prompts, GenerationConfig.of(sampling, n=n, seed=seed))
 
 
-def sample_codes(env: StepEnv, step: int, batch: list) -> list[list[Any]]:
-    """codes[b][m]: the M code samples of question b."""
+def sample_codes(env: StepEnv, step: int, batch: list, tag: str = "gen_code") -> list[list[Any]]:
+    """codes[b][m]: the M code samples of question b (seeded by step and `tag`)."""
     from codea1.game.prompts import code_messages, with_prefix
 
     cfg = env.cfg
@@ -117,11 +117,13 @@ def sample_codes(env: StepEnv, step: int, batch: list) -> list[list[Any]]:
         [with_prefix(code_messages(p), prefix, p) for p in batch],
         cfg.generation.code,
         cfg.game.M,
-        derive_seed(cfg.seed, step, "gen_code"),
+        derive_seed(cfg.seed, step, tag),
     )
 
 
-def sample_tests(env: StepEnv, step: int, batch: list, codes: list[list[Any]]) -> list[list[list[Any]]]:
+def sample_tests(
+    env: StepEnv, step: int, batch: list, codes: list[list[Any]], tag: str = "gen_tests"
+) -> list[list[list[Any]]]:
     """tests[b][m]: the N test suites written for code m of question b. White-box: one prompt per code,
     N samples each; black-box: one prompt per question, M*N samples cut into M groups of N."""
     from codea1.game import extract_code
@@ -129,7 +131,7 @@ def sample_tests(env: StepEnv, step: int, batch: list, codes: list[list[Any]]) -
 
     cfg, game = env.cfg, env.cfg.game
     M, N = game.M, game.N
-    seed = derive_seed(cfg.seed, step, "gen_tests")
+    seed = derive_seed(cfg.seed, step, tag)
     prefix = cfg.generation.test.response_prefix
     if game.blackbox_tests:
         rows = sample(
@@ -147,6 +149,54 @@ def sample_tests(env: StepEnv, step: int, batch: list, codes: list[list[Any]]) -
     ]
     rows = sample(env.test_policy, prompts, cfg.generation.test, N, seed)
     return [rows[b * M : (b + 1) * M] for b in range(len(batch))]
+
+
+def _equal(rewards: Sequence[float]) -> bool:
+    return len(rewards) > 1 and max(rewards) == min(rewards)
+
+
+def refill_equal_groups(
+    env: StepEnv, step: int, batch: list, rounds: list, results: list, histories: list, seconds: dict[str, float]
+) -> dict[str, float]:
+    """Dynamic sampling (train.refill_rounds, DAPO-style): a question whose M codes all got the same R_C
+    gives the Code LLM no gradient, so up to `refill_rounds` times its codes and their tests are sampled
+    again (seeds of their own, so a resume repeats them) and played against the same Mistake Book tests;
+    a new group with unequal rewards replaces the old one in `rounds` and `results` (in place). Returns
+    the step's refill metrics."""
+    from codea1.game import play_step
+
+    cfg = env.cfg
+    if cfg.train.refill_rounds == 0:
+        return {}
+    equal = [b for b, r in enumerate(results) if _equal(r.code_rewards)]
+    out = {"refill_equal_groups": float(len(equal)), "refill_recovered": 0.0}
+    for attempt in range(1, cfg.train.refill_rounds + 1):
+        if not equal:
+            break
+        sub = [batch[b] for b in equal]
+        with timed(seconds, "gen_code"):
+            codes = sample_codes(env, step, sub, f"gen_code_refill{attempt}")
+        with timed(seconds, "gen_tests"):
+            tests = sample_tests(env, step, sub, codes, f"gen_tests_refill{attempt}")
+        again = [Round(p, c, t) for p, c, t in zip(sub, codes, tests, strict=True)]
+        with timed(seconds, "execute"):
+            played = play_step(
+                sub,
+                [r.code_texts for r in again],
+                [r.suite_texts for r in again],
+                env.executor,
+                [histories[b] for b in equal],
+                cfg.game,
+            )
+        still = []
+        for b, new_round, result in zip(equal, again, played, strict=True):
+            if _equal(result.code_rewards):
+                still.append(b)
+            else:
+                rounds[b], results[b] = new_round, result
+                out["refill_recovered"] += 1.0
+        equal = still
+    return out
 
 
 def advantages(groups: Sequence[Sequence[float]], cfg: Config) -> list[float]:
@@ -208,6 +258,10 @@ class A1:
             code_texts = [r.code_texts for r in rounds]
             histories = [env.book.retrieve(p.id, game.history_size) for p in batch]
             results = play_step(batch, code_texts, [r.suite_texts for r in rounds], env.executor, histories, game)
+        refill = refill_equal_groups(env, step, batch, rounds, results, histories, seconds)
+        with timed(seconds, "execute"):
+            code_samples = [r.codes for r in rounds]
+            code_texts = [r.code_texts for r in rounds]
             golden = golden_step(batch, code_texts, env.executor, game) if cfg.train.golden_pass_rate else None
             debug_kill("execute", step)
             book = env.book.apply_step(step, merge_updates((r.question_id, r.updates) for r in results))
@@ -228,6 +282,7 @@ class A1:
 
         metrics = game_metrics(step, results, book, code_metrics, test_metrics, _flat(test_rewards))
         metrics.update(health_signals(results, [p.entry_point for p in batch], test_rewards))
+        metrics.update(refill)
         metrics.update(replay_metrics(histories))
         if golden is not None:
             metrics["golden_pass_rate"] = mean(_flat(golden))
@@ -281,6 +336,8 @@ class Golden:
         env.phase("execute")
         with timed(seconds, "execute"):
             rewards = golden_step(batch, [[s.text for s in row] for row in codes], env.executor, cfg.game)
+        refill = self._refill(env, step, batch, codes, rewards, seconds)
+        with timed(seconds, "execute"):
             debug_kill("execute", step)
             book = env.book.apply_step(step, {})
         debug_kill("book", step)
@@ -299,6 +356,7 @@ class Golden:
             "golden_pass_rate": mean(flat_rewards),
             "code_all_pass_frac": mean([r >= 1.0 for r in flat_rewards]),
             "code_zero_var_groups": mean([float(max(g) == min(g)) for g in rewards if len(g) > 1]),
+            **refill,
             **_prefixed("code_", code_metrics),
             **_length_metrics("code", codes, seconds["gen_code"]),
             **_times(seconds),
@@ -312,6 +370,36 @@ class Golden:
             for p, row, r in zip(batch, codes, rewards)
         ]
         return StepOutput(metrics, rollouts)
+
+    @staticmethod
+    def _refill(
+        env: StepEnv, step: int, batch: list, codes: list, rewards: list, seconds: dict[str, float]
+    ) -> dict[str, float]:
+        """Dynamic sampling for Golden-Tests RL (see refill_equal_groups): codes sampled again for the
+        questions whose M codes passed the same share of golden tests; `codes` and `rewards` in place."""
+        from codea1.game import golden_step
+
+        if env.cfg.train.refill_rounds == 0:
+            return {}
+        equal = [b for b, r in enumerate(rewards) if _equal(r)]
+        out = {"refill_equal_groups": float(len(equal)), "refill_recovered": 0.0}
+        for attempt in range(1, env.cfg.train.refill_rounds + 1):
+            if not equal:
+                break
+            sub = [batch[b] for b in equal]
+            with timed(seconds, "gen_code"):
+                again = sample_codes(env, step, sub, f"gen_code_refill{attempt}")
+            with timed(seconds, "execute"):
+                scored = golden_step(sub, [[s.text for s in row] for row in again], env.executor, env.cfg.game)
+            still = []
+            for b, row, r in zip(equal, again, scored, strict=True):
+                if _equal(r):
+                    still.append(b)
+                else:
+                    codes[b], rewards[b] = row, r
+                    out["refill_recovered"] += 1.0
+            equal = still
+        return out
 
 
 METHODS = {m.name: m for m in (A1(), SelfPlay(), Golden())}
