@@ -497,3 +497,68 @@ def test_a_slowed_honest_call_is_not_a_timeout() -> None:
     ]
     assert min(r.seconds for r in res.results[:2]) > 0.4  # the machine really was slow for them
     assert res.results[3].seconds < 2.0  # the sleeping call ended at the wall backstop
+
+
+# ---------------------------------------------------------------- round 5: this change's own attacker
+def test_a_forged_failed_call_marker_neither_crashes_nor_decides(executor) -> None:
+    from codea1.eval.test_eval import score_tests
+    from codea1.eval.ult import UltFunction
+    from codea1.game import golden_rewards
+
+    p = Problem("r5/marker", "p", "d", "f", "def f(x):\n    return x + 2\n", ["assert int(f(1)) == 3", "assert f(2) == 4"])
+    forged = "```python\ndef f(x):\n    return '__codea1_failed_call:5'\n```"
+    assert golden_rewards(p, [forged, "```python\ndef f(x):\n    return x + 2\n```"], executor) == [0.0, 1.0]
+    fn = UltFunction(task_id="sign", func_name="sign", code=SIGN)
+    tests = {"sign": ["assert sign(1) == {}.get(0, int('__codea1_failed_call:9'))"]}
+    _, [record] = score_tests([fn], tests, executor, k=1, mutation=False, coverage=False)
+    assert record.valid == [False]
+
+
+def test_an_attribute_of_the_function_is_the_candidates_not_gts(executor) -> None:
+    from codea1.judge.oracle import AssertCase, run_assertions
+
+    mutant = SIGN.replace("x > 0", "x >= 0")
+    tests = [
+        "assert bytes(sign.__code__.co_code) == sign.__code__.co_code",
+        "assert sign.__code__.co_code != b''",
+        "assert sign is not None",
+    ]
+    for code in (SIGN, mutant):  # Python: all three hold on either program
+        [res] = run_assertions(executor, [AssertCase(code, tests, "sign", SIGN)])
+        assert [r.status for r in res.results] == ["pass"] * 3
+
+
+def test_a_child_cannot_claim_more_time_than_its_job_ran(executor) -> None:
+    from codea1.sandbox import Job
+
+    forge = (
+        "(lambda j: setattr(j, '_default_encoder', type('E', (j.JSONEncoder,), {'encode': lambda s, o: "
+        "j.JSONEncoder.encode(s, {**o, 's': 999999.0} if 's' in o else o)})()) or 5)(__import__('json'))"
+    )
+    [res] = executor.run([Job("forge", "", [forge, "1 + 1"])])
+    assert [r.status for r in res.results] == ["ok", "ok"]
+    assert max(r.seconds for r in res.results) < 60.0  # the job ran for well under a minute
+
+
+def test_huge_exact_numbers_cost_the_parent_nothing() -> None:
+    import time
+    from fractions import Fraction
+
+    from codea1.sandbox.values import UNSERIALIZABLE, from_json
+
+    big = (1 << 999_000) | 1
+    forged = {"$t": "fraction", "v": [{"$t": "int", "v": hex(big)}, {"$t": "int", "v": hex(big + 2)}]}
+    t0 = time.process_time()
+    assert from_json(forged) is UNSERIALIZABLE  # refused before the gcd that would reduce it
+    assert not values_equal(Decimal(1), 1 << 1_199_000)
+    assert time.process_time() - t0 < 0.5
+    assert from_json({"$t": "fraction", "v": [3, 6]}) == Fraction(1, 2)
+    assert values_equal(Decimal(1 << 20_000), 1 << 20_000)
+
+
+def test_evalplus_not_none_check_reads_the_decoded_type() -> None:
+    from codea1.judge.formats.evalplus import evalplus_assertion
+
+    # Mbpp's not_none oracle compares a bool output as a bool; the child's claimed type name cannot make 0 one
+    claim = {"out_type": "builtins.bool", "exp_type": "builtins.bool", "oracle": "not_none"}
+    assert evalplus_assertion(False, False, 0, **claim) and not evalplus_assertion(0, False, 0, **claim)

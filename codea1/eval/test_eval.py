@@ -43,6 +43,7 @@ from codea1.judge.resolve import CallSet, resolve_calls
 from codea1.sandbox.api import Executor, JobResult, Progress
 
 REFERENCE_RUNS = 2  # GT runs of the tests beside the mutants: a test counts only where GT passed it each time
+MAX_MUTANT_LIMIT = 30.0  # seconds: a mutant's per-call limit, whatever GT's (test-influenced) time says
 
 TRACE_FILENAME = "<codea1-function>"
 
@@ -201,7 +202,7 @@ def score_tests(
         records.append(FunctionTestResult(task_id=fn.task_id, tests=t, valid=valid, all_valid=all(valid)))
         valid_tests.append([s for s, v in zip(t, valid, strict=True) if v])
         gt_seconds = max((float(r.seconds or 0.0) for r in res.results), default=0.0)
-        limits.append(max(timeout, 4.0 * gt_seconds))
+        limits.append(min(max(timeout, 4.0 * gt_seconds), MAX_MUTANT_LIMIT))
     if mutation:
         scored = [
             (fn, rec, tests_, limit)

@@ -129,6 +129,16 @@ class _Lifter(ast.NodeTransformer):
             return self._lift(node)  # the lambda's value is a function: its call's value is what comes back
         return self.generic_visit(node)
 
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        """`f.__code__.co_code`, `f.__doc__`: an attribute of the function under test is the candidate's
+        (left in the template, the oracle read it from GT's function)."""
+        base: ast.expr = node
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if isinstance(base, ast.Name) and base.id in self.names:
+            return self._lift(node)
+        return self.generic_visit(node)
+
     def _scoped(self, node: ast.expr) -> ast.AST:
         if not _mentions(node, self.names):
             return node

@@ -65,6 +65,8 @@ def _eq(a: Any, b: Any, tol: float | None, depth: int) -> bool:
             return False
         if ta is Decimal and tb is Decimal and (a.is_nan() or b.is_nan()):  # NaN == NaN, quiet or signalling
             return a.is_qnan() == b.is_qnan() and a.is_snan() == b.is_snan()
+        if _magnitudes_differ(a, b):  # a Decimal against a huge int: == would convert seconds of digits
+            return False
         if tol is not None and (ta is float or tb is float):
             return _num_eq(float(a), float(b), tol)
         return bool(a == b)
@@ -116,6 +118,16 @@ def _matched_members(a: list, b: list, depth: int) -> list[tuple[Any, Any]] | No
             return None
         pairs.append((x, left_b.pop(j)))
     return pairs if not left_b else None
+
+
+def _magnitudes_differ(a: Any, b: Any) -> bool:
+    """Whether a finite Decimal and an int of over 10,000 bits (either way round) surely differ: their
+    numbers of digits are apart by more than one."""
+    if type(a) is not Decimal:
+        a, b = b, a
+    if type(a) is not Decimal or type(b) is not int or b.bit_length() <= 10_000 or not a.is_finite():
+        return False
+    return abs((a.adjusted() + 1) - int(b.bit_length() * 0.30103) - 1) > 2
 
 
 def _has_nan(x: Any) -> bool:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import ast
 import re
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
+from keyword import iskeyword
 from typing import Any
 
 from codea1.judge.asserts import PRE, VALUES, Assertion, names_defined, read_assertion
@@ -28,17 +30,18 @@ from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable
 CLEAN_PRELUDE = "import math\n"  # what a test's EXPECTED may use when there is no GT program to run it in
 # The candidate's values as the oracle's template reads them: a call that did not return (it raised, timed
 # out or crashed) raises when the template reaches it, and only then, so `and`, `or`, `if-else`, `any` and
-# `all` keep Python's short-circuits (the candidate's child computes every lifted call, eagerly).
+# `all` keep Python's short-circuits (the candidate's child computes every lifted call, eagerly). The
+# helper's name and its exception's text carry a nonce drawn for each run_assertions call, after the
+# candidates ran: neither a candidate's value nor a test's text can name the helper or forge its message.
 LAZY_VALUES = """
-def __codea1_lazy(values, failed):
+def __codea1_lazy_{nonce}(values, failed):
     class Values(list):
         def __getitem__(self, i):
             if i in failed:
-                raise LookupError("__codea1_failed_call:%d" % i)
+                raise LookupError("{nonce}:%d" % i)
             return list.__getitem__(self, i)
     return Values(values)
 """
-_FAILED_CALL = re.compile(r"__codea1_failed_call:(\d+)")
 
 
 class _PasteRows(ast.NodeTransformer):
@@ -84,6 +87,18 @@ def _paste_loop_rows(
     return refused
 
 
+def _reached(result: Any, nonce: str, calls: list) -> Any:
+    """The call that did not return and that the template reached (the oracle raised the lazy values'
+    error, named by this run's nonce), or None."""
+    if result.status != "error":
+        return None
+    found = re.search(re.escape(nonce) + r":(\d+)", result.error or "")
+    if found is None or int(found.group(1)) >= len(calls):
+        return None
+    call = calls[int(found.group(1))]
+    return call if call.status != "ok" else None
+
+
 def _defined(case: AssertCase) -> frozenset[str]:
     """Without an entry point, the names the candidate's code binds are its functions under test."""
     return frozenset() if case.entry_point else names_defined(case.code)
@@ -118,9 +133,10 @@ def run_assertions(
     "invalid" with the reason. The candidate's child only computes the lifted calls' values; every
     verdict is decided in this process or in an oracle child that never runs the candidate's code.
     """
+    names = [frozenset({case.entry_point}) if case.entry_point else _defined(case) for case in cases]
     read = [
-        [read_assertion(t, case.entry_point, _defined(case)) if type(t) is str else None for t in case.tests]
-        for case in cases
+        [read_assertion(t, case.entry_point, names[n]) if type(t) is str else None for t in case.tests]
+        for n, case in enumerate(cases)
     ]
     refused = _paste_loop_rows(executor, cases, read, timeout)
     jobs, spans = [], []
@@ -135,6 +151,7 @@ def run_assertions(
         spans.append(span)
         jobs.append(Job(id=case.id or str(n), code=case.code, calls=calls, timeout=timeout))
     ran = executor.run(jobs, progress=progress) if jobs else []
+    nonce = secrets.token_hex(8)  # drawn after the candidates ran (LAZY_VALUES)
 
     out: list[Any] = []
     pending: list[tuple[int, int, str, list]] = []  # (case, test, `bool(template)` with values pasted in, calls)
@@ -176,9 +193,12 @@ def run_assertions(
             except (ValueError, RecursionError):
                 results.append(CallResult("fail", shown, "a value could not be passed to the oracle", seconds))
                 continue
-            pasted = f"__codea1_lazy({pasted}, {set(failed)!r})" if failed else pasted
+            pasted = f"__codea1_lazy_{nonce}({pasted}, {set(failed)!r})" if failed else pasted
             results.append(CallResult("pending", shown, None, seconds))
-            pending.append((n, len(results) - 1, f"bool((lambda {VALUES}: ({a.template}))({pasted}))", got))
+            # the names of the candidate's functions are not GT's in the template (a bare `f`, the one
+            # reference left there, is an object of its own)
+            shadow = "".join(f", {x}=object()" for x in sorted(names[n]) if x.isidentifier() and not iskeyword(x))
+            pending.append((n, len(results) - 1, f"bool((lambda {VALUES}{shadow}: ({a.template}))({pasted}))", got))
         if not res.defined:
             results = [CallResult("invalid", error=res.error) for _ in case.tests]
         out.append(JobResult(res.id, res.defined, res.error, results, res.stdout))
@@ -194,7 +214,7 @@ def run_assertions(
         oracle_jobs = [
             Job(
                 id=f"oracle:{cases[n].id or n}",
-                code=(cases[n].oracle or CLEAN_PRELUDE) + LAZY_VALUES,
+                code=(cases[n].oracle or CLEAN_PRELUDE) + LAZY_VALUES.format(nonce=nonce),
                 calls=[s for _, s in by_case[n]],
                 timeout=timeout,
             )
@@ -203,11 +223,10 @@ def run_assertions(
         for n, res in zip(keys, executor.run(oracle_jobs)):
             for (t, _), r in zip(by_case[n], res.results if res.defined else []):
                 prev = out[n].results[t]
-                reached = _FAILED_CALL.search(r.error or "") if r.status == "error" else None
+                call = _reached(r, nonce, calls_of[n, t])
                 if r.status == "ok" and type(r.value) is bool:
                     prev.status = "pass" if r.value else "fail"
-                elif reached is not None:  # the assert needed a call that did not return: its outcome
-                    call = calls_of[n, t][int(reached.group(1))]
+                elif call is not None:  # the assert needed a call that did not return: its outcome
                     prev.status, prev.error = call.status, call.error
                 else:  # the assert raised on the candidate's values (or gave no bool): a failed test
                     prev.status, prev.error = "fail", f"the assert's expression failed: {r.error or r.status}"

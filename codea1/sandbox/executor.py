@@ -582,6 +582,7 @@ class LocalExecutor:
         ]
         start, first, stdout = 0, True, ""
         timeout = max(0.001, float(job.timeout))
+        job_t0 = time.monotonic()
         sent = 0  # bytes this job's children have sent so far, over all restarts
         while first or any(r is None for r in results[start:]):
             pending = [i for i in range(start, n) if results[i] is None]
@@ -627,7 +628,7 @@ class LocalExecutor:
                 for i in pending:
                     t0 = time.monotonic()
                     frame = _read_call(reader, t0, timeout, cpu)
-                    took = _seconds(frame, time.monotonic() - t0)
+                    took = _seconds(frame, time.monotonic() - t0, time.monotonic() - job_t0)
                     if type(frame) is dict and frame.get("i") == i and frame.get("k") in ("ok", "error"):
                         if frame["k"] == "ok":
                             results[i] = CallResult("ok", values.from_json(frame.get("v")), None, took)
@@ -745,12 +746,12 @@ def _read_call(reader: FrameReader, t0: float, timeout: float, cpu: Callable[[],
     return frame
 
 
-def _seconds(frame: dict | str, took: float) -> float:
+def _seconds(frame: dict | str, took: float, elapsed: float) -> float:
     """A call's duration: the child's own measure (a frame's wait in the pipe, while the parent read
-    earlier frames, is not the call's), else the parent's. Informational: no verdict depends on a
-    candidate's own figure (the limits come from GT's times, the timeouts from the parent's clocks)."""
+    earlier frames, is not the call's), never more than the job has run on the parent's clock (`elapsed`:
+    a test's code can run in GT's child too and claim any figure there); else the parent's."""
     s = frame.get("s") if type(frame) is dict else None
-    return float(s) if type(s) is float and 0.0 <= s < 1e6 else took
+    return min(float(s), elapsed) if type(s) is float and s >= 0.0 else took
 
 
 def _release(workers: list[_Slot], leases: list[UidLease], owner: int | None = None) -> None:

@@ -41,6 +41,7 @@ MAX_DEPTH = 64  # nesting levels
 MAX_ITEMS = 100_000  # containers' elements, all levels together
 MAX_CHARS = 1_000_000  # characters of str plus bytes of bytes, all together
 MAX_DECIMAL_CHARS = 10_000  # characters of one Decimal's text
+MAX_FRACTION_BITS = 65_536  # bits of a Fraction's numerator or denominator (the parent reduces it on decoding)
 
 
 class _Unserializable:
@@ -170,6 +171,8 @@ def _enc(v: Any, depth: int, budget: list[int]) -> Any:
     if t in _KEY_VIEWS:  # dict.keys() / dict.items() compare as sets (dict.values() only with itself)
         return _enc(set(v), depth, budget)
     if t is Fraction:  # exact types only: their == is the stdlib's
+        if max(v.numerator.bit_length(), v.denominator.bit_length()) > MAX_FRACTION_BITS:
+            raise _TooLarge("fraction")
         return {"$t": "fraction", "v": [_enc(v.numerator, depth, budget), _enc(v.denominator, depth, budget)]}
     if t is Decimal:
         text = Decimal.__str__(v)
@@ -321,6 +324,8 @@ def _dec(o: Any, depth: int, budget: list[int]) -> Any:
         num, den = _dec(num, depth - 1, budget), _dec(den, depth - 1, budget)
         if type(num) is not int or type(den) is not int or den <= 0:
             raise ValueError("bad fraction")
+        if max(num.bit_length(), den.bit_length()) > MAX_FRACTION_BITS:
+            raise _TooLarge("fraction")  # reducing it (a gcd of two huge ints) would cost the parent seconds
         return Fraction(num, den)
     if tag == "decimal":
         if type(v) is not str or len(v) > MAX_DECIMAL_CHARS:

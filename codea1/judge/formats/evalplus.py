@@ -217,7 +217,7 @@ def evalplus_assertion(
         elif oracle == "set":
             exact = set(out) == set(exp)
         elif oracle == "not_none":
-            exact = out == exp if out_type == BOOL else exp == (out is not None)
+            exact = out == exp if out_type == BOOL and type(out) is bool else exp == (out is not None)
         if atol == 0 and is_floats(exp):
             atol = 1e-6
         if not exact and atol != 0:
