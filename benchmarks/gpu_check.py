@@ -9,7 +9,17 @@ Prints, side by side in one run: ``hf-generate`` (``model.generate`` + the log-p
 ``loop`` (codea1's sampling loop) tokens/s at each batch size, under ``policy.dtype=bfloat16`` (autocast,
 fp32 master weights, as the trainer runs); then the time, loss and peak memory of two GRPO training steps
 on a batch of sampled rows with random advantages.
+Then (docs/multi-node.md's layouts, issue of the data-parallel learners): a process group of one rank on
+the device's backend (NCCL on a GPU) with codea1's collectives on tensors where that backend wants them
+(`codea1.rl.distributed.collective_device`); FSDP2 on that one rank against the unsharded policy (same
+loss and gradients); the learner at Qwen2.5-Coder-1.5B's shape with random weights (tokens/s, model FLOPs
+utilisation against --peak-tflops, peak memory allocated and reserved, whether that fits an 80 GB card,
+and after emptying the allocator's cache); and the weight-sync cost (the full state dict to the host, in
+fp32 and in bf16, as a sync through host memory moves it). `--device cpu` runs every section on the CPU
+(gloo, a 2-layer version of the 1.5B shape) to check the script itself.
+
 Usage:  python benchmarks/gpu_check.py --model-dir DIR [--batches 1,16,64,256] [--new-tokens 128]
+        [--skip-rollout] [--qwen-layers 28] [--peak-tflops 989]
 """
 
 from __future__ import annotations
@@ -27,7 +37,21 @@ def main() -> None:
     ap.add_argument("--train-rows", type=int, default=64)
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--dtype", default="bfloat16", choices=("float32", "bfloat16"))
+    ap.add_argument("--skip-rollout", action="store_true", help="only the distributed and learner sections")
+    ap.add_argument("--qwen-layers", type=int, default=None, help="layers of the 1.5B shape (default 28; 2 on CPU)")
+    ap.add_argument("--qwen-rows", type=int, default=16, help="rows of the 1.5B learner step")
+    ap.add_argument("--qwen-tokens", type=int, default=1024, help="tokens per row of the 1.5B learner step")
+    ap.add_argument(
+        "--peak-tflops", type=float, default=989.0, help="the device's dense bf16 peak (H100/H200 SXM: 989)"
+    )
     args = ap.parse_args()
+    if not args.skip_rollout:
+        rollout_checks(args)
+    distributed_checks(args)
+    learner_checks(args)
+
+
+def rollout_checks(args: argparse.Namespace) -> None:
 
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
@@ -121,6 +145,135 @@ def main() -> None:
         )
     if args.device.startswith("cuda"):
         print(f"peak GPU memory: {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB")
+
+
+def _tiny_batch(n_rows: int, tokens: int, vocab: int, seed: int = 0) -> tuple[list, list]:
+    """Training samples of random token ids: half prompt, half response, and random advantages."""
+    import torch
+
+    from codea1.rl.rollout import Sample
+
+    g = torch.Generator().manual_seed(seed)
+    half = max(1, tokens // 2)
+    rows = []
+    for _ in range(n_rows):
+        ids = torch.randint(0, vocab, (2 * half,), generator=g).tolist()
+        rows.append(Sample(ids[:half], ids[half:], "", [-1.0] * half, finished=True))
+    rng = random.Random(seed)
+    return rows, [rng.choice((-1.0, 1.0)) * rng.random() for _ in rows]
+
+
+def distributed_checks(args: argparse.Namespace) -> None:
+    """A process group of one rank on the device's backend, codea1's collectives on it, and FSDP2 on that
+    rank against the unsharded policy."""
+    import copy
+    import tempfile
+
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    from codea1.rl.distributed import DataParallel, collective_device, join
+    from codea1.rl.policy import Policy, PolicyConfig
+
+    cuda = args.device.startswith("cuda")
+    backend = "nccl" if cuda else "gloo"
+    with tempfile.TemporaryDirectory() as tmp:
+        join(f"file://{tmp}/rendezvous", 0, 1, backend=backend)
+        device = collective_device()
+        t = torch.tensor([1.0, 2.0], dtype=torch.float64, device=device)
+        torch.distributed.all_reduce(t)
+        dp = DataParallel(0, 1)
+        print(f"process group: {backend}, 1 rank; collectives on {device}: all_reduce {t.tolist()}", flush=True)
+        config = AutoConfig.from_pretrained(args.model_dir)
+        tok = AutoTokenizer.from_pretrained(args.model_dir)
+        if tok.pad_token_id is None:
+            tok.pad_token = tok.eos_token
+        torch.manual_seed(0)
+        base = AutoModelForCausalLM.from_config(config).to(args.device)
+        cfg = PolicyConfig(kl_coef=0.0, lr=1e-4, warmup_steps=0, dtype="float32", shared_prompt=False)
+        plain = Policy(base, tok, cfg)
+        sharded = Policy(copy.deepcopy(base), tok, cfg)
+        sharded.shard(dp)
+        rows, advantages = _tiny_batch(8, 64, config.vocab_size)
+        m_plain = plain.train_step(rows, advantages)
+        m_sharded = sharded.train_step(rows, advantages)
+        diff = max(
+            (p.detach().float() - q.full_tensor().detach().float()).abs().max().item()
+            for p, q in zip(plain.model.parameters(), sharded.model.parameters(), strict=True)
+        )
+        print(
+            f"FSDP2 on 1 rank vs unsharded: loss {m_sharded['loss']:.6f} vs {m_plain['loss']:.6f}, "
+            f"grad norm {m_sharded['grad_norm']:.6f} vs {m_plain['grad_norm']:.6f}, weights after the "
+            f"update differ by at most {diff:.2e}",
+            flush=True,
+        )
+        torch.distributed.destroy_process_group()
+
+
+def learner_checks(args: argparse.Namespace) -> None:
+    """The learner at Qwen2.5-Coder-1.5B's shape (random weights), and the cost of a full-weight sync."""
+    import torch
+    from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
+
+    from codea1.rl.policy import Policy, PolicyConfig
+
+    cuda = args.device.startswith("cuda")
+    layers = args.qwen_layers or (28 if cuda else 2)
+    config = Qwen2Config(  # Qwen2.5-Coder-1.5B's published config.json, random weights
+        vocab_size=151936,
+        hidden_size=1536,
+        intermediate_size=8960,
+        num_hidden_layers=layers,
+        num_attention_heads=12,
+        num_key_value_heads=2,
+        max_position_embeddings=32768,
+        rope_theta=1000000.0,
+        rms_norm_eps=1e-6,
+        tie_word_embeddings=True,
+    )
+    tok = AutoTokenizer.from_pretrained(args.model_dir)
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token
+    if cuda:
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    torch.manual_seed(0)
+    model = Qwen2ForCausalLM(config).to(args.device)
+    params = sum(p.numel() for p in model.parameters())
+    policy = Policy(model, tok, PolicyConfig(kl_coef=0.0, lr=1e-6, warmup_steps=0, dtype=args.dtype))
+    rows, advantages = _tiny_batch(args.qwen_rows, args.qwen_tokens, min(config.vocab_size, len(tok)))
+    tokens = sum(len(r.prompt_ids) + len(r.response_ids) for r in rows)
+    for step in (1, 2):
+        if cuda:
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        policy.train_step(rows, advantages)
+        if cuda:
+            torch.cuda.synchronize()
+        dt = time.perf_counter() - t0
+    mfu = 6 * params * tokens / dt / (args.peak_tflops * 1e12)
+    line = (
+        f"learner at Qwen2.5-Coder-1.5B's shape ({layers} layers, {params / 1e9:.2f}B params, {args.dtype}): "
+        f"{args.qwen_rows} rows x {args.qwen_tokens} tokens in {dt:.2f}s ({tokens / dt:.0f} tokens/s, "
+        f"MFU {100 * mfu:.1f}% of {args.peak_tflops:g} TFLOPS)"
+    )
+    if cuda:
+        peak, reserved = torch.cuda.max_memory_allocated() / 2**30, torch.cuda.max_memory_reserved() / 2**30
+        torch.cuda.empty_cache()
+        after = torch.cuda.memory_reserved() / 2**30
+        line += (
+            f"; peak allocated {peak:.1f} GiB, peak reserved {reserved:.1f} GiB (fits 80 GB: "
+            f"{'yes' if reserved < 74.5 else 'no'}; after emptying the cache {after:.1f} GiB reserved)"
+        )
+    print(line, flush=True)
+    for dtype in (torch.float32, torch.bfloat16):
+        if cuda:
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        host = {k: v.detach().to("cpu", dtype=dtype) for k, v in policy.model.state_dict().items()}
+        dt = time.perf_counter() - t0
+        size = sum(v.numel() * v.element_size() for v in host.values()) / 2**30
+        print(f"weight sync through host memory, {str(dtype)[6:]}: {size:.2f} GiB in {dt:.2f}s", flush=True)
 
 
 if __name__ == "__main__":

@@ -139,3 +139,95 @@ def test_a_lora_policy_is_not_sharded() -> None:
     policy = Policy(model, tok, PolicyConfig(lora=True, lora_targets=["q_proj"]))
     with pytest.raises(UserError, match="full fine-tuning"):
         policy.shard(DataParallel(0, 2))
+
+
+_FIRST_WORLD = """
+import sys, tempfile, torch
+from codea1.rl.distributed import join
+from codea1.rl.vllm_backend import engine_process_env
+from types import SimpleNamespace
+colocated = SimpleNamespace(vllm_sleep_level=1, vllm_gpu_memory_utilization=0.5)
+print("alone:", engine_process_env(colocated))
+path = tempfile.mktemp()
+torch.distributed.init_process_group("gloo", init_method=f"file://{path}", rank=0, world_size=1)  # an engine's
+try:
+    dp = join(f"file://{path}x", 0, 2)
+    print("joined silently:", dp.world_size, torch.distributed.get_world_size())
+except RuntimeError as exc:
+    print("refused:", exc)
+"""
+
+
+def test_a_group_made_before_the_learners_is_refused_not_joined() -> None:
+    """An in-process engine that set torch.distributed up for itself (a world of 1) made join() skip the
+    learners' group: 2 ranks trained 2 separate models without a word. Now join refuses that world."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _FIRST_WORLD], check=False, capture_output=True, text=True, timeout=120)
+    assert "refused: torch.distributed is already set up in this process as rank 0 of 1" in out.stdout, (
+        out.stdout + out.stderr
+    )
+    assert "alone: {'VLLM_ENABLE_V1_MULTIPROCESSING': '0'}" in out.stdout  # a colocated engine, no group: in process
+
+
+def test_an_engine_beside_a_data_parallel_rank_runs_in_its_own_process(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    script = """
+import torch, sys
+from types import SimpleNamespace
+from codea1.rl.distributed import join
+from codea1.rl.vllm_backend import engine_process_env
+rank = int(sys.argv[1])
+join(sys.argv[2], rank, 2)
+print(engine_process_env(SimpleNamespace(vllm_sleep_level=1, vllm_gpu_memory_utilization=0.5)))
+"""
+    init = f"file://{tmp_path / 'rendezvous'}"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(r), init], stdout=subprocess.PIPE, text=True)
+        for r in (0, 1)
+    ]
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+    assert all("'VLLM_ENABLE_V1_MULTIPROCESSING': '1'" in o for o in outs), outs
+
+
+_SCORE_SHARDED = """
+import sys, torch
+from codea1.models import load_model_and_tokenizer
+from codea1.rl.distributed import join
+from codea1.rl.policy import Policy, PolicyConfig
+rank, init = int(sys.argv[1]), sys.argv[2]
+torch.set_num_threads(1)
+torch.manual_seed(0)
+model, tok = load_model_and_tokenizer("tiny-random")
+policy = Policy(model, tok, PolicyConfig(micro_batch_tokens=24, kl_coef=0.0))
+policy.shard(join(init, rank, 2, backend="gloo"))
+rows = 1 if rank == 0 else 7  # rank 1 scores seven rows in several passes, rank 0 one row in one
+prompts = [[5, 6, 7, 8] for _ in range(rows)]
+responses = [[9, 10, 11, 12, 13][: 2 + i % 3] for i in range(rows)]
+got = policy.logprobs(prompts, responses)
+want = policy._logprobs_of(policy.replica, prompts, responses)  # the full weights, unsharded
+print("max diff", max(abs(a - b) for g, w in zip(got, want) for a, b in zip(g, w)))
+"""
+
+
+def test_sharded_ranks_scoring_different_rows_run_as_many_passes(tmp_path) -> None:
+    """With FSDP2 every pass gathers the blocks on all ranks: a rank scoring more rows (a vLLM engine's
+    share) ran more passes than the others, and the group hung. Now every rank runs as many passes."""
+    import subprocess
+    import sys
+
+    init = f"file://{tmp_path / 'rendezvous'}"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _SCORE_SHARDED, str(r), init], stdout=subprocess.PIPE, text=True)
+        for r in (0, 1)
+    ]
+    try:
+        outs = [p.communicate(timeout=120)[0] for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    diffs = [float(o.split("max diff")[1]) for o in outs]
+    assert max(diffs) < 1e-5, outs

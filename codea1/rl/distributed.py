@@ -63,15 +63,15 @@ class DataParallel:
         """Sums numbers over the ranks."""
         if self.world_size == 1:
             return [float(v) for v in values]
-        t = torch.tensor([float(v) for v in values], dtype=torch.float64)
+        t = torch.tensor([float(v) for v in values], dtype=torch.float64, device=collective_device(self.group))
         torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.SUM, group=self.group)
-        return t.tolist()
+        return t.cpu().tolist()
 
     def micro_batch_count(self, mine: int) -> int:
         """The most micro-batches any rank has for this mini-batch (sharded ranks all run that many)."""
         if self.world_size == 1:
             return mine
-        t = torch.tensor([mine], dtype=torch.int64)
+        t = torch.tensor([mine], dtype=torch.int64, device=collective_device(self.group))
         torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.MAX, group=self.group)
         return int(t.item())
 
@@ -152,12 +152,24 @@ JOIN_TIMEOUT_S = 600  # a collective waiting longer than this for a rank that is
 
 def join(init_method: str, rank: int, world_size: int, backend: str | None = None) -> DataParallel:
     """Joins (or starts) the process group and returns this rank's DataParallel; backend: gloo on CPU,
-    nccl where CUDA is available (by default)."""
+    nccl where CUDA is available (by default).
+
+    A group that already exists must be this one: an in-process engine (vLLM) that set torch.distributed
+    up for itself leaves a world of 1, and joining it would train world_size separate models without a
+    word (the gradients never summed). That is refused; the learner's group must come first."""
     import datetime
 
     if backend is None:
         backend = "nccl" if torch.cuda.is_available() else "gloo"
-    if not torch.distributed.is_initialized():
+    if torch.distributed.is_initialized():
+        have = (torch.distributed.get_rank(), torch.distributed.get_world_size())
+        if have != (rank, world_size):
+            raise RuntimeError(
+                f"torch.distributed is already set up in this process as rank {have[0]} of {have[1]}, not as "
+                f"data-parallel rank {rank} of {world_size}: something (an in-process vLLM engine, say) made "
+                "its own group first; the learners' group must be made before any engine is built"
+            )
+    else:
         torch.distributed.init_process_group(
             backend,
             init_method=init_method,
@@ -166,3 +178,12 @@ def join(init_method: str, rank: int, world_size: int, backend: str | None = Non
             timeout=datetime.timedelta(seconds=JOIN_TIMEOUT_S),
         )
     return DataParallel(rank, world_size)
+
+
+def collective_device(group: Any = None) -> torch.device:
+    """Where a collective's tensors must live: a NCCL group reduces CUDA tensors only (a CPU tensor fails
+    with "No backend type associated with device type cpu"), gloo CPU tensors."""
+    backend = torch.distributed.get_backend(group)
+    if str(backend).lower() == "nccl":
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")

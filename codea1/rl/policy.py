@@ -278,7 +278,19 @@ class Policy:
         out: list[list[float]] = [[] for _ in prompt_ids]
         try:
             lengths = [len(p) + len(r) for p, r in zip(prompt_ids, response_ids)]
-            for idx in token_budget_chunks(lengths, self.config.micro_batch_tokens):
+            chunks: list[list[int] | None] = list(token_budget_chunks(lengths, self.config.micro_batch_tokens))
+            if self.sharded and self.data_parallel is not None and model is not self.replica:
+                # each pass of a sharded model gathers its blocks on every rank: all ranks run as many
+                # passes (a rank scoring fewer rows, or none, runs one-token passes it throws away)
+                chunks += [None] * (self.data_parallel.micro_batch_count(len(chunks)) - len(chunks))
+            for idx in chunks:
+                if idx is None:
+                    with self._reference_context() if reference else nullcontext(), self._autocast():
+                        forward_logprobs(
+                            model,
+                            pack([[self.pad_id]], [[self.pad_id]], self.pad_id).to(next(model.parameters()).device),
+                        )
+                    continue
                 batch = pack([prompt_ids[i] for i in idx], [response_ids[i] for i in idx], self.pad_id)
                 # a fresh context per micro-batch: peft's disable_adapter() can be entered only once
                 temps = temperature if isinstance(temperature, (int, float)) else [temperature[i] for i in idx]

@@ -44,6 +44,15 @@ class _PolicyHost:
     """What runs inside a policy actor: the policies of its roles, built from the run's config."""
 
     def __init__(self, cfg_dict: dict[str, Any], roles: tuple[str, ...]) -> None:
+        self.cfg_dict, self.roles = cfg_dict, roles
+        self.policies: dict[str, Any] = {}
+        self.rows_sampled = 0  # prompts x samples this rank has drawn
+
+    def setup(self, init_method: str | None = None, rank: int = 0, world_size: int = 1) -> int:
+        """Builds this actor's policies, after joining its data-parallel group where there is one: the
+        learners' process group must exist before any engine is built (an in-process vLLM engine sets up
+        torch.distributed for itself otherwise, and the ranks would train separate models), and each
+        policy is then sharded with FSDP2 (placement.fsdp) or replicated over the group."""
         import random
 
         import numpy as np
@@ -51,16 +60,25 @@ class _PolicyHost:
 
         from codea1.config import config_from_dict
         from codea1.rl.build import build_policies
+        from codea1.rl.distributed import join
 
-        cfg = config_from_dict(cfg_dict)
-        self.fsdp = cfg.placement.fsdp
+        cfg = config_from_dict(self.cfg_dict)
         torch.set_num_threads(cfg.train.torch_threads)
+        group = None
+        if world_size > 1:
+            group = join(init_method, rank, world_size, backend="nccl" if torch.cuda.is_available() else "gloo")
         random.seed(cfg.seed)  # as the trainer seeds its own process (codea1.train.loop)
         np.random.seed(cfg.seed % (2**32))
         torch.manual_seed(cfg.seed)
-        code, test = build_policies(cfg, code="code" in roles, test="test" in roles)
+        code, test = build_policies(cfg, code="code" in self.roles, test="test" in self.roles)
         self.policies = {"code": code, "test": test}
-        self.rows_sampled = 0  # prompts x samples this rank has drawn
+        if group is not None:
+            for policy in {id(p): p for p in self.policies.values() if p is not None}.values():
+                if cfg.placement.fsdp:
+                    policy.shard(group)
+                else:
+                    policy.data_parallel = group
+        return rank
 
     def info(self) -> dict[str, Any]:
         import socket
@@ -90,22 +108,6 @@ class _PolicyHost:
             s.bind(("", 0))
             port = s.getsockname()[1]
         return ray.util.get_node_ip_address(), port
-
-    def join(self, init_method: str, rank: int, world_size: int) -> int:
-        """Joins the data-parallel group of this actor's policies (codea1.rl.distributed), sharding them
-        with FSDP2 where placement.fsdp says so."""
-        import torch
-
-        from codea1.rl.distributed import join
-
-        backend = "nccl" if torch.cuda.is_available() else "gloo"
-        group = join(init_method, rank, world_size, backend=backend)
-        for policy in {id(p): p for p in self.policies.values() if p is not None}.values():
-            if self.fsdp:
-                policy.shard(group)
-            else:
-                policy.data_parallel = group
-        return rank
 
     def generate(self, role: str, prompts: list, gen: Any, prompt_index: list | None = None) -> list:
         import torch
@@ -233,10 +235,12 @@ def build_ray_policies(cfg: Any, *, test: bool = True) -> tuple[RemotePolicy, Re
             ).remote(data, roles)
             for _ in range(place.learner_ranks)
         ]
+        init = None
         if len(ranks) > 1:  # one torch.distributed group per policy, rank 0 its address
             host, port = ray.get(ranks[0].address.remote())
             init = f"tcp://{host}:{port}"
-            ray.get([h.join.remote(init, r, len(ranks)) for r, h in enumerate(ranks)])
+        # every rank joins its group, then builds its policies (and engines)
+        ray.get([h.setup.remote(init, r, len(ranks)) for r, h in enumerate(ranks)])
         for role in roles:
             handles[role] = RemotePolicy(ranks[0], role, name, ranks)
     code = handles["code"]

@@ -437,6 +437,21 @@ def engine_kwargs(
     return kwargs
 
 
+def engine_process_env(rollout: Any) -> dict[str, str]:
+    """Where the engine runs, as vLLM's V1 reads it from the environment. Colocated with the learner
+    (sleep mode, or a share of the GPU), it runs in this process; but not in a data-parallel learner rank
+    (a torch.distributed world of more than one process): an in-process engine would set up
+    torch.distributed for itself, so there it runs in a process of its own beside the learner."""
+    import torch
+
+    in_group = torch.distributed.is_available() and torch.distributed.is_initialized()
+    if in_group and torch.distributed.get_world_size() > 1:
+        return {"VLLM_ENABLE_V1_MULTIPROCESSING": "1"}
+    if rollout.vllm_sleep_level or rollout.vllm_gpu_memory_utilization < 0.9:
+        return {"VLLM_ENABLE_V1_MULTIPROCESSING": os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING", "0")}
+    return {}
+
+
 def build_engine(cfg: Any, source: str, *, lora: bool, llm_class: Any = None) -> EngineHandle:
     """A vLLM engine for one base model, configured from the `rollout` section (and model/policy/seed)."""
     r = cfg.rollout
@@ -446,9 +461,7 @@ def build_engine(cfg: Any, source: str, *, lora: bool, llm_class: Any = None) ->
             "never re-send; use level 1 with model.mode lora or dual-lora"
         )
     if llm_class is None:
-        if r.vllm_sleep_level or r.vllm_gpu_memory_utilization < 0.9:
-            # colocated with the learner: the engine runs in this process (the weight sync works either way)
-            os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+        os.environ.update(engine_process_env(r))
         llm_class = _vllm().LLM
     kwargs = engine_kwargs(
         source,
