@@ -47,8 +47,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
 
-    from codea1.data.problem import Problem
     from codea1.game import GameConfig, play_question
+    from codea1.problem import Problem
     from codea1.sandbox import LocalExecutor
 
     gt = "def pad(n):\n    return 'x' * n\n"

@@ -63,9 +63,9 @@ def main() -> None:
     ap.add_argument("--work", type=int, default=3_000_000, help="loop length of one GT call")
     args = ap.parse_args()
 
-    from codea1.data.problem import Problem
     from codea1.game import GameConfig, play_question
     from codea1.game import play as play_module
+    from codea1.problem import Problem
     from codea1.sandbox import LocalExecutor
 
     gt = "def work(n):\n    s = 0\n    for i in range(n):\n        s += i * i\n    return s\n"

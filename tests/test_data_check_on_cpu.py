@@ -10,7 +10,7 @@ import pytest
 from codea1.cli import main
 from codea1.data import check_problems, load_bundled, load_humaneval, load_problems, load_reference_parquet
 from codea1.data.check import time_limit
-from codea1.data.problem import Problem, write_problems_jsonl
+from codea1.problem import Problem, write_problems_jsonl
 from codea1.sandbox import LocalExecutor
 
 

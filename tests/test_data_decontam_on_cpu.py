@@ -9,7 +9,7 @@ import pytest
 
 from codea1.cli import main
 from codea1.data import decontam
-from codea1.data.problem import Problem, read_problems_jsonl, write_problems_jsonl
+from codea1.problem import Problem, read_problems_jsonl, write_problems_jsonl
 from tests.conftest import quiet_executor
 
 

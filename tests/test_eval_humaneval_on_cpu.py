@@ -8,8 +8,8 @@ test process: it only ever gets canonical solutions and benign mutants of them, 
 
 import pytest
 
-from codea1.data.problem import Problem
 from codea1.eval.code_eval import evaluate_samples
+from codea1.problem import Problem
 
 
 @pytest.fixture(scope="module")

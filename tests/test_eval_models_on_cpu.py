@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from codea1.data.problem import Problem, write_problems_jsonl
+from codea1.problem import Problem, write_problems_jsonl
 
 PROBLEM = Problem(
     id="M/add",

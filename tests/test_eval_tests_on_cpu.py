@@ -4,11 +4,11 @@ import json
 
 import pytest
 
-from codea1.data.problem import Problem
 from codea1.eval.collab import pick_index
 from codea1.eval.mutation import score_mutants
 from codea1.eval.test_eval import coverage_from_trace, score_tests
 from codea1.eval.ult import UltFunction, load_ult
+from codea1.problem import Problem
 
 SIGN = "def sign(x):\n    if x > 0:\n        return 1\n    if x < 0:\n        return -1\n    return 0\n"
 CLAMP = "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n"

@@ -7,9 +7,9 @@ alternative; the rows where codea1 deliberately differs test codea1's behaviour 
 
 import pytest
 
-from codea1.data.problem import Problem
 from codea1.game import GameConfig, play_question
 from codea1.game.play import candidate_program
+from codea1.problem import Problem
 from codea1.sandbox import LocalExecutor
 
 UID_BASE = 1_700_400_000  # this file's own uid range

@@ -2,8 +2,8 @@
 
 import pytest
 
-from codea1.data.problem import Problem
 from codea1.game import GameConfig, StoredTest, golden_rewards, play_question, play_step
+from codea1.problem import Problem
 from codea1.sandbox import LocalExecutor
 
 SECOND = Problem(

@@ -2,8 +2,8 @@
 
 import math
 
-from codea1.data.problem import Problem
 from codea1.game import population_std, prompts, topvar_select
+from codea1.problem import Problem
 
 
 def test_population_std():

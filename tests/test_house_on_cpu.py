@@ -56,6 +56,10 @@ def test_the_floor_check_sees_an_upward_import_and_a_cycle(tmp_path):
     tree = __import__("ast").parse(
         "from codea1.train.loop import Trainer\ndef f():\n    from codea1.judge import holds\n"
     )
+    upward: list[str] = []
+    house._edge("codea1.rl.policy", "codea1.sandbox.executor", False, 7, [], {}, upward)  # lower, but never
+    assert upward == ["codea1.rl.policy:7 -> codea1.sandbox.executor (never)"]
+    assert not any(prefix == "codea1.data.problem" for prefix, _ in house.FLOORS)  # no hand-made floor
     found = house.imports(tree, "codea1.sandbox.executor", False)
     assert [(names[0], local) for names, local, _ in found] == [("codea1.train.loop", False), ("codea1.judge", True)]
 

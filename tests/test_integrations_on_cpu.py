@@ -7,8 +7,8 @@ from functools import partial
 
 import pytest
 
-from codea1.data.problem import Problem
 from codea1.integrations.judge import CodeJudge
+from codea1.problem import Problem
 
 ADD = Problem(
     id="int/add",

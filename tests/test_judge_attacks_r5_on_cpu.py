@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from codea1.data.problem import Problem
 from codea1.game import GameConfig, golden_rewards, play_step
 from codea1.judge.oracle import AssertCase, run_assertions
+from codea1.problem import Problem
 
 UID_BASE = 1_701_700_000
 MARKER = "__codea1_failed_call:"  # what the oracle's lazy values raise for a call that did not return

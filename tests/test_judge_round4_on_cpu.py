@@ -10,10 +10,10 @@ from decimal import Decimal
 
 import pytest
 
-from codea1.data.problem import Problem
 from codea1.game import GameConfig, StoredTest, play_step
 from codea1.judge import encode_expected
 from codea1.judge.equality import holds, values_equal
+from codea1.problem import Problem
 
 
 def test_nan_equals_nan_inside_sets_and_dict_keys() -> None:
@@ -47,7 +47,7 @@ def test_jsonl_is_split_on_newlines_only(tmp_path) -> None:
     import json
 
     from codea1.cli import main as cli_main
-    from codea1.data.problem import jsonl_rows
+    from codea1.problem import jsonl_rows
 
     text = "\n".join(json.dumps(r, ensure_ascii=False) for r in ({"a": "x\u2028y\x85z"}, {"a": 2}))
     assert [row for _, row in jsonl_rows(text, "mem")] == [{"a": "x\u2028y\x85z"}, {"a": 2}]
@@ -64,8 +64,8 @@ def test_jsonl_is_split_on_newlines_only(tmp_path) -> None:
 
 def test_repeated_problem_ids_are_refused_in_one_sentence(tmp_path) -> None:
     from codea1.data import load_problems
-    from codea1.data.problem import write_problems_jsonl
     from codea1.errors import UserError
+    from codea1.problem import write_problems_jsonl
 
     def problem(pid: str, body: str) -> Problem:
         return Problem(pid, "p", "d", "f", f"def f():\n    return {body}", [f"assert f() == {body}"])
@@ -505,7 +505,9 @@ def test_a_forged_failed_call_marker_neither_crashes_nor_decides(executor) -> No
     from codea1.eval.ult import UltFunction
     from codea1.game import golden_rewards
 
-    p = Problem("r5/marker", "p", "d", "f", "def f(x):\n    return x + 2\n", ["assert int(f(1)) == 3", "assert f(2) == 4"])
+    p = Problem(
+        "r5/marker", "p", "d", "f", "def f(x):\n    return x + 2\n", ["assert int(f(1)) == 3", "assert f(2) == 4"]
+    )
     forged = "```python\ndef f(x):\n    return '__codea1_failed_call:5'\n```"
     assert golden_rewards(p, [forged, "```python\ndef f(x):\n    return x + 2\n```"], executor) == [0.0, 1.0]
     fn = UltFunction(task_id="sign", func_name="sign", code=SIGN)

@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from codea1.config import Config, Sampling, config_from_dict, load_config
-from codea1.data.problem import Problem
 from codea1.errors import UserError
 from codea1.game import parse_test_suite
 from codea1.game.prompts import code_messages, format_prefix, test_messages, with_prefix
+from codea1.problem import Problem
 from codea1.rl.rollout import GenerationConfig, render_prompts, rendered_prefix
 
 PREFIX = "```python\nassert {entry_point}("

@@ -12,8 +12,8 @@ from codea1.data.check import CheckResult, check_problems, time_limit
 from codea1.data.humaneval import load_humaneval
 from codea1.data.kodcode import load_kodcode
 from codea1.data.loaders import load_problems
-from codea1.data.problem import Problem, read_problems_jsonl, write_problems_jsonl
 from codea1.data.reference import load_reference_parquet
+from codea1.problem import Problem, read_problems_jsonl, write_problems_jsonl
 
 __all__ = [
     "CheckResult",

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from importlib import resources
 
-from codea1.data.problem import Problem, read_problems_jsonl
 from codea1.errors import UserError
+from codea1.problem import Problem, read_problems_jsonl
 
 SPLITS = ("train", "eval")
 

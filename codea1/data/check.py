@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from codea1.data.problem import Problem
 from codea1.data.static import gt_problem
 from codea1.judge.oracle import AssertCase, run_assertions
+from codea1.problem import Problem
 from codea1.sandbox.api import Executor
 
 TEST_CODE_FORMATS = ("evalplus", "humaneval", "pytest")

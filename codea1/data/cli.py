@@ -214,7 +214,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_convert(args: argparse.Namespace) -> int:
     from codea1.data.loaders import load_problems
-    from codea1.data.problem import write_problems_jsonl
+    from codea1.problem import write_problems_jsonl
 
     problems = load_problems(args.spec, check=args.check, **selection(args))
     write_problems_jsonl(problems, args.output)
@@ -234,8 +234,8 @@ def split_ids(ids: list[str], held_out: int, seed: int) -> tuple[list[str], list
 
 def run_split(args: argparse.Namespace) -> int:
     from codea1.data.loaders import load_problems
-    from codea1.data.problem import write_problems_jsonl
     from codea1.errors import UserError
+    from codea1.problem import write_problems_jsonl
 
     problems = load_problems(args.spec, **selection(args))
     if not 0 < args.held_out < len(problems):
@@ -266,7 +266,7 @@ def print_pairs(pairs: list, write: Any = print) -> None:
 def run_decontaminate(args: argparse.Namespace) -> int:
     from codea1.data import decontam
     from codea1.data.loaders import load_problems
-    from codea1.data.problem import write_problems_jsonl
+    from codea1.problem import write_problems_jsonl
     from codea1.sandbox import LocalExecutor
 
     train = load_problems(args.spec, **selection(args))
@@ -300,7 +300,7 @@ def run_decontaminate(args: argparse.Namespace) -> int:
 def run_deduplicate(args: argparse.Namespace) -> int:
     from codea1.data import decontam
     from codea1.data.loaders import load_problems
-    from codea1.data.problem import write_problems_jsonl
+    from codea1.problem import write_problems_jsonl
     from codea1.sandbox import LocalExecutor
 
     problems = load_problems(args.spec, **selection(args))

@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from codea1.data.problem import Problem
+from codea1.problem import Problem
 from codea1.sandbox.api import Executor
 
 STOP_WORDS = frozenset(

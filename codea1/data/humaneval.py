@@ -17,10 +17,10 @@ from importlib import resources
 from pathlib import Path
 
 from codea1.data.kodcode import SAFE_BUILTINS
-from codea1.data.problem import Problem, jsonl_rows
 from codea1.data.static import gt_problem
 from codea1.errors import UserError
 from codea1.judge.asserts import split_assert
+from codea1.problem import Problem, jsonl_rows
 
 
 def humaneval_path() -> Path:

@@ -21,10 +21,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from codea1.data.problem import Problem
 from codea1.data.static import defines, parse_error
 from codea1.errors import UserError
 from codea1.judge.asserts import split_assert
+from codea1.problem import Problem
 
 HUB_ID = "KodCode/KodCode-V1"
 SAFE_BUILTINS = frozenset(

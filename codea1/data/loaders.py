@@ -11,8 +11,8 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-from codea1.data.problem import Problem, read_problems_jsonl, require_unique_ids
 from codea1.errors import UserError
+from codea1.problem import Problem, read_problems_jsonl, require_unique_ids
 
 NAMED = ("bundled", "bundled:train", "bundled:eval", "humaneval", "kodcode", "kodcode:PATH")
 

@@ -36,10 +36,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from codea1.data.problem import Problem
 from codea1.data.static import defines, gt_problem, with_imports
 from codea1.errors import UserError
 from codea1.judge.asserts import split_assert
+from codea1.problem import Problem
 
 GOLDEN_LIMIT = 8
 # A row's user message is an instruction, this marker, then the row's `problem` text.

@@ -19,8 +19,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from codea1.data.problem import Problem, jsonl_rows, read_problems_jsonl
 from codea1.errors import UserError
+from codea1.problem import Problem, jsonl_rows, read_problems_jsonl
 
 SOURCES = {"humaneval+": "humanevalplus", "mbpp+": "mbppplus"}
 BIGCODEBENCH = {"bigcodebench": "instruct", "bigcodebench-complete": "complete"}

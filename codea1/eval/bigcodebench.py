@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codea1.data.problem import Problem
 from codea1.errors import UserError
 from codea1.judge.formats.bigcodebench import candidate_program, job_for, outcomes, test_methods, verdict
+from codea1.problem import Problem
 from codea1.sandbox.api import Executor
 
 FIELDS = ("task_id", "complete_prompt", "instruct_prompt", "canonical_solution", "code_prompt", "test", "entry_point")

@@ -238,8 +238,8 @@ def read_samples(path: str, prompts: dict[str, str] | None = None) -> list[tuple
     the row's question in an instruction, that question (HumanEval+) or its docstring (MBPP+); see
     codea1.data.reference.completion_prefix.
     """
-    from codea1.data.problem import jsonl_rows
     from codea1.data.reference import completion_prefix
+    from codea1.problem import jsonl_rows
 
     p = Path(path)
     if not p.is_file():
@@ -356,8 +356,8 @@ def _ult_functions(args: argparse.Namespace) -> list:
 
 def read_tests(path: str, k: int, names: dict[str, str]) -> dict[str, list[str]]:
     """task_id -> assert statements from {task_id, tests} or {task_id, response} lines."""
-    from codea1.data.problem import jsonl_rows
     from codea1.game import parse_test_suite
+    from codea1.problem import jsonl_rows
 
     p = Path(path)
     if not p.is_file():
@@ -376,7 +376,7 @@ def read_tests(path: str, k: int, names: dict[str, str]) -> dict[str, list[str]]
 
 
 def _ult_problem(fn: Any) -> Any:
-    from codea1.data.problem import Problem
+    from codea1.problem import Problem
 
     return Problem(
         id=fn.task_id,
@@ -491,11 +491,11 @@ def cmd_collab(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from codea1.data.problem import write_problems_jsonl
     from codea1.eval.benchmarks import load_benchmark
     from codea1.eval.export import validated_golden
     from codea1.game import parse_test_suite
     from codea1.game.prompts import test_messages_blackbox, with_prefix
+    from codea1.problem import write_problems_jsonl
 
     problems = load_benchmark(args.benchmark, args.data, args.limit)
     gen = _generator(args, args.model)

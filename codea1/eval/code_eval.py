@@ -21,7 +21,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from codea1.data.check import time_limit
-from codea1.data.problem import Problem
 from codea1.data.static import defines
 from codea1.eval.passk import pass_at_ks
 from codea1.judge.formats import PLAIN_HELPER, CheckSpec, CustomCheck, Verdict, apply_custom, call_verdicts, spec_for
@@ -35,6 +34,7 @@ from codea1.judge.formats.humaneval import (
     humaneval_check_code,
 )
 from codea1.judge.formats.spec import value_source
+from codea1.problem import Problem
 from codea1.sandbox.api import Executor, Progress
 
 REPLAY_MIN_TIMEOUT = 10.0  # seconds a replay of check() may take at least

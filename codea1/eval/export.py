@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from codea1.data.problem import Problem
 from codea1.judge.asserts import split_assert
 from codea1.judge.oracle import AssertCase, run_assertions
+from codea1.problem import Problem
 from codea1.sandbox.api import Executor
 
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codea1.data.problem import jsonl_rows
 from codea1.errors import UserError
+from codea1.problem import jsonl_rows
 
 # the modules ULT's harness imports before each function (written as tolerant imports)
 ULT_PRELUDE = """\

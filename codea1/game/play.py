@@ -25,7 +25,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from codea1.data.problem import Problem
 from codea1.game.config import GameConfig
 from codea1.game.mistake_book import BookUpdate, StoredTest
 from codea1.game.parsing import ParsedSuite, extract_code, parse_test_suite
@@ -49,6 +48,7 @@ from codea1.judge import (
 )
 from codea1.judge.resolve import CallSet, ResolvedCalls
 from codea1.judge.resolve import resolve_calls as judge_resolve_calls
+from codea1.problem import Problem
 from codea1.sandbox import Job, JobResult, Progress
 from codea1.sandbox.api import Executor, Then
 from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable

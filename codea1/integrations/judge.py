@@ -9,11 +9,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from codea1.data.problem import Problem, require_unique_ids
 from codea1.errors import UserError
 from codea1.eval.code_eval import PreparedTask, prepare_tasks, score_solutions
 from codea1.game import GameConfig, play_step
 from codea1.game.parsing import extract_code
+from codea1.problem import Problem, require_unique_ids
 from codea1.sandbox.api import Executor
 
 ProblemRef = Problem | Mapping[str, Any] | str  # a Problem, its dict (or JSON text), or the id of a known one

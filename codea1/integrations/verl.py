@@ -14,8 +14,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from codea1.data.problem import Problem
 from codea1.integrations.judge import default_judge
+from codea1.problem import Problem
 
 
 def ground_truth_of(problem: Problem) -> str:

@@ -219,7 +219,7 @@ def actor_groups(cfg: Any, test: bool) -> list[tuple[str, ...]]:
 def build_ray_policies(cfg: Any, *, test: bool = True) -> tuple[RemotePolicy, RemotePolicy | None]:
     """``(code_policy, test_policy)`` as in codea1.rl.build.build_policies, each a RemotePolicy whose
     weights live in a Ray actor (connects to `placement.ray_address`, or starts a local cluster)."""
-    from codea1.sandbox.ray_backend import connect
+    from codea1.cluster import connect
 
     ray = _ray()
     place = cfg.placement

@@ -30,6 +30,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from codea1.cluster import connect
 from codea1.sandbox.api import Job, JobResult, SandboxError
 
 DEFAULT_IN_FLIGHT = 2  # chunks per actor: one running and one queued behind it keeps every slot busy
@@ -43,17 +44,6 @@ def _ray() -> Any:
     except ImportError:
         raise SandboxError("executor.backend 'ray' needs Ray: pip install 'codea1[ray]'") from None
     return ray
-
-
-def connect(ray: Any, address: str | None) -> None:
-    """Joins the Ray cluster at `address` ("auto": the one `ray start` made on this node), or with None
-    the running one, else a local one started here; nothing if this process is already connected."""
-    if ray.is_initialized():
-        return
-    if address is None:
-        ray.init(include_dashboard=False, ignore_reinit_error=True)
-    else:
-        ray.init(address=address, ignore_reinit_error=True)
 
 
 class _Pool:

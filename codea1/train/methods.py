@@ -29,8 +29,8 @@ from codea1.rl.api import ConcurrentLearner, PolicyHandle
 from codea1.train.checkpoint import debug_kill
 
 if TYPE_CHECKING:
-    from codea1.data.problem import Problem
     from codea1.game.mistake_book import MistakeBook
+    from codea1.problem import Problem
     from codea1.rl.rollout import Sample
     from codea1.sandbox import Executor
 

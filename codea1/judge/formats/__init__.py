@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from codea1.data.problem import Problem
 from codea1.judge.formats import asserts, evalplus, humaneval
 from codea1.judge.formats.spec import PLAIN_HELPER, CheckSpec, Verdict, value_source
+from codea1.problem import Problem
 from codea1.sandbox import Job, JobResult
 
 __all__ = ["PLAIN_HELPER", "CheckSpec", "CustomCheck", "Verdict", "apply_custom", "call_verdicts", "spec_for"]

@@ -37,7 +37,7 @@ import ast
 import secrets
 from typing import Any
 
-from codea1.data.problem import Problem
+from codea1.problem import Problem
 from codea1.sandbox import Job
 
 # A per-process random suffix of the harness's names: the candidate's code, written before this process
