@@ -97,3 +97,35 @@ def test_a_run_built_to_hack_is_flagged_then_stopped(tmp_path) -> None:
     assert any("never call the function under test" in s for s in warn[1]["health_warnings"])
     assert len(warn) == 3 and len(stop) == 2  # stop ends the run at the first flagged step
     assert any(f.startswith("health at step 3 (since step 2): reward hacking") for f in health_flags(warn))
+
+
+def test_a_run_built_to_collapse_is_flagged(tmp_path) -> None:
+    """A tiny Golden-Tests run whose Code LLM writes the same code every time (a collapsed policy): every
+    question's codes get one reward, no group carries a gradient, and the health check says so."""
+    from pathlib import Path
+
+    from train_scripted import ScriptedPolicy, scripted_factory
+
+    from codea1.config import load_config
+    from codea1.data import load_problems
+    from codea1.train.loop import train
+    from codea1.train.metrics import read_metrics
+
+    class OneAnswer(ScriptedPolicy):
+        def _text(self, problem, sample):
+            return f"```python\n{problem.gt_solution}\n```" if self.role == "code" else super()._text(problem, sample)
+
+    configs = Path(__file__).resolve().parents[1] / "codea1" / "configs"
+    cfg = load_config(
+        configs / "tiny-cpu.yaml", ["method=golden", "health.window=2", "data.limit=4", "train.progress=false"]
+    )
+    problems = load_problems(cfg.data.train)
+
+    def factory(c):
+        code, _ = scripted_factory(problems)(c)
+        return OneAnswer(code.policy, "code", problems), None
+
+    train(cfg, tmp_path / "run", max_steps=2, policy_factory=factory)
+    rows = read_metrics(tmp_path / "run" / "metrics.jsonl")
+    assert [r["code_zero_var_groups"] for r in rows] == [1.0, 1.0]
+    assert any(s.startswith("no signal: 100% of the Code LLM's groups") for s in rows[1]["health_warnings"])
