@@ -564,3 +564,21 @@ def test_evalplus_not_none_check_reads_the_decoded_type() -> None:
     # Mbpp's not_none oracle compares a bool output as a bool; the child's claimed type name cannot make 0 one
     claim = {"out_type": "builtins.bool", "exp_type": "builtins.bool", "oracle": "not_none"}
     assert evalplus_assertion(False, False, 0, **claim) and not evalplus_assertion(0, False, 0, **claim)
+
+
+def test_a_candidate_cannot_see_its_calls_while_its_code_runs(executor) -> None:
+    """While its code is defined (a budget outside every call's limit), a candidate read the job's calls
+    from its caller's frame and computed their answers there. The calls now arrive after that."""
+    from codea1.sandbox import Job
+
+    spy = (
+        "import sys\n"
+        "frame, SAW = sys._getframe(1), []\n"
+        "while frame is not None:\n"
+        "    SAW += [k for k, v in frame.f_locals.items() if isinstance(v, dict) and 'calls' in v]\n"
+        "    frame = frame.f_back\n"
+        "def f(x):\n"
+        "    return x\n"
+    )
+    [res] = executor.run([Job("spy", spy, ["SAW", "f(3)", "f(4)"])])
+    assert [(r.status, r.value) for r in res.results] == [("ok", []), ("ok", 3), ("ok", 4)]

@@ -594,7 +594,7 @@ class LocalExecutor:
             run = self._spawn(zygote, job.code, sendable, start, cpu, budget=MAX_JOB_BYTES - sent)
             if run is None:  # the zygote failed to fork: replaced, and the job run again (once)
                 raise _SetupFailed("the zygote could not start a child")
-            reader, res_r = run
+            reader, res_r, sender = run
             info: dict = {}
             try:
                 deadline = time.monotonic() + self.define_timeout + GRACE
@@ -624,6 +624,7 @@ class LocalExecutor:
                     break
                 first = False
                 ended = False
+                sender.send()
                 cpu = zygote.cpu_clock()
                 for i in pending:
                     t0 = time.monotonic()
@@ -656,6 +657,7 @@ class LocalExecutor:
             finally:
                 sent += reader.total
                 os.close(res_r)
+                sender.close()
         final = [r if r is not None else CallResult("crash", error="no result") for r in results]
         return JobResult(job.id, True, None, final, stdout)
 
@@ -667,16 +669,12 @@ class LocalExecutor:
         start: int,
         cpu: float,
         budget: int = MAX_JOB_BYTES,
-    ) -> tuple[FrameReader, int] | None:
+    ) -> tuple[FrameReader, int, _CallSender] | None:
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
-        payload = marshal.dumps(
-            {
-                "code": _shipped(code, "exec"),
-                "calls": [c if i >= start else None for i, c in enumerate(calls)],
-                "start": start,
-            }
-        )
+        # the code first; the calls once the child says its code ran (_CallSender): while the code runs,
+        # the candidate cannot read what it will be asked and work on it outside the calls' limits
+        payload = _framed(marshal.dumps({"code": _shipped(code, "exec")}))
         # the job goes into its pipe before the fork when it fits, so the child never waits for it
         capacity = 4096  # a pipe holds at least one page: small jobs (most) need no resize
         if len(payload) > capacity:
@@ -709,9 +707,38 @@ class LocalExecutor:
                 view = view[os.write(job_w, view) :]
         except OSError:
             pass  # the child died before reading its job: seen as a crash
-        finally:
-            os.close(job_w)
-        return FrameReader(res_r, budget), res_r
+        calls_message = _framed(
+            marshal.dumps({"calls": [c if i >= start else None for i, c in enumerate(calls)], "start": start})
+        )
+        return FrameReader(res_r, budget), res_r, _CallSender(job_w, calls_message)
+
+
+def _framed(message: bytes) -> bytes:
+    """A job-pipe message: its length (4 bytes, big-endian), then the bytes (zygote._read_message)."""
+    return len(message).to_bytes(4, "big") + message
+
+
+class _CallSender:
+    """The job pipe's write end, kept open until the calls are sent (after the "defined" frame)."""
+
+    def __init__(self, fd: int, message: bytes) -> None:
+        self.fd, self.message = fd, message
+
+    def send(self) -> None:
+        if self.fd < 0:
+            return
+        view = memoryview(self.message)
+        try:
+            while view:
+                view = view[os.write(self.fd, view) :]
+        except OSError:
+            pass  # the child is gone: its calls come back as crashes
+        self.close()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 WALL_BACKSTOP = 3.0  # wall-clock limits, in call time limits, of a call that waits instead of computing

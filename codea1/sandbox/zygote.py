@@ -354,6 +354,24 @@ def _read_all(fd: int) -> bytes:
         chunks.append(b)
 
 
+def _read_message(fd: int) -> bytes:
+    """One length-prefixed message of the job pipe (b"" when the pipe ends first)."""
+    head = b""
+    while len(head) < 4:
+        b = os.read(fd, 4 - len(head))
+        if not b:
+            return b""
+        head += b
+    size, chunks, got = int.from_bytes(head, "big"), [], 0
+    while got < size:
+        b = os.read(fd, min(1 << 20, size - got))
+        if not b:
+            return b""
+        chunks.append(b)
+        got += len(b)
+    return b"".join(chunks)
+
+
 def _describe(exc: BaseException) -> str:
     try:
         text = f"{type(exc).__name__}: {exc}"
@@ -435,10 +453,9 @@ def _child(job_r: int, res_w: int, req: dict, cfg: dict, layers: list[str], base
             os._exit(72)
         if "seccomp" in layers and not jail.load_seccomp(_JAIL["seccomp"]):
             os._exit(72)
-        payload = marshal.loads(_read_all(job_r))  # from the trusted parent
-        os.close(job_r)
+        payload = marshal.loads(_read_message(job_r))  # the job's code, from the trusted parent
         code = 73  # from here on, candidate code runs: a failure is the job's, not the set-up's
-        _run(payload, res_w)
+        _run(payload, res_w, job_r)
         code = 0
     except BaseException:  # noqa: BLE001  (72: set-up failure, the parent replaces this zygote)
         code = code or 72
@@ -455,8 +472,11 @@ def _code_of(item: bytes | str, mode: str) -> types.CodeType:
     return compile(item, "<solution>" if mode == "exec" else "<call>", mode, dont_inherit=True, optimize=0)
 
 
-def _run(payload: dict, res_w: int) -> None:
-    """Runs the job's code then its calls, sending one frame per event; the candidate's code runs here."""
+def _run(payload: dict, res_w: int, job_r: int) -> None:
+    """Runs the job's code then its calls, sending one frame per event; the candidate's code runs here.
+
+    The calls arrive on the job pipe only once the parent has read the "defined" frame: while its code
+    runs (a budget of its own, outside every call's limit), the candidate cannot see what it will be asked."""
     out = _CappedWriter(MAX_OUTPUT)
     sys.stdout = sys.stderr = out
     # made by the zygote before its first fork (see _prepare): this child's copies are its own
@@ -476,6 +496,8 @@ def _run(payload: dict, res_w: int) -> None:
         send(res_w, {"k": "undefined", "error": describe(exc)})
         return
     send(res_w, {"k": "defined"})
+    payload = _loads(_read_message(job_r))
+    os.close(job_r)
     calls = payload["calls"]
     for i in range(payload["start"], len(calls)):
         if calls[i] is None:
