@@ -582,3 +582,35 @@ def test_a_candidate_cannot_see_its_calls_while_its_code_runs(executor) -> None:
     )
     [res] = executor.run([Job("spy", spy, ["SAW", "f(3)", "f(4)"])])
     assert [(r.status, r.value) for r in res.results] == [("ok", []), ("ok", 3), ("ok", 4)]
+
+
+def test_work_split_over_helper_processes_is_charged_its_cpu_time(executor) -> None:
+    """A call that forks helpers to compute in parallel came back within the wall deadline with twice its
+    CPU limit. The limit is on the CPU time the call's processes used, all of them."""
+    import os
+
+    if "cgroup" not in executor.isolation_level.split("+") or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs a cgroup that counts the slot's CPU time and two cores")
+    code = (
+        "import os, time\n"
+        "def spin(s):\n"
+        "    t = time.process_time()\n"
+        "    while time.process_time() - t < s:\n"
+        "        pass\n"
+        "def f(total, parts):\n"
+        "    kids = []\n"
+        "    for _ in range(parts - 1):\n"
+        "        pid = os.fork()\n"
+        "        if pid == 0:\n"
+        "            spin(total / parts)\n"
+        "            os._exit(0)\n"
+        "        kids.append(pid)\n"
+        "    spin(total / parts)\n"
+        "    for pid in kids:\n"
+        "        os.waitpid(pid, 0)\n"
+        "    return parts\n"
+    )
+    from codea1.sandbox import Job
+
+    [res] = executor.run([Job("split", code, ["f(1.0, 2)", "f(0.1, 2)"], timeout=0.5)])
+    assert [r.status for r in res.results] == ["timeout", "ok"]

@@ -753,12 +753,17 @@ def _read_call(reader: FrameReader, t0: float, timeout: float, cpu: Callable[[],
     judges decide it, so an honest call slowed by a loaded machine is not a timeout. A call late on the
     wall clock times out once the job has used `timeout` seconds of CPU since it started; or, when it
     has stopped computing (under IDLE_RATE: it sleeps or blocks), at WALL_BACKSTOP limits of wall time;
-    or at WALL_CAP limits in any case. Without the clock, the wall clock decides (limit plus GRACE).
+    or at WALL_CAP limits in any case. A call that returns in time but used more than its limit (plus
+    GRACE) of CPU, its work split over helper processes, times out too. Without the clock, the wall clock
+    decides (limit plus GRACE).
     """
     start = cpu() if cpu is not None else None
     frame = reader.read(t0 + timeout + GRACE)
     if start is None:
         return frame
+    if type(frame) is dict:  # in time on the wall clock; but work split over helper processes is CPU too
+        used = cpu()
+        return "timeout" if used is not None and used - start > timeout + GRACE else frame
     backstop, cap = t0 + WALL_BACKSTOP * timeout + GRACE, t0 + WALL_CAP * timeout + GRACE
     last_cpu, last_wall = start, t0
     while frame == "timeout":
