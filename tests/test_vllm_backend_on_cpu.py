@@ -75,6 +75,45 @@ class FakeModel:
             self.log.append(("load_weights_rank", self.rank, sorted(name for name, _ in weights)))
 
 
+def _as_encoded(value: Any) -> Any:
+    """What vLLM's msgpack encoder and decoder make of a value in an RPC's untyped arguments: tensors
+    become [dtype, shape, buffer index] lists (the tensor's bytes travel aside, and nothing rebuilds it)."""
+    if isinstance(value, torch.Tensor):
+        return [str(value.dtype).removeprefix("torch."), list(value.shape), 0]
+    if isinstance(value, (list, tuple)):
+        return [_as_encoded(v) for v in value] if isinstance(value, list) else tuple(_as_encoded(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _as_encoded(v) for k, v in value.items()}
+    return value
+
+
+def _reload_from_disk(model: FakeModel) -> Any:
+    """The model runner's `reload_weights(weights_path=...)`: every safetensors file of the folder into the
+    model's `load_weights`, as vLLM's in-place reload does."""
+
+    def reload_weights(
+        weights_iterator: Any = None, weights_path: str | None = None, is_checkpoint_format: bool = True
+    ) -> None:
+        from safetensors.torch import load_file
+
+        pairs = [p for path in sorted(Path(weights_path).glob("*.safetensors")) for p in load_file(path).items()]
+        model.load_weights(pairs)
+
+    return reload_weights
+
+
+def untied(state: dict) -> dict:
+    """A state dict without the tensors that share storage with an earlier one (tied embeddings), as a
+    checkpoint file holds it."""
+    seen, out = set(), {}
+    for name, t in state.items():
+        key = (t.untyped_storage().data_ptr(), t.storage_offset())
+        if key not in seen:
+            seen.add(key)
+            out[name] = t
+    return out
+
+
 @dataclass
 class FakeLLM:
     """Records calls; each request's completions come back in reverse index order, so the backend must
@@ -109,8 +148,11 @@ class FakeLLM:
         return [fn(FakeModel(self.log))]
 
     def collective_rpc(self, method: Any, timeout: Any = None, args: tuple = (), kwargs: dict | None = None) -> list:
-        """As vLLM's: the method (by name) runs in every worker (one per tensor-parallel rank), each a Worker
-        with the engine's worker_extension_cls mixed in; what crosses to a worker is pickled."""
+        """As vLLM's (0.32, its CPU build checked): the method (by name) runs in every worker (one per
+        tensor-parallel rank), each a Worker with the engine's worker_extension_cls mixed in and a model
+        runner with `reload_weights`. What crosses to a worker goes through the engine's message encoder,
+        not pickle: a torch.Tensor in an RPC's arguments arrives as an encoded [dtype, shape, buffer index]
+        list, as the real engine out of process delivers it ("'list' object has no attribute 'to'")."""
         if not isinstance(method, str):
             pickle.dumps(method)
         extension = self.kwargs.get("worker_extension_cls")
@@ -119,9 +161,10 @@ class FakeLLM:
         out = []
         for rank in range(int(self.kwargs.get("tensor_parallel_size", 1))):
             worker = worker_class()
-            worker.model_runner = types.SimpleNamespace(model=FakeModel(self.log, rank))
+            model = FakeModel(self.log, rank)
+            worker.model_runner = types.SimpleNamespace(model=model, reload_weights=_reload_from_disk(model))
             worker.device = torch.device("cpu")
-            sent_args, sent_kwargs = pickle.loads(pickle.dumps((args, kwargs or {})))
+            sent_args, sent_kwargs = pickle.loads(pickle.dumps(_as_encoded((args, kwargs or {}))))
             self.log.append(("collective_rpc", method, rank))
             out.append(getattr(worker, method)(*sent_args, **sent_kwargs))
         return out
@@ -323,7 +366,7 @@ def test_full_weights_sync_after_each_update_only(fake_vllm, tmp_path):
     _bump(code)
     code.generate(PROMPTS, gen)
     [(_, loaded)] = llm.calls("load_weights")
-    state = code.model.state_dict()
+    state = untied(code.model.state_dict())
     assert set(loaded) == set(state)
     assert all(torch.equal(loaded[k], state[k]) for k in state)
     names = [c[0] for c in llm.log]
@@ -352,36 +395,38 @@ def test_a_sharded_learner_feeds_the_engine_from_its_full_replica(fake_vllm, tmp
     code.step += 1
     code.generate(PROMPTS, GenerationConfig(n=1, seed=0))
     [(_, loaded)] = llm.calls("load_weights")
-    replica = code.replica.state_dict()
+    replica = untied(code.replica.state_dict())
     assert all(torch.equal(loaded[k], replica[k]) for k in replica)
 
 
-def test_full_weights_reach_every_tensor_parallel_worker_without_a_closure(fake_vllm, tmp_path):
-    """The sync shipped a local closure through LLM.apply_model: vLLM pickles it for its workers (tensor
-    parallelism, an engine in its own process) and refuses it. Now only a method name and (name, tensor)
-    pairs cross, through collective_rpc to the worker extension, in buckets, to every rank."""
-    from codea1.rl import vllm_backend
-
+def test_full_weights_reach_every_tensor_parallel_worker_as_a_path(fake_vllm, tmp_path):
+    """The sync shipped a closure (refused by vLLM's workers), then (name, tensor) buckets: vLLM's message
+    encoder does not carry tensors in an RPC's arguments (the real engine out of process crashed: "'list'
+    object has no attribute 'to'"), and reloading part of the weights at a time leaves the rest unset.
+    Now the learner writes one safetensors file and only its folder's path crosses, one call, to every
+    rank, which reloads through the model runner's `reload_weights`."""
     code, _ = build(config(rollout={"vllm_tensor_parallel_size": 2}), tmp_path, test=False)
     [llm] = FakeLLM.created
     assert llm.kwargs["worker_extension_cls"] == "codea1.rl.vllm_worker.WeightSync"
     _bump(code)
-    state = code.model.state_dict()
-    original = vllm_backend.BUCKET_BYTES
-    vllm_backend.BUCKET_BYTES = 1 << 12  # small buckets: several calls
-    try:
-        code.generate(PROMPTS, GenerationConfig(n=1, seed=0))
-    finally:
-        vllm_backend.BUCKET_BYTES = original
-    loaded = {}
-    for _, part in llm.calls("load_weights"):
-        loaded.update(part)
+    state = untied(code.model.state_dict())
+    code.generate(PROMPTS, GenerationConfig(n=1, seed=0))
+    [(_, loaded)] = llm.calls("load_weights")
     assert set(loaded) == set(state) and all(torch.equal(loaded[k], state[k]) for k in state)
-    rank1 = [name for call in llm.calls("load_weights_rank") for name in call[2]]
+    [(_, _, rank1)] = llm.calls("load_weights_rank")
     assert sorted(rank1) == sorted(state)
     rpcs = llm.calls("collective_rpc")
-    assert len(rpcs) > 2 and {r[1] for r in rpcs} == {"codea1_load_weights"} and {r[2] for r in rpcs} == {0, 1}
+    assert [(r[1], r[2]) for r in rpcs] == [("codea1_reload_weights", 0), ("codea1_reload_weights", 1)]
     assert llm.calls("apply_model") == []
+
+
+def test_the_fake_engine_carries_tensors_as_the_real_encoder_does(fake_vllm, tmp_path):
+    """Tensors in an RPC's arguments reach the fake's workers as the real engine's encoded lists, so the
+    earlier sync (tensor pairs) fails here as it failed on vLLM's CPU engine."""
+    build(config(), tmp_path, test=False)
+    [llm] = FakeLLM.created
+    with pytest.raises(AttributeError, match="'list' object has no attribute 'to'"):
+        llm.collective_rpc("codea1_load_weights", args=([("w", torch.ones(2))],))
 
 
 def test_two_full_policies_share_one_engine_and_swap_weights(fake_vllm, tmp_path):
@@ -397,7 +442,7 @@ def test_two_full_policies_share_one_engine_and_swap_weights(fake_vllm, tmp_path
     _bump(test)
     test.generate(PROMPTS, gen)
     last = llm.calls("load_weights")[-1][1]
-    assert all(torch.equal(last[k], v) for k, v in test.model.state_dict().items())
+    assert all(torch.equal(last[k], v) for k, v in untied(test.model.state_dict()).items())
 
 
 def test_lora_updates_use_a_new_adapter_id_each_time(fake_vllm, tmp_path):

@@ -142,23 +142,21 @@ def sampling_kwargs(gen: GenerationConfig, stop_token_ids: Sequence[int], seed: 
     }
 
 
-BUCKET_BYTES = 512 << 20  # bytes of tensors per weight-sync call
+def write_weights(weights: Any, path: Path) -> None:
+    """(name, tensor) pairs as one safetensors file, on the CPU; a tensor that shares its storage with an
+    earlier one (tied embeddings: lm_head.weight) is left out, as checkpoints leave it out."""
+    from safetensors.torch import save_file
 
-
-def weight_buckets(weights: Any, limit: int) -> list[list[tuple[str, Any]]]:
-    """(name, tensor) pairs in order, moved to the CPU and cut into lists of at most `limit` bytes each (a
-    larger tensor alone)."""
-    buckets: list[list[tuple[str, Any]]] = []
-    size = 0
+    seen: set[tuple[int, int]] = set()
+    out = {}
     for name, tensor in weights:
-        t = tensor.detach().to("cpu").contiguous()
-        nbytes = t.numel() * t.element_size()
-        if not buckets or size + nbytes > limit:
-            buckets.append([])
-            size = 0
-        buckets[-1].append((name, t))
-        size += nbytes
-    return buckets
+        t = tensor.detach().to("cpu")
+        key = (t.untyped_storage().data_ptr(), t.storage_offset())
+        if key in seen:
+            continue
+        seen.add(key)
+        out[name] = t.contiguous()
+    save_file(out, str(path))
 
 
 class EngineHandle:
@@ -212,16 +210,23 @@ class EngineHandle:
                 self.holder = None
 
     def load_full_weights(self, weights: Any) -> None:
-        """Loads (name, tensor) pairs, names as in the learner's state_dict, into the engine's model: in
-        buckets of at most BUCKET_BYTES, each sent to every worker with `collective_rpc` to the worker
-        extension codea1.rl.vllm_worker.WeightSync (the tensors travel on the CPU, so the same call works
-        for an engine in this process, in its own processes, and with tensor parallelism)."""
-        from codea1.rl.vllm_worker import LOAD_METHOD
+        """Loads (name, tensor) pairs, names as in the learner's state_dict, into the engine's model: all of
+        them written once as a safetensors file in shared memory (/dev/shm where there is one), and every
+        worker told by `collective_rpc` to the worker extension codea1.rl.vllm_worker.WeightSync to reload
+        its weights from that folder. Only a path crosses to the workers, so the same call works for an
+        engine in this process, in its own processes (vLLM's default, whose message encoder does not carry
+        tensors in an RPC's arguments), and with tensor parallelism; and the workers reload through vLLM's
+        own path (`reload_weights`), which every weight of the model must reach in one call."""
+        from codea1.rl.vllm_worker import RELOAD_METHOD
 
         if not hasattr(self.llm, "collective_rpc"):
-            raise UserError("syncing full weights into vLLM needs LLM.collective_rpc (vLLM >= 0.33)")
-        for bucket in weight_buckets(weights, BUCKET_BYTES):
-            self.llm.collective_rpc(LOAD_METHOD, args=(bucket,))
+            raise UserError("syncing full weights into vLLM needs LLM.collective_rpc (vLLM >= 0.32)")
+        folder = Path(tempfile.mkdtemp(prefix="codea1-weights-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
+        try:
+            write_weights(weights, folder / "model.safetensors")
+            self.llm.collective_rpc(RELOAD_METHOD, args=(str(folder),))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
         self.weights_lost = False
         if hasattr(self.llm, "reset_prefix_cache"):
             self.llm.reset_prefix_cache()  # cached KV blocks were computed with the old weights

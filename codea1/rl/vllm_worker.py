@@ -1,9 +1,10 @@
 """The weight-sync end inside vLLM's workers: a worker extension (vLLM's `worker_extension_cls`), so that
-`LLM.collective_rpc("codea1_load_weights", args=(bucket,))` runs in every worker of the engine, in this
-process or in the engine's own processes, with any tensor parallelism. Only the method's name and plain
-(name, tensor) pairs cross a process, never a closure (a pickled closure is what vLLM's multiprocess
-executor and its message encoder refuse). Each worker hands the full tensors to its model's
-`load_weights`, which keeps the shard of each tensor its rank holds, as when vLLM loads a checkpoint.
+`LLM.collective_rpc("codea1_reload_weights", args=(folder,))` runs in every worker of the engine, in this
+process or in the engine's own processes, with any tensor parallelism. Only the method's name and a path
+cross a process: never a closure (vLLM's workers refuse a pickled one) and never a tensor (vLLM's message
+encoder delivers a tensor in an RPC's arguments as an encoded list, which crashed the sync on the real
+engine). Each worker reloads the learner's safetensors file through its model runner's `reload_weights`,
+which keeps the shard of each tensor its rank holds and processes the weights as a first load does.
 Imports nothing of vLLM: the engine resolves this class by its qualified name (WORKER_EXTENSION).
 """
 
@@ -14,15 +15,42 @@ from typing import Any
 
 WORKER_EXTENSION = "codea1.rl.vllm_worker.WeightSync"
 LOAD_METHOD = "codea1_load_weights"
+RELOAD_METHOD = "codea1_reload_weights"
 
 
 class WeightSync:
     """Mixed into vLLM's Worker class by the engine (it then has `self.model_runner`)."""
 
     def codea1_load_weights(self, weights: Sequence[tuple[str, Any]]) -> int:
-        """Loads (name, tensor) pairs (names as in the learner's state_dict) into this worker's model;
-        returns how many it was handed."""
+        """Loads (name, tensor) pairs (names as in the learner's state_dict), all of the model's weights,
+        into this worker's model; returns how many it was handed. Through the model runner's
+        `reload_weights` where it has one (vLLM's own path for new weights into a model whose loaded weights
+        were already processed: calling the model's `load_weights` again fails there, e.g. "'Parameter'
+        object has no attribute 'weight_loader'" on the CPU build); else the model's `load_weights`. Called
+        in the worker's own process (codea1_reload_weights): tensors never cross vLLM's RPC encoder."""
         device = getattr(self, "device", None)
         pairs = [(name, t.to(device) if device is not None else t) for name, t in weights]
-        self.model_runner.model.load_weights(weights=pairs)
+        reload = getattr(self.model_runner, "reload_weights", None)
+        if callable(reload):
+            reload(weights_iterator=iter(pairs))
+        else:
+            self.model_runner.model.load_weights(weights=pairs)
         return len(pairs)
+
+    def codea1_reload_weights(self, folder: str) -> int:
+        """Reloads this worker's weights from a folder of safetensors files the learner wrote (names as in
+        its state_dict): through the model runner's `reload_weights` (vLLM's path, which processes the new
+        weights as a first load does) where it has one; else the files' tensors into `load_weights`."""
+        import glob
+        import os
+
+        reload = getattr(self.model_runner, "reload_weights", None)
+        if callable(reload):
+            reload(weights_path=folder)
+            return len(glob.glob(os.path.join(folder, "*.safetensors")))
+        from safetensors.torch import load_file
+
+        pairs = [
+            p for path in sorted(glob.glob(os.path.join(folder, "*.safetensors"))) for p in load_file(path).items()
+        ]
+        return self.codea1_load_weights(pairs)
