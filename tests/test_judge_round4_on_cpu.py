@@ -614,3 +614,13 @@ def test_work_split_over_helper_processes_is_charged_its_cpu_time(executor) -> N
 
     [res] = executor.run([Job("split", code, ["f(1.0, 2)", "f(0.1, 2)"], timeout=0.5)])
     assert [r.status for r in res.results] == ["timeout", "ok"]
+
+
+def test_exact_numbers_against_complex_and_bytearrays_compare_as_python_does() -> None:
+    from fractions import Fraction
+
+    from codea1.sandbox.values import from_json, to_json
+
+    assert values_equal(Fraction(1), 1 + 0j) and values_equal(Decimal(2), 2 + 0j)
+    assert not values_equal(Fraction(1, 3), 1 + 0j)
+    assert values_equal(from_json(to_json(bytearray(b"ab"))), b"ab")

@@ -538,3 +538,16 @@ def test_eval_sends_all_prompts_to_vllm_in_one_call(fake_vllm, tmp_path):
     assert [len(t) for t in texts] == [12, 12, 12, 12]
     [llm] = FakeLLM.created
     assert [len(call[1]) for call in llm.calls("generate")] == [4]
+
+
+def test_sleep_mode_where_the_platform_has_none_is_off_with_a_note(fake_vllm, monkeypatch, tmp_path):
+    """vLLM's CPU build has no sleep mode: the default rollout.vllm_sleep_level=1 ended in a pydantic
+    ValidationError traceback from its engine. Where vLLM's platform says it has none, the engine is built
+    without it and one warning says so (checked on vLLM 0.32's CPU build)."""
+    platforms = types.ModuleType("vllm.platforms")
+    platforms.current_platform = types.SimpleNamespace(is_sleep_mode_available=lambda: False)
+    monkeypatch.setitem(sys.modules, "vllm.platforms", platforms)
+    with pytest.warns(RuntimeWarning, match="sleep mode is not available on this platform"):
+        build(config(rollout={"vllm_sleep_level": 1}), tmp_path, test=False)
+    [llm] = FakeLLM.created
+    assert llm.kwargs["enable_sleep_mode"] is False

@@ -61,7 +61,7 @@ def _eq(a: Any, b: Any, tol: float | None, depth: int) -> bool:
     if ta in _NUMBER and tb in _NUMBER:
         return _num_eq(a, b, tol)
     if ta in _EXACT or tb in _EXACT:  # Fraction, Decimal: the stdlib's own == against each other and numbers
-        if ta not in (*_NUMBER, *_EXACT) or tb not in (*_NUMBER, *_EXACT):
+        if ta not in (*_NUMBER, *_EXACT, complex) or tb not in (*_NUMBER, *_EXACT, complex):
             return False
         if ta is Decimal and tb is Decimal and (a.is_nan() or b.is_nan()):  # NaN == NaN, quiet or signalling
             return a.is_qnan() == b.is_qnan() and a.is_snan() == b.is_snan()

@@ -44,6 +44,7 @@ import itertools
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -457,6 +458,17 @@ def engine_process_env(rollout: Any) -> dict[str, str]:
     return {}
 
 
+def sleep_mode_available() -> bool:
+    """Whether vLLM's platform has sleep mode (vLLM's own answer; its CPU build says no, and building an
+    engine with it there ends in a ValidationError traceback)."""
+    try:
+        from vllm.platforms import current_platform
+    except Exception:  # noqa: BLE001  (an older vLLM, or a stand-in without platforms)
+        return True
+    check = getattr(current_platform, "is_sleep_mode_available", None)
+    return bool(check()) if callable(check) else True
+
+
 def build_engine(cfg: Any, source: str, *, lora: bool, llm_class: Any = None) -> EngineHandle:
     """A vLLM engine for one base model, configured from the `rollout` section (and model/policy/seed)."""
     r = cfg.rollout
@@ -465,9 +477,18 @@ def build_engine(cfg: Any, source: str, *, lora: bool, llm_class: Any = None) ->
             "rollout.vllm_sleep_level 2 drops the engine's base weights, which LoRA policies "
             "never re-send; use level 1 with model.mode lora or dual-lora"
         )
+    sleep_level = r.vllm_sleep_level
     if llm_class is None:
         os.environ.update(engine_process_env(r))
         llm_class = _vllm().LLM
+        if sleep_level and not sleep_mode_available():
+            warnings.warn(
+                f"rollout.vllm_sleep_level {sleep_level}: vLLM's sleep mode is not available on this platform "
+                "(its CPU build has none); the engine runs without it",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            sleep_level = 0
     kwargs = engine_kwargs(
         source,
         seed=cfg.seed,
@@ -476,12 +497,12 @@ def build_engine(cfg: Any, source: str, *, lora: bool, llm_class: Any = None) ->
         tensor_parallel_size=r.vllm_tensor_parallel_size,
         enforce_eager=r.vllm_enforce_eager,
         max_model_len=r.vllm_max_model_len,
-        sleep=r.vllm_sleep_level > 0,
+        sleep=sleep_level > 0,
     )
     if lora:
         kwargs.update(enable_lora=True, max_lora_rank=lora_rank_slot(cfg.policy.lora_r), max_loras=2)
     llm = llm_class(**kwargs)
-    return EngineHandle(llm, sleep_level=r.vllm_sleep_level, lora=lora)
+    return EngineHandle(llm, sleep_level=sleep_level, lora=lora)
 
 
 def sampling_engine(

@@ -116,11 +116,11 @@ def _enc(v: Any, depth: int, budget: list[int]) -> Any:
         if math.isfinite(v):
             return v
         return {"$t": "float", "v": "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")}
-    if t is str or t is bytes:
+    if t is str or t is bytes or t is bytearray:  # a bytearray equals the bytes it holds, as in Python
         budget[1] -= len(v)
         if budget[1] < 0:
             raise _TooLarge(t.__name__)
-        return v if t is str else {"$t": "bytes", "v": v.hex()}
+        return v if t is str else {"$t": "bytes", "v": bytes(v).hex()}
     if t is complex:
         return {"$t": "complex", "v": [_enc(v.real, depth, budget), _enc(v.imag, depth, budget)]}
     if t is UNSERIALIZABLE.__class__:
