@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.codea1-installed
+VLLM_VENV  ?= .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.codea1-installed
 
 .PHONY: install demo test lint clean
 
@@ -16,11 +18,16 @@ $(STAMP): pyproject.toml scripts/install.sh
 demo: install
 	$(VENV)/bin/codea1 demo
 
-test: install
-	bash scripts/test.sh
+# the real-engine tier (vLLM's CPU build) lives in an environment of its own: scripts/install-vllm.sh
+$(VLLM_STAMP): pyproject.toml scripts/install-vllm.sh
+	PYTHON=$(PYTHON) VLLM_VENV=$(VLLM_VENV) bash scripts/install-vllm.sh
+	[ ! -d $(VLLM_VENV) ] || touch $(VLLM_STAMP)
+
+test: install $(VLLM_STAMP)
+	VLLM_VENV=$(VLLM_VENV) bash scripts/test.sh
 
 lint: install
 	$(VENV)/bin/ruff check codea1 tests benchmarks scripts && $(VENV)/bin/ruff format --check codea1 tests benchmarks scripts
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) $(VLLM_VENV) .pytest_cache

@@ -37,10 +37,10 @@ class Sampler:
 
     def __init__(self, name: str):
         from codea1.models import load_model_and_tokenizer
-        from codea1.rl.rollout import TransformersRollout, zero_logprobs
+        from codea1.rl.rollout import TransformersRollout
 
         self.model, self.tokenizer = load_model_and_tokenizer(name)
-        self.rollout = TransformersRollout(self.model, self.tokenizer, zero_logprobs)
+        self.rollout = TransformersRollout(self.model, self.tokenizer)
 
     def generate(self, prompts: list, gen: Any) -> list:
         return self.rollout.generate(prompts, gen)

@@ -181,6 +181,12 @@ class PolicyConfig(Section):
     dual_clip: float | None = knob(
         10.0, "dual-clip constant c for negative advantages (> 1); null disables", low=1.0, low_open=True
     )
+    tis_cap: float | None = knob(
+        None,
+        "truncated importance sampling: each token's policy loss times min(pi_learner / pi_engine, cap), where "
+        "the sampling engine reports its own log-probs (vLLM); null: off",
+        low=1.0,
+    )
     loss_agg: str = knob("token-mean", "loss aggregation", choices=LOSS_AGG_MODES)
     norm_constant: float | None = knob(
         None,

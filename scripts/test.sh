@@ -1,13 +1,26 @@
 #!/usr/bin/env bash
 # Runs the default (fast, offline, CPU) test suite. Extra arguments go to pytest.
+# Without arguments (the whole suite, as `make test` and CI run it), the real-engine tier follows: the
+# vLLM tests again in .venv-vllm (scripts/install-vllm.sh), where vLLM's CPU build is installed and its
+# absence is a failure, not a skip.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 VENV="${VENV:-.venv}"
+VLLM_VENV="${VLLM_VENV:-.venv-vllm}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1
 "$VENV/bin/python" -m pytest "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then
   echo "pytest collected no tests: the selection is empty, which is an error for this suite" >&2
   exit 1
+fi
+if [ "$#" -eq 0 ]; then
+  if [ -x "$VLLM_VENV/bin/python" ]; then
+    echo "the real-engine tier: tests/test_vllm_real_engine.py in $VLLM_VENV (vLLM's CPU build)"
+    CODEA1_REQUIRE_VLLM=1 OMP_NUM_THREADS=2 "$VLLM_VENV/bin/python" -m pytest -p no:cacheprovider -rA \
+      tests/test_vllm_real_engine.py || rc=1
+  else
+    echo "no $VLLM_VENV (scripts/install-vllm.sh): the real-engine tier did not run" >&2
+  fi
 fi
 exit "$rc"

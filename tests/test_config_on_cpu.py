@@ -181,7 +181,8 @@ def _another_value(f: dataclasses.Field, default):
     if isinstance(default, float):
         return default / 2 if default > 0 else 0.5
     if default is None:
-        return 3 if "int" in str(f.type) else 0.25
+        value = 3 if "int" in str(f.type) else 0.25
+        return max(value, meta.get("low", value) + 1)  # within the knob's range
     return default + "-other"
 
 

@@ -256,7 +256,16 @@ def test_cli_eval_code_samples_with_a_vllm_engine(tmp_path, monkeypatch):
             return [
                 SimpleNamespace(
                     outputs=[
-                        SimpleNamespace(index=k, token_ids=[5, 6], text=answer, finish_reason="stop")
+                        SimpleNamespace(
+                            index=k,
+                            token_ids=[5, 6],
+                            text=answer,
+                            finish_reason="stop",
+                            # as vLLM with logprobs=0: the sampled token's log-prob at each position
+                            logprobs=None
+                            if sp.logprobs is None
+                            else [{5: SimpleNamespace(logprob=-0.1)}, {6: SimpleNamespace(logprob=-0.2)}],
+                        )
                         for k in range(sp.n)
                     ]
                 )

@@ -158,3 +158,14 @@ def test_a_group_of_equal_rewards_gets_exactly_zero_advantage(n, value):
     assert group_advantages([[value] * n]) == [[0.0] * n]
     flat = group_advantages([value] * n + [1.0, 0.0], group_ids=["a"] * n + ["b", "b"])
     assert torch.equal(flat[:n], torch.zeros(n)) and close(flat[n:], [0.707107, -0.707107])
+
+
+def test_tis_weights_are_the_capped_ratio_without_gradient():
+    from codea1.rl.grpo import tis_weights
+
+    old = torch.tensor([[-1.0, -2.0, -0.5]], requires_grad=True)
+    engine = torch.tensor([[-1.5, -1.0, -3.0]])
+    w = tis_weights(old, engine, cap=2.0)
+    expected = torch.minimum(torch.exp(old.detach() - engine), torch.tensor(2.0))
+    assert torch.equal(w, expected) and not w.requires_grad
+    assert w.tolist()[0][2] == 2.0  # exp(2.5) capped

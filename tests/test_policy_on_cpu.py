@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -333,3 +335,35 @@ def test_lora_checkpoint_loads_as_a_merged_model(tmp_path, samples):
     s = rows[0]
     expect = torch.tensor(pol.logprobs([s.prompt_ids], [s.response_ids])[0])
     assert torch.allclose(torch.tensor(plain.logprobs([s.prompt_ids], [s.response_ids])[0]), expect, atol=1e-5)
+
+
+def _with_engine(rows, shift: float):
+    """The rows, their engine's log-probs set to the learner's own minus ``shift`` (the engine found every
+    sampled token exp(shift) times less likely)."""
+    import dataclasses
+
+    return [dataclasses.replace(s, engine_logprobs=[lp - shift for lp in s.logprobs]) for s in rows]
+
+
+def test_with_tis_off_engine_logprobs_change_nothing_but_the_mismatch_metrics(samples):
+    rows, adv = flat(samples), [1.0, -1.0, 0.5] * 3
+    plain, told = make_policy(kl_coef=0.001), make_policy(kl_coef=0.001)
+    m_plain = plain.train_step(rows, adv)
+    m_told = told.train_step(_with_engine(rows, 0.25), adv)
+    for (name, a), b in zip(plain.model.named_parameters(), told.model.parameters(), strict=True):
+        assert torch.equal(a, b), name  # bit for bit
+    assert {k: v for k, v in m_told.items() if not k.startswith("mismatch")} == m_plain
+    assert "mismatch_abs" not in m_plain
+    assert m_told["mismatch_abs"] == pytest.approx(0.25, rel=1e-5)
+    assert m_told["mismatch_kl"] == pytest.approx(math.exp(0.25) - 0.25 - 1, rel=1e-4)
+
+
+@pytest.mark.parametrize(("shift", "cap", "factor"), [(math.log(1.5), 2.0, 1.5), (math.log(3.0), 2.0, 2.0)])
+def test_tis_weights_each_tokens_policy_loss_by_the_capped_ratio(samples, shift, cap, factor):
+    """At the first step the PPO ratio is 1 and each token's loss is -A; TIS multiplies it by
+    min(pi_learner / pi_engine, cap) = min(exp(shift), cap)."""
+    rows, adv = flat(samples), [1.0, -1.0, 0.5, 0.0, 2.0, -0.5, 1.0, -2.0, 0.3]
+    plain = make_policy().train_step(rows, adv)
+    tis = make_policy(tis_cap=cap).train_step(_with_engine(rows, shift), adv)
+    assert tis["pg_loss"] == pytest.approx(factor * plain["pg_loss"], rel=1e-5)
+    assert tis["grad_norm"] == pytest.approx(factor * plain["grad_norm"], rel=1e-4)

@@ -25,11 +25,17 @@ EOS_EXTRA = 7  # an end id the fake checkpoint's generation config adds
 
 
 @dataclass
+class FakeLogprob:
+    logprob: float
+
+
+@dataclass
 class FakeCompletion:
     index: int
     token_ids: list[int]
     text: str
     finish_reason: str
+    logprobs: list | None = None  # with SamplingParams(logprobs=0): per token, {sampled id: Logprob}
 
 
 @dataclass
@@ -102,16 +108,9 @@ def _reload_from_disk(model: FakeModel) -> Any:
     return reload_weights
 
 
-def untied(state: dict) -> dict:
-    """A state dict without the tensors that share storage with an earlier one (tied embeddings), as a
-    checkpoint file holds it."""
-    seen, out = set(), {}
-    for name, t in state.items():
-        key = (t.untyped_storage().data_ptr(), t.storage_offset())
-        if key not in seen:
-            seen.add(key)
-            out[name] = t
-    return out
+def engine_logprob(token: int, index: int) -> float:
+    """The fake engine's log-prob of a sampled token: a made-up value, different for every token."""
+    return -0.5 - 0.01 * token - 0.1 * index
 
 
 @dataclass
@@ -136,7 +135,8 @@ class FakeLLM:
             for k in reversed(range(sp.n)):
                 ids = [10 + k, 11 + len(p["prompt_token_ids"]) % 50, 12]
                 ids, reason = (ids + [EOS_EXTRA], "stop") if k % 2 == 0 else (ids, "length")
-                comps.append(FakeCompletion(k, ids, f"text-{k}", reason))
+                lps = None if sp.logprobs is None else [{t: FakeLogprob(engine_logprob(t, k))} for t in ids]
+                comps.append(FakeCompletion(k, ids, f"text-{k}", reason, lps))
             outs.append(FakeRequestOutput(list(p["prompt_token_ids"]), comps))
         return outs
 
@@ -254,7 +254,8 @@ def test_engine_ignores_the_checkpoint_generation_config_and_samples_exactly_as_
             0.0,
         )
         assert EOS_EXTRA in kw["stop_token_ids"] and code.tokenizer.eos_token_id in kw["stop_token_ids"]
-        assert kw["logprobs"] is None
+        assert kw["logprobs"] == 0  # the sampled token's own log-prob, beside the learner's
+    assert llm.kwargs["logprobs_mode"] == "processed_logprobs"  # after temperature and top-p, as sampled
     seeds = [sp.seed for sp in params]
     assert len(set(seeds)) == len(seeds)  # one seed per prompt, derived from the call's seed
     assert all(abs(a - b) >= gen.n for a in seeds for b in seeds if a != b)
@@ -293,7 +294,7 @@ def test_prompts_render_with_the_chat_template_and_a_prefill_is_continued(fake_v
     assert llm.calls("generate")[1][1][0]["prompt_token_ids"] == full[-5:]
 
 
-def test_n_samples_grouped_per_prompt_in_order_with_learner_logprobs(fake_vllm, tmp_path):
+def test_n_samples_grouped_per_prompt_in_order_with_the_engines_logprobs(fake_vllm, tmp_path):
     code, _ = build(config(), tmp_path, test=False)
     groups = code.generate(PROMPTS, GenerationConfig(n=3, seed=2))
     assert [len(g) for g in groups] == [3, 3, 3]
@@ -304,16 +305,39 @@ def test_n_samples_grouped_per_prompt_in_order_with_learner_logprobs(fake_vllm, 
         assert [s.finished for s in g] == [True, False, True]
         assert g[0].response_ids[-1] == EOS_EXTRA and g[1].response_ids[-1] != EOS_EXTRA
     flat = [s for g in groups for s in g]
-    expected = code.logprobs([s.prompt_ids for s in flat], [s.response_ids for s in flat])
-    assert [s.logprobs for s in flat] == expected  # recomputed by the learner, not the engine's
-    assert all(len(s.logprobs) == len(s.response_ids) for s in flat)
-    # at another temperature the learner scores them under logits / T, as verl and TRL do
+    # the engine's own log-probs come along; the learner's are left to train_step (the rows it trains)
+    assert [s.engine_logprobs for s in flat] == [
+        [engine_logprob(t, int(s.text[-1])) for t in s.response_ids] for s in flat
+    ]
+    assert all(s.logprobs == [] for s in flat)
     warm = [s for g in code.generate(PROMPTS, GenerationConfig(n=2, seed=2, temperature=0.7)) for s in g]
     assert all(s.temperature == 0.7 for s in warm)
-    assert [s.logprobs for s in warm] == code.logprobs(
-        [s.prompt_ids for s in warm], [s.response_ids for s in warm], temperature=0.7
-    )
-    assert [s.logprobs for s in warm] != code.logprobs([s.prompt_ids for s in warm], [s.response_ids for s in warm])
+
+
+def test_the_learner_scores_only_the_rows_it_trains_and_measures_the_engines_gap(fake_vllm, tmp_path):
+    """Item 5 of the vLLM issue: with an engine whose log-probs are not the learner's, only the rows that
+    enter the update are scored, under logits / T, before any update; mismatch_abs and mismatch_kl are
+    the masked means over those rows' tokens."""
+    import math
+
+    code, _ = build(config(), tmp_path, test=False)
+    flat = [s for g in code.generate(PROMPTS, GenerationConfig(n=4, seed=2, temperature=0.7)) for s in g]
+    trained = flat[::3]  # what TopVar or the game would pass on
+    scored: list[int] = []
+    real = code.logprobs
+
+    def spy(prompts, responses, **kw):
+        scored.append(len(prompts))
+        return real(prompts, responses, **kw)
+
+    expected = real([s.prompt_ids for s in trained], [s.response_ids for s in trained], temperature=0.7)
+    code.logprobs = spy
+    metrics = code.train_step(trained, [1.0, -1.0] * (len(trained) // 2) + [0.5] * (len(trained) % 2))
+    assert scored == [len(trained)]  # once, and not the rows that are not trained
+    pairs = [(e, lp) for s, row in zip(trained, expected) for e, lp in zip(s.engine_logprobs, row, strict=True)]
+    assert metrics["mismatch_abs"] == pytest.approx(sum(abs(e - lp) for e, lp in pairs) / len(pairs), rel=1e-5)
+    k3 = [math.exp(lp - e) - (lp - e) - 1 for e, lp in pairs]
+    assert metrics["mismatch_kl"] == pytest.approx(sum(k3) / len(k3), rel=1e-5)
 
 
 def test_greedy_with_n_samples_asks_vllm_for_one_and_repeats_it(fake_vllm, tmp_path):
@@ -366,7 +390,7 @@ def test_full_weights_sync_after_each_update_only(fake_vllm, tmp_path):
     _bump(code)
     code.generate(PROMPTS, gen)
     [(_, loaded)] = llm.calls("load_weights")
-    state = untied(code.model.state_dict())
+    state = dict(code.model.state_dict())  # every name, the tied lm_head too
     assert set(loaded) == set(state)
     assert all(torch.equal(loaded[k], state[k]) for k in state)
     names = [c[0] for c in llm.log]
@@ -395,7 +419,7 @@ def test_a_sharded_learner_feeds_the_engine_from_its_full_replica(fake_vllm, tmp
     code.step += 1
     code.generate(PROMPTS, GenerationConfig(n=1, seed=0))
     [(_, loaded)] = llm.calls("load_weights")
-    replica = untied(code.replica.state_dict())
+    replica = dict(code.replica.state_dict())  # every name, the tied lm_head too
     assert all(torch.equal(loaded[k], replica[k]) for k in replica)
 
 
@@ -409,7 +433,7 @@ def test_full_weights_reach_every_tensor_parallel_worker_as_a_path(fake_vllm, tm
     [llm] = FakeLLM.created
     assert llm.kwargs["worker_extension_cls"] == "codea1.rl.vllm_worker.WeightSync"
     _bump(code)
-    state = untied(code.model.state_dict())
+    state = dict(code.model.state_dict())  # every name, the tied lm_head too
     code.generate(PROMPTS, GenerationConfig(n=1, seed=0))
     [(_, loaded)] = llm.calls("load_weights")
     assert set(loaded) == set(state) and all(torch.equal(loaded[k], state[k]) for k in state)
@@ -442,7 +466,7 @@ def test_two_full_policies_share_one_engine_and_swap_weights(fake_vllm, tmp_path
     _bump(test)
     test.generate(PROMPTS, gen)
     last = llm.calls("load_weights")[-1][1]
-    assert all(torch.equal(last[k], v) for k, v in untied(test.model.state_dict()).items())
+    assert all(torch.equal(last[k], v) for k, v in test.model.state_dict().items())
 
 
 def test_lora_updates_use_a_new_adapter_id_each_time(fake_vllm, tmp_path):

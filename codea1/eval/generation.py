@@ -40,7 +40,7 @@ class Generator:
         import torch
 
         from codea1.models import load_model_and_tokenizer
-        from codea1.rl.rollout import TransformersRollout, zero_logprobs
+        from codea1.rl.rollout import TransformersRollout
 
         torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1") or 1))
         self.sampling, self.seed, self.engine = sampling, seed, engine
@@ -58,7 +58,7 @@ class Generator:
         if engine != "transformers":
             raise ValueError(f"unknown sampling engine {engine!r} (transformers | vllm)")
 
-        self.rollout = TransformersRollout(self.model, self.tokenizer, zero_logprobs)  # no log-probs needed
+        self.rollout = TransformersRollout(self.model, self.tokenizer)  # no learner log-probs needed
 
     def sample(
         self,

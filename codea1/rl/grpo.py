@@ -171,6 +171,32 @@ def policy_loss(
     return loss, stats
 
 
+# --------------------------------------------------------------------------- train/inference mismatch
+
+
+def tis_weights(old_logprobs: torch.Tensor, engine_logprobs: torch.Tensor, cap: float) -> torch.Tensor:
+    """Truncated importance sampling weights ``min(exp(old - engine), cap)`` per token, without gradient.
+
+    ``old_logprobs`` are the learner's log-probs of the sampled tokens before the update, ``engine_logprobs``
+    the sampling engine's own. The engine sampled from pi_engine while the clipped ratio is taken against
+    pi_learner; multiplying each token's policy loss by this weight corrects the gradient for the gap, and
+    the cap bounds its variance (verl's and TRL's token-level TIS)."""
+    return torch.clamp(torch.exp(old_logprobs - engine_logprobs), max=cap).detach()
+
+
+def mismatch_stats(
+    old_logprobs: torch.Tensor, engine_logprobs: torch.Tensor, mask: torch.Tensor
+) -> dict[str, torch.Tensor]:
+    """How far the engine's log-probs are from the learner's on the sampled tokens (masked means):
+    ``mismatch_abs`` = mean |engine - learner|; ``mismatch_kl`` = the k3 estimate of KL(engine || learner)
+    from the engine's samples, ``exp(learner - engine) - (learner - engine) - 1``."""
+    mask_f = mask.to(old_logprobs.dtype)
+    return {
+        "mismatch_abs": masked_mean((engine_logprobs - old_logprobs).abs(), mask_f).detach(),
+        "mismatch_kl": masked_mean(kl_penalty(engine_logprobs, old_logprobs, "low_var_kl"), mask_f).detach(),
+    }
+
+
 # ------------------------------------------------------------------------------------------------- KL
 
 

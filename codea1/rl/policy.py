@@ -31,7 +31,7 @@ import torch
 from codea1.config import PolicyConfig
 from codea1.errors import UserError
 from codea1.rl.distributed import DataParallel, full_value
-from codea1.rl.grpo import agg_loss, kl_penalty, masked_mean, policy_loss
+from codea1.rl.grpo import agg_loss, kl_penalty, masked_mean, mismatch_stats, policy_loss, tis_weights
 from codea1.rl.logprobs import (
     forward_logprobs,
     forward_shared_prompt_logprobs,
@@ -130,9 +130,10 @@ class Policy:
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda s: lr_factor(s, cfg.warmup_steps, cfg.total_steps, cfg.schedule, cfg.min_lr_ratio)
         )
-        # the sampling forward's log-probs equal ``logprobs`` only when that runs without autocast
+        # the sampling forward's log-probs equal ``logprobs`` only when that runs without autocast; else
+        # train_step scores the rows it trains
         self.rollout: RolloutBackend = rollout or TransformersRollout(
-            self.model, tokenizer, self.logprobs, reuse_logprobs=cfg.dtype == "float32"
+            self.model, tokenizer, reuse_logprobs=cfg.dtype == "float32"
         )
 
     # ------------------------------------------------------------------------------------- plumbing
@@ -203,9 +204,6 @@ class Policy:
         if own_loop:
             rollout = copy.copy(self.rollout)
             rollout.model = replica
-            rollout.score = lambda prompts, responses, temperature=1.0: self._logprobs_of(
-                replica, prompts, responses, temperature=temperature
-            )
             self.rollout = rollout
         fully_shard_model(self.model, dp.group)
         if self.reference is not None and not is_sharded(self.reference):
@@ -315,14 +313,19 @@ class Policy:
         self._activate()
         samples = list(samples)
         advantages = [float(a) for a in advantages]
-        missing = [i for i, s in enumerate(samples) if len(s.logprobs) != len(s.response_ids)]
-        if missing:  # samples from a backend without log-probs: on-policy, score them now
+        n_mini = min(cfg.mini_batches, len(samples))
+        bounds = [round(k * len(samples) / n_mini) for k in range(n_mini + 1)]
+        # samples from a backend without the learner's log-probs: scored now, before any update, and only
+        # the rows this rank trains
+        mine = [bounds[k] + i for k in range(n_mini) for c in self._plan(samples[bounds[k] : bounds[k + 1]]) for i in c]
+        missing = [i for i in mine if len(samples[i].logprobs) != len(samples[i].response_ids)]
+        if missing or self.sharded:  # (sharded: every rank takes part in every pass, even with none to score)
             scored = self.logprobs(
                 [samples[i].prompt_ids for i in missing],
                 [samples[i].response_ids for i in missing],
                 temperature=[samples[i].temperature for i in missing],
             )
-            for i, lp in zip(missing, scored):
+            for i, lp in zip(missing, scored, strict=True):
                 samples[i] = dataclasses.replace(samples[i], logprobs=lp)
 
         totals: dict[str, float] = {}
@@ -333,8 +336,6 @@ class Policy:
             weights[name] = weights.get(name, 0.0) + weight
 
         self.model.train()
-        n_mini = min(cfg.mini_batches, len(samples))
-        bounds = [round(k * len(samples) / n_mini) for k in range(n_mini + 1)]
         skipped = 0
         for _ in range(cfg.ppo_epochs):
             for k in range(n_mini):
@@ -374,6 +375,19 @@ class Policy:
         batch = pack([r.prompt_ids for r in rows], [r.response_ids for r in rows], self.pad_id).to(self.device)
         return forward_logprobs(model, batch, **kwargs)
 
+    def _plan(self, samples: Sequence[Sample]) -> list[list[int]]:
+        """This rank's micro-batches of one mini-batch (indices into ``samples``): whole groups when the
+        learner shares their prompt, else token-budget chunks of its share."""
+        cfg, dp = self.config, self.data_parallel
+        if self.shares_prompts:  # whole groups per rank: each computes a group's prompt once
+            groups = prompt_groups(
+                [s.prompt_ids for s in samples], [len(s.response_ids) for s in samples], cfg.micro_batch_tokens
+            )
+            return [groups[g] for g in (dp.shard(range(len(groups))) if dp is not None else range(len(groups)))]
+        mine = dp.shard(range(len(samples))) if dp is not None else list(range(len(samples)))
+        lengths = [len(samples[i].prompt_ids) + len(samples[i].response_ids) for i in mine]
+        return [[mine[j] for j in local] for local in token_budget_chunks(lengths, cfg.micro_batch_tokens)]
+
     def _update(self, samples: list[Sample], advantages: list[float]) -> dict[str, float]:
         """Forward/backward over token-budget micro-batches, then one clipped optimiser step."""
         cfg = self.config
@@ -383,17 +397,12 @@ class Policy:
         self.optimizer.zero_grad(set_to_none=True)
         sums = {"loss": 0.0, "pg_loss": 0.0, "kl": 0.0}
         token_stats = {"entropy": 0.0, "clipfrac": 0.0, "clipfrac_lower": 0.0, "ppo_kl": 0.0}
+        # the engine's own log-probs, where the backend reports them (the same on every rank: one backend)
+        engine_reported = any(s.engine_logprobs for s in samples)
+        if engine_reported:
+            token_stats.update(mismatch_abs=0.0, mismatch_kl=0.0)
         dp = self.data_parallel
-        chunks: list[list[int] | None]
-        if self.shares_prompts:  # whole groups per rank: each computes a group's prompt once
-            groups = prompt_groups(
-                [s.prompt_ids for s in samples], [len(s.response_ids) for s in samples], cfg.micro_batch_tokens
-            )
-            chunks = [groups[g] for g in (dp.shard(range(len(groups))) if dp is not None else range(len(groups)))]
-        else:
-            mine = dp.shard(range(len(samples))) if dp is not None else list(range(len(samples)))
-            lengths = [len(samples[i].prompt_ids) + len(samples[i].response_ids) for i in mine]
-            chunks = [[mine[j] for j in local] for local in token_budget_chunks(lengths, cfg.micro_batch_tokens)]
+        chunks: list[list[int] | None] = list(self._plan(samples))
         if self.sharded:  # each pass gathers the blocks on every rank: all ranks run as many passes
             chunks = [c for c in chunks if any(samples[i].response_ids for i in c)]
             chunks += [None] * (dp.micro_batch_count(len(chunks)) - len(chunks))
@@ -424,6 +433,11 @@ class Policy:
             pg_mat, pg_stats = policy_loss(
                 logp, old, adv, mask, clip_low=cfg.clip_low, clip_high=cfg.clip_high, dual_clip=cfg.dual_clip
             )
+            if engine_reported:
+                engine = torch.tensor([_engine_row(s, r_len) for s in mb], dtype=torch.float32, device=self.device)
+                pg_stats.update(mismatch_stats(old, engine, mask))
+                if cfg.tis_cap is not None:
+                    pg_mat = pg_mat * tis_weights(old, engine, cfg.tis_cap)
             agg = {"num_tokens": num_tokens, "num_seqs": num_seqs, "norm_constant": norm_constant}
             pg = agg_loss(pg_mat, mask, cfg.loss_agg, **agg)
             loss = pg
@@ -447,7 +461,7 @@ class Policy:
             sums["pg_loss"] += float(pg.detach())
             sums["kl"] += kl_value
             token_stats["entropy"] += float(masked_mean(entropy.detach(), mask)) * share
-            for name in ("clipfrac", "clipfrac_lower", "ppo_kl"):
+            for name in token_stats.keys() - {"entropy"}:
                 token_stats[name] += float(pg_stats[name]) * share
         if dp is not None:  # the whole mini-batch's gradient and statistics, on every rank
             if not self.sharded:  # (sharded: reduce-scattered by FSDP in each backward)
@@ -600,6 +614,13 @@ class Policy:
 
 
 # -------------------------------------------------------------------------------------------- helpers
+
+
+def _engine_row(sample: Sample, width: int) -> list[float]:
+    """The engine's log-probs of a sample's tokens, padded to ``width``; a row whose engine reported none
+    takes the learner's own (no gap, weight 1)."""
+    row = sample.engine_logprobs if len(sample.engine_logprobs) == len(sample.response_ids) else sample.logprobs
+    return row + [0.0] * (width - len(row))
 
 
 def make_reference(model: Any, dtype: str = "float32") -> Any:

@@ -14,7 +14,7 @@ import copy
 import hashlib
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 import torch
@@ -31,9 +31,16 @@ class Sample:
     prompt_ids: list[int]  # includes the tokens of a prefill (a final assistant message), if any
     response_ids: list[int]  # generated tokens only; includes the end-of-sequence token when one was produced
     text: str  # prefill content + decoded response without special tokens, cut after the first stop string
-    logprobs: list[float]  # per response token, under softmax(logits / temperature) of the sampling policy
+    # per response token, under softmax(logits / temperature) of the learner's own forward; empty when the
+    # backend cannot give those (another engine, another dtype): the learner scores, in train_step, only
+    # the rows it trains
+    logprobs: list[float]
     finished: bool  # True if it ended with EOS or a stop string, False if cut by max_new_tokens
     temperature: float = 1.0  # the distribution the log-probs are of (1.0 for greedy samples)
+    # per response token, the sampling engine's own log-probs where they are not the learner's (vLLM, a
+    # bf16 sampling forward); empty otherwise. The learner measures its gap to them (mismatch_*) and, with
+    # policy.tis_cap, corrects its loss by them.
+    engine_logprobs: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -370,11 +377,6 @@ def _linear_bytes(modules: Iterable[torch.nn.Module]) -> int:
     return sum(m.weight.numel() * m.weight.element_size() for m in modules if isinstance(m, torch.nn.Linear))
 
 
-def zero_logprobs(prompts: list[list[int]], responses: list[list[int]], temperature: float = 1.0) -> list[list[float]]:
-    """A backend's ``score`` where nobody needs log-probs (evaluation): zeros, one per response token."""
-    return [[0.0] * len(r) for r in responses]
-
-
 class TransformersRollout:
     """The default backend: samples with the policy's own ``transformers`` model.
 
@@ -387,22 +389,24 @@ class TransformersRollout:
       stored log-probs are the generation forward's own (under ``softmax(logits / temperature)``,
       float32): they equal the
       training path's within float tolerance when that path computes in the model's dtype without
-      autocast; otherwise ``score`` is called as with ``hf-generate``. On CPU in float32 the linear
+      autocast; otherwise the loop's own become the samples' ``engine_logprobs`` and the learner's
+      are got as with ``hf-generate``. On CPU in float32 the linear
       layers compute with MKL-packed weights during the call (``packed_linears``; ``pack_weights``),
       which gives the plain matmul's numbers (within float32 rounding), faster.
-    - ``hf-generate``: ``model.generate`` with left padding, then one scoring forward pass.
+    - ``hf-generate``: ``model.generate`` with left padding.
 
     Either way nothing is read from the checkpoint's ``model.generation_config`` except its EOS ids:
     sampling settings there (repetition penalties, top-k, ...) would make the samples off-policy for
-    the stored log-probs. ``score`` computes per-token log-probs of (prompt, response) pairs with the
-    *training* code path (the policy passes its own ``logprobs``).
+    the stored log-probs. ``score``, where given, computes the learner's per-token log-probs of (prompt,
+    response) pairs at sampling time; without it (the policy's choice, and evaluation's) the samples
+    leave them empty and the learner scores, in ``train_step``, only the rows it trains.
     """
 
     def __init__(
         self,
         model: torch.nn.Module,
         tokenizer: Any,
-        score: Callable[[list[list[int]], list[list[int]]], list[list[float]]],
+        score: Callable[[list[list[int]], list[list[int]]], list[list[float]]] | None = None,
         *,
         engine: str = "loop",
         reuse_logprobs: bool = True,
@@ -455,7 +459,7 @@ class TransformersRollout:
         eos_ids = self.eos_ids()
         pad = tok.pad_token_id if tok.pad_token_id is not None else min(eos_ids)
         responses: list[tuple[list[int], str, bool]] = []
-        logprobs: list[list[float]] | None = [] if self.engine == "loop" and self.reuse_logprobs else None
+        loop_logprobs: list[list[float]] = []  # the loop's own, at the sampling forward's dtype
         was_training = self.model.training
         self.model.eval()
         stack = contextlib.ExitStack()
@@ -484,14 +488,20 @@ class TransformersRollout:
                 for i, ids in enumerate(raw):
                     cut = _cut_response(ids, tok, eos_ids, gen.stop)
                     responses.append(cut)
-                    if logprobs is not None and chunk_lp is not None:
-                        logprobs.append(chunk_lp[i][: len(cut[0])])
+                    if chunk_lp is not None:
+                        loop_logprobs.append(chunk_lp[i][: len(cut[0])])
         finally:
             stack.close()
             self.model.train(was_training)
         temperature = logprob_temperature(gen.temperature)
-        if logprobs is None:
+        own = self.engine == "loop" and self.reuse_logprobs  # the loop's log-probs are the learner's
+        engine_logprobs = [[] for _ in rows] if own or not loop_logprobs else loop_logprobs
+        if own:
+            logprobs = loop_logprobs
+        elif self.score is not None:
             logprobs = self.score(rows, [r[0] for r in responses], temperature=temperature)
+        else:  # left to the learner, which scores the rows it trains
+            logprobs = [[] for _ in rows]
         samples = [
             Sample(
                 prompt_ids=list(p),
@@ -500,8 +510,9 @@ class TransformersRollout:
                 logprobs=lp,
                 finished=r[2],
                 temperature=temperature,
+                engine_logprobs=elp,
             )
-            for k, (p, r, lp) in enumerate(zip(rows, responses, logprobs))
+            for k, (p, r, lp, elp) in enumerate(zip(rows, responses, logprobs, engine_logprobs, strict=True))
         ]
         return [samples[i * gen.n : (i + 1) * gen.n] for i in range(len(prompt_ids))]
 

@@ -17,15 +17,19 @@ What it does, per `generate(prompts, gen)`:
   `generation_config="vllm"`, so a checkpoint's generation_config.json (e.g. a repetition_penalty) never
   changes how rollouts are sampled;
 - returns `Sample`s (prompt ids, response ids with the end token when one was produced, text, finished =
-  ended by an end token or a stop string) in prompt order, `n` per prompt; the sampling log-probs are
-  recomputed by the learner's own scoring pass (`score`, the policy's `logprobs`), as the transformers
-  backend does, so the PPO ratio starts at exactly 1 whatever the engine's numerics.
+  ended by an end token or a stop string) in prompt order, `n` per prompt, each with the engine's own
+  log-probs of its tokens (`engine_logprobs`: the engine is built with `logprobs_mode="processed_logprobs"`,
+  so they are of the distribution it sampled from, after temperature, top-k and top-p). The learner's
+  log-probs (`logprobs`) are left empty: the policy's `train_step` computes them for the rows it trains
+  only, so the PPO ratio starts at exactly 1 whatever the engine's numerics, and measures the gap to the
+  engine's (`mismatch_abs`, `mismatch_kl`; `policy.tis_cap` corrects the loss by it).
 
 Weights follow the learner: after each update (the policy's step changed) the next `generate` first
-syncs. Full models: the learner's `state_dict` is sent in buckets to every worker of the engine through
-`LLM.collective_rpc` and the worker extension codea1.rl.vllm_worker.WeightSync, which hands them to the
-model's `load_weights` (in this process or the engine's own, with any tensor parallelism: only a method
-name and tensors cross a process), then the prefix cache is reset. LoRA: the adapter is saved to a fresh directory and used through a
+syncs. Full models: the learner writes its `state_dict` once as a safetensors file in shared memory, and
+every worker of the engine (in this process or the engine's own, with any tensor parallelism) reloads
+its weights from that file through `LLM.collective_rpc` and the worker extension
+codea1.rl.vllm_worker.WeightSync (vLLM's own reload path: only a method name and a path cross a
+process), then the prefix cache is reset. LoRA: the adapter is saved to a fresh directory and used through a
 `LoRARequest` with a new adapter id per update (the engine caches adapters by id), and the previous one
 is dropped. Several policies may share one engine (`EngineHandle`): with LoRA each brings its adapter;
 full models swap their weights in when the engine last held another policy's.
@@ -57,7 +61,6 @@ from codea1.rl.rollout import (
     logprob_temperature,
     prompt_positions,
     rendered_prefix,
-    zero_logprobs,
 )
 from codea1.rl.vllm_worker import WORKER_EXTENSION
 
@@ -139,13 +142,24 @@ def sampling_kwargs(gen: GenerationConfig, stop_token_ids: Sequence[int], seed: 
         "include_stop_str_in_output": True,  # the text keeps the stop string, as the transformers backend
         "skip_special_tokens": True,
         "seed": seed,
-        "logprobs": None,  # recomputed by the learner
+        "logprobs": 0,  # the sampled token's own (the engine's, beside the learner's)
     }
 
 
+def sampled_logprobs(completion: Any) -> list[float]:
+    """The engine's log-prob of each token of a completion (asked with `logprobs=0`: the sampled token's
+    alone); empty when it returned none."""
+    steps = completion.logprobs
+    if steps is None:
+        return []
+    return [float(steps[i][token].logprob) for i, token in enumerate(completion.token_ids)]
+
+
 def write_weights(weights: Any, path: Path) -> None:
-    """(name, tensor) pairs as one safetensors file, on the CPU; a tensor that shares its storage with an
-    earlier one (tied embeddings: lm_head.weight) is left out, as checkpoints leave it out."""
+    """(name, tensor) pairs as one safetensors file, on the CPU. A tensor that shares its storage with an
+    earlier one (tied embeddings: lm_head.weight) is written too, as a copy: vLLM's CPU build keeps a
+    separate output layer for a tied model and reloads it only from its own name (without it, the engine
+    samples with the updated input embedding and the old output layer); the GPU engines skip the name."""
     from safetensors.torch import save_file
 
     seen: set[tuple[int, int]] = set()
@@ -153,10 +167,8 @@ def write_weights(weights: Any, path: Path) -> None:
     for name, tensor in weights:
         t = tensor.detach().to("cpu")
         key = (t.untyped_storage().data_ptr(), t.storage_offset())
-        if key in seen:
-            continue
+        out[name] = t.clone() if key in seen else t.contiguous()  # safetensors refuses shared storage
         seen.add(key)
-        out[name] = t.contiguous()
     save_file(out, str(path))
 
 
@@ -245,7 +257,8 @@ class VLLMRollout:
     """`RolloutBackend` on a vLLM engine (see the module docstring).
 
     engine: an EngineHandle. tokenizer: the policy's. score(prompt_ids, response_ids) -> log-probs: the
-    policy's scoring pass. adapter: the policy's LoRA adapter name (None: full weights).
+    learner's log-probs at sampling time, where given; by default they are left to the learner's
+    train_step (only the rows it trains). adapter: the policy's LoRA adapter name (None: full weights).
     stop_token_ids: end-of-sequence ids besides the tokenizer's (e.g. the model's generation config's,
     which the engine does not read with generation_config="vllm").
     """
@@ -254,7 +267,7 @@ class VLLMRollout:
         self,
         engine: EngineHandle,
         tokenizer: Any,
-        score: Callable[[list[list[int]], list[list[int]]], list[list[float]]],
+        score: Callable[[list[list[int]], list[list[int]]], list[list[float]]] | None = None,
         *,
         adapter: str | None = None,
         stop_token_ids: Sequence[int] = (),
@@ -306,6 +319,7 @@ class VLLMRollout:
             raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(prompt_ids)} prompts")
         rows: list[list[int]] = []
         responses: list[tuple[list[int], str, bool]] = []
+        engine_logprobs: list[list[float]] = []
         asked = requested_n(gen)
         for ids, prefix, out in zip(prompt_ids, prefixes, outputs):
             completions = sorted(out.outputs, key=lambda c: c.index)
@@ -315,11 +329,23 @@ class VLLMRollout:
             for c in completions:
                 rows.append(list(ids))
                 responses.append((list(c.token_ids), prefix + c.text, c.finish_reason == "stop"))
+                engine_logprobs.append(sampled_logprobs(c))
         temperature = logprob_temperature(gen.temperature)
-        logprobs = self.score(rows, [r[0] for r in responses], temperature=temperature)
+        if self.score is not None:
+            logprobs = self.score(rows, [r[0] for r in responses], temperature=temperature)
+        else:  # the learner's, for the rows it trains: computed in its train_step
+            logprobs = [[] for _ in rows]
         samples = [
-            Sample(prompt_ids=p, response_ids=r[0], text=r[1], logprobs=lp, finished=r[2], temperature=temperature)
-            for p, r, lp in zip(rows, responses, logprobs)
+            Sample(
+                prompt_ids=p,
+                response_ids=r[0],
+                text=r[1],
+                logprobs=lp,
+                finished=r[2],
+                temperature=temperature,
+                engine_logprobs=elp,
+            )
+            for p, r, lp, elp in zip(rows, responses, logprobs, engine_logprobs, strict=True)
         ]
         return [samples[i * gen.n : (i + 1) * gen.n] for i in range(len(prompt_ids))]
 
@@ -436,6 +462,7 @@ def engine_kwargs(
         "enable_prefix_caching": True,
         "generation_config": "vllm",  # the checkpoint's sampling defaults (penalties etc.) are not applied
         "enable_sleep_mode": sleep,
+        "logprobs_mode": "processed_logprobs",  # of the distribution sampled from (temperature, top-k/p applied)
         "worker_extension_cls": WORKER_EXTENSION,  # the weight-sync end in each worker (codea1.rl.vllm_worker)
     }
     if max_model_len is not None:
@@ -547,7 +574,7 @@ def sampling_engine(
         )
     )
 
-    return VLLMRollout(EngineHandle(llm), tokenizer, zero_logprobs, stop_token_ids=_eos_ids(model))
+    return VLLMRollout(EngineHandle(llm), tokenizer, stop_token_ids=_eos_ids(model))
 
 
 def attach_vllm(
@@ -574,7 +601,6 @@ def attach_vllm(
         backend = VLLMRollout(
             engines[name],
             policy.tokenizer,
-            policy.logprobs,
             adapter=policy.adapter,
             stop_token_ids=_eos_ids(policy.model),
             policy=policy,

@@ -177,6 +177,17 @@ def make_plots(rows: list[dict], plots_dir: Path) -> list[tuple[str, str]]:
             "value",
         ),
         (
+            "mismatch.png",
+            "Sampling engine against learner, on the trained tokens (engines that report their own log-probs)",
+            [
+                ("code_mismatch_abs", "code: mean |engine - learner| log-prob"),
+                ("test_mismatch_abs", "test: mean |engine - learner| log-prob"),
+                ("code_mismatch_kl", "code: KL(engine || learner), k3"),
+                ("test_mismatch_kl", "test: KL(engine || learner), k3"),
+            ],
+            "nats",
+        ),
+        (
             "health.png",
             "Run health (codea1.train.health): collapse and reward-hacking signals",
             [

@@ -1,0 +1,193 @@
+"""codea1's vLLM code against vLLM's own engine: its CPU build (`vllm-cpu`), on the bundled SmolLM2-135M.
+
+vLLM's CPU build pins transformers below the main environment's, so these tests run in an environment
+of their own, `.venv-vllm`, which `make test` builds (scripts/install-vllm.sh) and runs them in
+(scripts/test.sh). In the main environment vLLM is absent and this file is skipped; in the vLLM run
+(CODEA1_REQUIRE_VLLM=1) a missing vLLM is an error, so nothing here is skipped where it is meant to run.
+
+The engine runs as vLLM runs it by default: its core in a process of its own, fed through vLLM's message
+encoder, which is what the fake engine of test_vllm_backend_on_cpu.py imitates.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+if os.environ.get("CODEA1_REQUIRE_VLLM") == "1":
+    import vllm  # noqa: F401  (the vLLM run: its absence is a failure, not a skip)
+else:
+    pytest.importorskip("vllm")
+
+os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB of KV cache: plenty for the bundled model
+
+from codea1.config import config_from_dict
+from codea1.rl.rollout import GenerationConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+PREFILL = "```python\ndef add(a, b):\n"
+PROMPTS = [
+    [{"role": "user", "content": "Write a Python function that adds two numbers."}],
+    [
+        {"role": "user", "content": "Complete the function."},
+        {"role": "assistant", "content": PREFILL},
+    ],
+]
+
+
+def _config(**rollout):
+    return config_from_dict(
+        {
+            "model": {"code_model": "smollm2-135m", "mode": "full"},
+            "policy": {"kl_coef": 0.0, "lr": 2e-4, "warmup_steps": 0},
+            # the default sleep level (1) is kept: the CPU build has no sleep mode, which must be a warning
+            "rollout": {"backend": "vllm", "vllm_dtype": "float32", "vllm_enforce_eager": True, **rollout},
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def code(tmp_path_factory):
+    from codea1.rl.build import load_policies
+    from codea1.rl.vllm_backend import attach_vllm
+
+    cfg = _config()
+    policy, _ = load_policies(cfg, test=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        attach_vllm(cfg, [policy, None], workdir=str(tmp_path_factory.mktemp("vllm")))
+    policy.sleep_warnings = [str(w.message) for w in caught if "sleep mode" in str(w.message)]
+    return policy
+
+
+def _gap(samples, policy) -> float:
+    """Mean |engine - learner| log-prob over the samples' tokens (the learner scoring them now)."""
+    learner = policy.logprobs(
+        [s.prompt_ids for s in samples], [s.response_ids for s in samples], temperature=[s.temperature for s in samples]
+    )
+    pairs = [(e, lp) for s, row in zip(samples, learner) for e, lp in zip(s.engine_logprobs, row, strict=True)]
+    return sum(abs(e - lp) for e, lp in pairs) / len(pairs)
+
+
+def test_no_sleep_mode_on_the_cpu_build_is_one_warning_not_a_traceback(code):
+    assert len(code.sleep_warnings) == 1 and "runs without it" in code.sleep_warnings[0]
+    assert code.rollout.engine.sleep_level == 0
+
+
+def test_sampling_as_configured(code):
+    gen = GenerationConfig(temperature=1.0, max_new_tokens=24, n=3, seed=11, stop=["\n\n"])
+    groups = code.generate(PROMPTS, gen)
+    assert [len(g) for g in groups] == [3, 3]
+    assert all(s.text.startswith(PREFILL) for s in groups[1])  # the response prefix leads the text
+    for s in (s for g in groups for s in g):
+        body = s.text[len(PREFILL) :] if s in groups[1] else s.text
+        assert "\n\n" not in body[:-2]  # cut at the first stop string, which the text keeps
+        assert len(s.engine_logprobs) == len(s.response_ids) and s.logprobs == []
+    again = code.generate(PROMPTS, gen)
+    assert [[s.response_ids for s in g] for g in again] == [[s.response_ids for s in g] for g in groups]
+    other = code.generate(PROMPTS, GenerationConfig(temperature=1.0, max_new_tokens=24, n=3, seed=12, stop=["\n\n"]))
+    assert [[s.response_ids for s in g] for g in other] != [[s.response_ids for s in g] for g in groups]
+    greedy = code.generate(PROMPTS[:1], GenerationConfig(temperature=0.0, max_new_tokens=12, n=3))
+    assert len({tuple(s.response_ids) for s in greedy[0]}) == 1 and len(greedy[0]) == 3
+
+
+def test_engine_logprobs_are_the_learners_in_float32(code):
+    samples = [
+        s for g in code.generate(PROMPTS, GenerationConfig(temperature=0.8, max_new_tokens=24, n=4, seed=3)) for s in g
+    ]
+    gap = _gap(samples, code)
+    print(f"fp32 engine vs learner: mean |d log p| {gap:.2e} over {sum(len(s.response_ids) for s in samples)} tokens")
+    assert gap < 1e-3
+
+
+def test_a_grpo_update_reaches_the_engine(code):
+    """The crash of the first real run: the first sync after an update. After it the engine's log-probs
+    of fresh samples are the updated learner's, and the update moved them well beyond that tolerance."""
+    gen = GenerationConfig(temperature=1.0, max_new_tokens=16, n=4, seed=5)
+    samples = [s for g in code.generate(PROMPTS, gen) for s in g]
+    metrics = code.train_step(samples, [1.0, -1.0, 0.5, -0.5] * 2)  # the learner scores the rows it trains
+    assert metrics["mismatch_abs"] < 1e-3  # the engine sampled with the learner's weights
+    moved = _gap(samples, code)  # the stale engine log-probs against the updated learner
+    fresh = [s for g in code.generate(PROMPTS, gen) for s in g]  # syncs first
+    assert code.rollout.syncs >= 1
+    after = _gap(fresh, code)
+    print(f"after one update: learner moved {moved:.2e} per token; engine vs learner after the sync {after:.2e}")
+    assert moved > 10 * after and after < 1e-3
+
+
+def test_codea1_eval_code_with_the_vllm_engine(tmp_path):
+    out = tmp_path / "eval.json"
+    run = subprocess.run(
+        [
+            *(sys.executable, "-m", "codea1", "eval", "code", "--model", "smollm2-135m", "--benchmark", "bundled"),
+            *("--limit", "2", "--n", "2", "--engine", "vllm", "--dtype", "float32", "--max-new-tokens", "48"),
+            *("--workers", "2", "--output", str(out)),
+        ],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    summary = json.loads(out.read_text())
+    assert summary, summary
+
+
+def test_a_tiny_a1_run_on_the_engine_killed_and_resumed(tmp_path):
+    """Both policies sample with vLLM (one engine, full weights swapped per policy), the run is killed
+    with SIGKILL while the test policy learns at step 2, and resumes to the end; every step logs the
+    engine's gap to the learner, which stays at float32 rounding (the syncs reached the engine).
+
+    The model is the tiny Qwen2 of the tests with heads of 32 (2 heads, 1 KV head): vLLM's CPU attention
+    takes no head smaller than 32, and the builtin tiny-random's are 16 (its numerics are what the
+    sampling and learning tests of the main suite are tuned to)."""
+    import torch
+    from transformers import Qwen2ForCausalLM
+
+    from codea1.models import _tiny_tokenizer, tiny_config
+
+    tok = _tiny_tokenizer()
+    cfg = tiny_config(
+        len(tok),
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        bos_token_id=None,
+    )
+    torch.manual_seed(0)
+    model_dir = tmp_path / "tiny-head32"
+    Qwen2ForCausalLM(cfg).save_pretrained(model_dir)
+    tok.save_pretrained(model_dir)
+    run_dir = tmp_path / "run"
+    command = [
+        *(sys.executable, "-m", "codea1", "train", "--config", "codea1/configs/tiny-cpu.yaml"),
+        *("--run-dir", str(run_dir), "--max-steps", "3", "--no-progress", f"model.code_model={model_dir}"),
+        *("rollout.backend=vllm", "rollout.vllm_dtype=float32", "rollout.vllm_enforce_eager=true"),
+        *("rollout.vllm_sleep_level=0", "game.M=2", "game.N=2", "train.batch_size=2", "data.limit=4"),
+        "train.checkpoint_every=1",
+    ]
+    env = dict(os.environ, CODEA1_DEBUG_KILL_AT="learn_test:2")
+    killed = subprocess.run(command, cwd=ROOT, env=env, check=False, capture_output=True, text=True)
+    assert killed.returncode == -9, killed.stderr[-3000:]
+    env.pop("CODEA1_DEBUG_KILL_AT")
+    resumed = subprocess.run(
+        [sys.executable, "-m", "codea1", "train", "--resume", str(run_dir), "--no-progress"],
+        cwd=ROOT,
+        env=env,
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2, 3]
+    gaps = [r[k] for r in rows for k in ("code_mismatch_abs", "test_mismatch_abs") if k in r]
+    print(f"engine vs learner per step (code, test): {gaps}")
+    assert len(gaps) >= 4 and max(gaps) < 1e-3
