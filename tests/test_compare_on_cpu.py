@@ -442,6 +442,23 @@ def test_an_arm_stops_when_its_training_list_is_not_the_committed_one(tmp_path: 
         capture_output=True, text=True, timeout=300, check=False, env=env,
     )  # fmt: skip
     assert again.returncode != 0 and "first difference at position 0" in again.stderr
+    # a directory holding only evaluations copied in beforehand (a shared base evaluation) is a new
+    # comparison's to claim; anything else in it is refused
+    seeded = tmp_path / "seeded"
+    (seeded / "evals" / "base").mkdir(parents=True)
+    (seeded / "evals" / "base" / "step_0.json").write_text("{}")
+    claimed = subprocess.run(
+        [*base, "--out", str(seeded), "--train-ids", str(wrong), *cfg_args],
+        capture_output=True, text=True, timeout=300, check=False, env=env,
+    )  # fmt: skip
+    assert "first difference at position 0" in claimed.stderr and (seeded / "compare.json").is_file()
+    other = tmp_path / "other"
+    (other / "evals").mkdir(parents=True)
+    (other / "notes.txt").write_text("mine")
+    refused = subprocess.run(
+        [*base, "--out", str(other), *cfg_args], capture_output=True, text=True, timeout=300, check=False, env=env
+    )
+    assert refused.returncode != 0 and "is not a comparison directory" in refused.stderr
 
 
 def test_simulated_power_grows_with_samples_and_problems_and_knows_the_null() -> None:

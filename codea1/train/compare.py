@@ -310,7 +310,9 @@ class Comparison:
                 )
             self.console.print(f"resuming the comparison in {self.out}")
         else:
-            if self.out.exists() and any(self.out.iterdir()):
+            # a new comparison may start from evaluations copied in beforehand (evals/<method>/step_K.json:
+            # a base evaluation shared by several comparisons), and from nothing else
+            if self.out.exists() and any(p.name != "evals" for p in self.out.iterdir()):
                 raise UserError(f"{self.out} exists and is not a comparison directory; choose another --out")
             _write_json(path, record)
 
