@@ -14,25 +14,31 @@ Costs:
   step-shaped workload (small functions, one job per code with H + N*tests calls, a share of failing
   calls), unless --verdict-cost is given; plus a share of calls that run into the per-call time limit
   (--timeout-share x game.test_timeout core-seconds each);
-- per generated token: GPU-seconds per sampled token at large batch (--gen-token-cost, default 1e-4, i.e.
-  10,000 tokens/s per GPU for a 1.5B model under vLLM: an assumption to replace by a measurement on the
-  target GPU, e.g. benchmarks/generation_throughput.py there);
+- per generated token: GPU-seconds per sampled token at large batch (--gen-token-cost, default 4e-5, i.e.
+  25,000 tokens/s per GPU for a 1.5B model under vLLM on an H100-class GPU: an assumption to replace by a
+  measurement on the target GPU, e.g. benchmarks/generation_throughput.py there);
+- the tail of a generate call: its longest samples run to max_new_tokens while the batch has emptied,
+  one decode step at a time (--decode-step-s, default 0.012 s per step at small batch), for
+  (max_new_tokens - mean tokens) steps, once per generate call;
 - per scored/trained token: a forward pass costs 2*params FLOPs per token at --mfu of --peak-tflops;
   training is forward + backward (3x) plus the recomputed forward of gradient checkpointing (4x in all);
+  only the rows that enter the update are scored (the learner scores them in train_step);
+- per weight sync: the policy's bf16 weights written once and reloaded by its engines (--sync-gbps);
+  per sleep and wake of a colocated engine: --wake-s seconds; FSDP's all-gathers: the bf16 weights
+  gathered for every forward and backward micro-batch (--gather-gbps, not overlapped with compute: an
+  upper bound on their share);
 - the Ray backend's overhead on the sandbox (--ray-overhead, from benchmarks/ray_executor_overhead.py);
 - optionally, the most verdicts per second one sandbox pool reaches (--pool-rate): each pool's parent
   decides every verdict in one interpreter, so past some number of slots a pool stops scaling (more pools
   per node: executor.ray_actors_per_node).
 
-The phases of a step run one after the other (generate codes, generate tests, execute, score, train);
-generation, scoring and training split over every GPU of the cluster (one engine and one data-parallel
-learner rank per GPU), the sandbox over every node's sandbox cores. Communication (weight sync, gradient
-all-reduce) is left out: a lower bound on the step time for each N. `--layout codea1` gives today's
-layout instead: each policy samples and trains on its own `placement.learner_ranks` GPUs
-(`--learner-ranks`; a generate call's prompts split over them), the two policies' GPUs apart, so a
-role's sampling has only its own ranks' GPUs; replicated or sharded
-(`placement.fsdp`) alike here, since the sharded layout changes the memory per GPU (docs/multi-node.md),
-not the compute, and its gathers are communication.
+Two layouts, printed side by side for each node count:
+- **colocated** (verl-style): every GPU holds both policies' learner shards and engines; each role samples
+  on all GPUs in turn (the other asleep), then each role trains on all GPUs in turn;
+- **codea1** (today's `placement.learner_ranks`, `--learner-ranks` per policy): each policy samples and
+  trains on its own GPUs, the two policies' GPUs apart; a role's sampling has its own ranks only, the
+  game's order makes code sampling and test sampling sequential, and the two updates run at the same time.
+The phases of a step run one after the other (generate codes, generate tests, execute, score, train).
 
     python benchmarks/paper_step_estimate.py --nodes 1,2,4 [--verdict-cost 0.002] [--gen-token-cost 1e-4]
 """
@@ -42,6 +48,7 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 CONFIG = Path(__file__).resolve().parents[1] / "codea1" / "configs" / "qwen2.5-coder-1.5b.yaml"
@@ -78,14 +85,7 @@ def main() -> None:
     ap.add_argument("--config", default=str(CONFIG))
     ap.add_argument("--nodes", default="1,2,4", help="node counts to estimate for")
     ap.add_argument("--gpus-per-node", type=int, default=8)
-    ap.add_argument(
-        "--layout",
-        choices=("ideal", "codea1"),
-        default="ideal",
-        help="ideal: every GPU samples and trains; codea1: each policy samples and trains on its own "
-        "--learner-ranks GPUs (placement.learner_ranks)",
-    )
-    ap.add_argument("--learner-ranks", type=int, default=4, help="with --layout codea1: ranks per policy")
+    ap.add_argument("--learner-ranks", type=int, default=4, help="codea1 layout: GPUs (learner ranks) per policy")
     ap.add_argument("--sandbox-cores", type=int, default=96, help="sandbox slots per node (cores left to it)")
     ap.add_argument(
         "--verdict-cost", type=float, default=None, help="core-seconds per verdict (default: measured here)"
@@ -113,9 +113,13 @@ def main() -> None:
     ap.add_argument(
         "--gen-token-cost",
         type=float,
-        default=1e-4,
-        help="GPU-seconds per sampled token at large batch (default: 10k tokens/s per GPU)",
+        default=4e-5,
+        help="GPU-seconds per sampled token at large batch (default: 25k tokens/s per GPU)",
     )
+    ap.add_argument("--decode-step-s", type=float, default=0.012, help="seconds per decode step at small batch")
+    ap.add_argument("--sync-gbps", type=float, default=10.0, help="GB/s of a weight sync (write + engine reload)")
+    ap.add_argument("--wake-s", type=float, default=2.0, help="seconds per sleep + wake of a colocated engine")
+    ap.add_argument("--gather-gbps", type=float, default=150.0, help="GB/s of FSDP all-gathers (NVLink, in-node)")
     ap.add_argument("--params", type=float, default=1.54e9, help="model parameters")
     ap.add_argument("--peak-tflops", type=float, default=989.0, help="GPU bf16 dense peak (H100 SXM: 989)")
     ap.add_argument("--mfu", type=float, default=0.35, help="model FLOPs utilisation of learner passes")
@@ -151,11 +155,30 @@ def main() -> None:
     fwd = 2 * args.params / (args.mfu * args.peak_tflops * 1e12)  # GPU-seconds per token of a forward pass
     code_seq = args.code_prompt_tokens + args.code_tokens
     test_seq = args.test_prompt_tokens + args.test_tokens
-    score_tokens = code_resp * code_seq + test_resp * test_seq  # old log-probs of every sample
     train_tokens = trained_code * code_seq + trained_test * test_seq
+    score_tokens = train_tokens  # old log-probs of the trained rows only
     ref_tokens = train_tokens if cfg.policy.kl_coef > 0 else 0
     train_factor = 4 if cfg.policy.gradient_checkpointing else 3
-
+    model = StepModel(
+        code_resp=code_resp,
+        test_resp=test_resp,
+        code_tokens=args.code_tokens,
+        test_tokens=args.test_tokens,
+        code_max=cfg.generation.code.max_new_tokens,
+        test_max=cfg.generation.test.max_new_tokens,
+        code_train=trained_code * code_seq,
+        test_train=trained_test * test_seq,
+        ref=cfg.policy.kl_coef > 0,
+        train_factor=train_factor,
+        fwd=fwd,
+        gen_token_cost=args.gen_token_cost,
+        decode_step_s=args.decode_step_s,
+        weight_gb=2 * args.params / 1e9,
+        sync_gbps=args.sync_gbps,
+        wake_s=args.wake_s,
+        gather_gbps=args.gather_gbps,
+        micro_batch_tokens=cfg.policy.micro_batch_tokens,
+    )
     print(f"config: {args.config}")
     print(
         f"per step: B={B} M={M} N={N} tests={T} H={H} ell={ell}: {code_resp} code + {test_resp} test responses, "
@@ -174,37 +197,95 @@ def main() -> None:
         f"({args.params / 1e9:.2f}B params, {args.mfu:.0%} of {args.peak_tflops:g} TFLOP/s)"
     )
     print()
-    header = (
-        f"{'nodes':>5} {'GPUs':>5} {'cores':>6} {'gen code s':>10} {'gen test s':>10} {'sandbox s':>9} "
-        f"{'score s':>8} {'train s':>8} {'step s':>8} {'step min':>8} {'run h':>7}"
+    print(
+        f"{'nodes':>5} {'GPUs':>5} {'layout':>10} {'gen code':>8} {'gen test':>8} {'sandbox':>7} {'score':>6} "
+        f"{'train':>6} {'sync+wake':>9} {'gathers':>7} {'step min':>8} {'run h':>6} {'vs colocated':>12}"
     )
-    print(header)
     for n_nodes in [int(x) for x in args.nodes.split(",") if x.strip()]:
         gpus = n_nodes * args.gpus_per_node
         cores = n_nodes * args.sandbox_cores
-        # codea1's layout: each role samples and trains on its own ranks (a call's prompts split over
-        # them), one role after the other in the game's order, so each role's sampling has its ranks only
-        learn_gpus = min(args.learner_ranks, gpus // 2) if args.layout == "codea1" else gpus
-        sample_gpus = learn_gpus
-        gen_code = code_resp * args.code_tokens * args.gen_token_cost / sample_gpus
-        gen_test = test_resp * args.test_tokens * args.gen_token_cost / sample_gpus
         overhead = args.ray_overhead if n_nodes > 1 else 1.0
         sandbox = verdicts * cost_with_timeouts * overhead / cores
         if args.pool_rate:  # the pools' parents cap the rate however many slots they have
             sandbox = max(sandbox, verdicts * overhead / (args.pool_rate * args.pools_per_node * n_nodes))
-        score = score_tokens * fwd / learn_gpus
-        train = (train_tokens * fwd * train_factor + ref_tokens * fwd) / learn_gpus
-        step = gen_code + gen_test + sandbox + score + train
-        run_h = step * cfg.train.max_steps / 3600
-        print(
-            f"{n_nodes:>5} {gpus:>5} {cores:>6} {gen_code:>10.1f} {gen_test:>10.1f} {sandbox:>9.1f} "
-            f"{score:>8.1f} {train:>8.1f} {step:>8.1f} {step / 60:>8.1f} {run_h:>7.1f}"
-        )
+        steps = {
+            "colocated": model.colocated(gpus),
+            "codea1": model.codea1(min(args.learner_ranks, gpus // 2)),
+        }
+        base = sum(steps["colocated"].values()) + sandbox
+        for layout, phases in steps.items():
+            step = sum(phases.values()) + sandbox
+            print(
+                f"{n_nodes:>5} {gpus:>5} {layout:>10} {phases['gen_code']:>8.1f} {phases['gen_test']:>8.1f} "
+                f"{sandbox:>7.1f} {phases['score']:>6.1f} {phases['train']:>6.1f} {phases['sync_wake']:>9.1f} "
+                f"{phases['gathers']:>7.1f} {step / 60:>8.2f} {step * cfg.train.max_steps / 3600:>6.1f} "
+                f"{step / base:>11.2f}x"
+            )
     print()
     print(
-        f"run: {cfg.train.max_steps} steps. Lower bounds: weight sync and all-reduce are left out, and the "
-        f"sampled-token cost is an assumption (--gen-token-cost)."
+        f"seconds per phase; run: {cfg.train.max_steps} steps. Estimates from assumed per-token GPU costs "
+        f"(--gen-token-cost, --decode-step-s, --mfu) and a measured per-verdict sandbox cost."
     )
+
+
+@dataclass
+class StepModel:
+    """The GPU phases of one step, in seconds, for a layout (see the module docstring)."""
+
+    code_resp: int
+    test_resp: int
+    code_tokens: int
+    test_tokens: int
+    code_max: int
+    test_max: int
+    code_train: int  # tokens of the trained code rows (prompt + response)
+    test_train: int
+    ref: bool
+    train_factor: int
+    fwd: float  # GPU-seconds per token of a forward pass
+    gen_token_cost: float
+    decode_step_s: float
+    weight_gb: float
+    sync_gbps: float
+    wake_s: float
+    gather_gbps: float
+    micro_batch_tokens: int
+
+    def _generate(self, rows: int, mean: int, longest: int, gpus: int) -> float:
+        """A generate call: the batch's tokens over the GPUs, then the tail of its longest sample."""
+        return rows * mean * self.gen_token_cost / gpus + max(0, longest - mean) * self.decode_step_s
+
+    def _learn(self, tokens: int, gpus: int) -> tuple[float, float, float]:
+        """(scoring, training, FSDP gathers) of one policy's update on `gpus` ranks."""
+        score = tokens * self.fwd / gpus
+        train = tokens * self.fwd * (self.train_factor + (1 if self.ref else 0)) / gpus
+        passes = max(1, -(-tokens // (gpus * self.micro_batch_tokens)))  # micro-batches per rank
+        gathers = (3 * passes + 1) * self.weight_gb / self.gather_gbps if gpus > 1 else 0.0  # fwd, bwd, recompute
+        return score, train, gathers
+
+    def colocated(self, gpus: int) -> dict[str, float]:
+        code = self._learn(self.code_train, gpus)
+        test = self._learn(self.test_train, gpus)
+        return {
+            "gen_code": self._generate(self.code_resp, self.code_tokens, self.code_max, gpus),
+            "gen_test": self._generate(self.test_resp, self.test_tokens, self.test_max, gpus),
+            "score": code[0] + test[0],
+            "train": code[1] + test[1],  # one role after the other on every GPU
+            "sync_wake": 2 * (self.weight_gb / self.sync_gbps + self.wake_s),  # the two engines in turn
+            "gathers": code[2] + test[2],
+        }
+
+    def codea1(self, ranks: int) -> dict[str, float]:
+        code = self._learn(self.code_train, ranks)
+        test = self._learn(self.test_train, ranks)
+        return {
+            "gen_code": self._generate(self.code_resp, self.code_tokens, self.code_max, ranks),
+            "gen_test": self._generate(self.test_resp, self.test_tokens, self.test_max, ranks),
+            "score": max(code[0], test[0]),  # the two policies' updates at the same time
+            "train": max(code[1], test[1]),
+            "sync_wake": self.weight_gb / self.sync_gbps + self.wake_s,  # each policy's own, at the same time
+            "gathers": max(code[2], test[2]),
+        }
 
 
 if __name__ == "__main__":
