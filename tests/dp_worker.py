@@ -36,7 +36,19 @@ def main() -> None:
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--load")
     ap.add_argument("--save")
+    ap.add_argument(
+        "--rank0-reads", action="store_true", help="reading the checkpoint's weights or AdamW state fails off rank 0"
+    )
     args = ap.parse_args()
+    if args.rank0_reads and args.rank != 0:
+        import safetensors.torch
+
+        def refused(*a, **k):
+            raise AssertionError(f"rank {args.rank} read a checkpoint's weights: {a[:1]}")
+
+        torch_load = torch.load
+        safetensors.torch.load_file = refused
+        torch.load = lambda f, *a, **k: refused(f) if str(f).endswith("optimizer.pt") else torch_load(f, *a, **k)
     torch.set_num_threads(1)
     torch.manual_seed(0)
     model, tok = load_model_and_tokenizer("tiny-random")

@@ -102,7 +102,9 @@ def test_a_checkpoint_moves_between_one_rank_and_two_sharded_ranks(tmp_path: Pat
     # runs are compared from the same checkpoint)
     for ckpt in (d1, d2):
         [on_one] = _run(tmp_path, 1, "--load", str(ckpt), name=f"{ckpt.name}-on1")
-        on_two, _ = _run(tmp_path, 2, "--fsdp", "--load", str(ckpt), name=f"{ckpt.name}-on2")
+        # rank 0 alone reads the weights and the AdamW state; the other rank takes its shards from its
+        # broadcast (dp_worker --rank0-reads makes a read on rank 1 fail)
+        on_two, _ = _run(tmp_path, 2, "--fsdp", "--rank0-reads", "--load", str(ckpt), name=f"{ckpt.name}-on2")
         _same_update(on_one, on_two)
         assert on_one["metrics"][0]["ppo_kl"] != 0.0  # it went on from the checkpoint's weights
 

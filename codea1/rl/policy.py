@@ -534,41 +534,57 @@ class Policy:
                 f"Policy checkpoint {d} is incomplete (no policy_state.json); point to a "
                 "directory written by Policy.save."
             )
-        from safetensors.torch import load_file
-
         if self.adapter is not None:
             from peft import set_peft_model_state_dict
+            from safetensors.torch import load_file
 
             state = load_file(str(d / "adapter_model.safetensors"), device=str(self.device))
             result = set_peft_model_state_dict(self.model, state, adapter_name=self.adapter)
             if getattr(result, "unexpected_keys", None):
                 raise UserError(f"Adapter checkpoint {d} does not match this model's LoRA layout.")
         else:
-            state: dict[str, torch.Tensor] = {}
-            for f in sorted(d.glob("*.safetensors")):
-                state.update(load_file(str(f), device=str(self.device)))
-            names = {n for n, _ in self.model.named_parameters()} | {n for n, _ in self.model.named_buffers()}
-            tied = _tied_names(self.model)
-            unexpected = [k for k in state if k not in names and k not in tied]
-            missing = [k for k, _ in self.model.named_parameters() if k not in state and k not in tied]
-            if unexpected or missing:
-                raise UserError(
-                    f"Model checkpoint {d} does not match this model ({len(missing)} missing, "
-                    f"{len(unexpected)} unexpected weights)."
-                )
+            # sharded: rank 0 alone reads the weights and the AdamW state, and broadcasts them tensor by
+            # tensor as each rank takes its shards (no rank holds another full copy while loading)
+            reads = not self.sharded or self.data_parallel.rank == 0
+            state, problem = self._read_full_weights(d) if reads else ({}, "")
+            if self.sharded and self.data_parallel.all_reduce_sum([1.0 if problem else 0.0])[0]:
+                problem = problem or f"Model checkpoint {d} does not match this model (as rank 0 read it)."
+            if problem:  # on every rank: none waits in a broadcast that never comes
+                raise UserError(problem)
             self._load_full_weights(state)
-        optimizer = torch.load(d / "optimizer.pt", map_location=self.device)
         if self.sharded:
+            optimizer = torch.load(d / "optimizer.pt", map_location="cpu") if self.data_parallel.rank == 0 else None
             self._load_full_optimizer_state(optimizer)
         else:
-            self.optimizer.load_state_dict(optimizer)
+            self.optimizer.load_state_dict(torch.load(d / "optimizer.pt", map_location=self.device))
         self.scheduler.load_state_dict(torch.load(d / "scheduler.pt"))
         _set_rng_state(torch.load(d / "rng.pt", weights_only=False))
         self.step = int(json.loads((d / "policy_state.json").read_text())["step"])
         self._publish()
 
+    def _read_full_weights(self, d: Path) -> tuple[dict[str, torch.Tensor], str]:
+        """A checkpoint's full weights (sharded: on the CPU) and what is wrong with them for this model
+        ("" if nothing)."""
+        from safetensors.torch import load_file
+
+        device = "cpu" if self.sharded else str(self.device)
+        state: dict[str, torch.Tensor] = {}
+        for f in sorted(d.glob("*.safetensors")):
+            state.update(load_file(str(f), device=device))
+        names = {n for n, _ in self.model.named_parameters()} | {n for n, _ in self.model.named_buffers()}
+        tied = _tied_names(self.model)
+        unexpected = [k for k in state if k not in names and k not in tied]
+        missing = [k for k, _ in self.model.named_parameters() if k not in state and k not in tied]
+        if unexpected or missing:
+            return state, (
+                f"Model checkpoint {d} does not match this model ({len(missing)} missing, "
+                f"{len(unexpected)} unexpected weights)."
+            )
+        return state, ""
+
     def _load_full_weights(self, state: Mapping[str, torch.Tensor]) -> None:
-        """Full tensors (a checkpoint's) into the model: as they are, or each rank taking its shards."""
+        """Full tensors (a checkpoint's) into the model: as they are, or, sharded, rank 0's broadcast while
+        each rank takes its shards (the other ranks pass nothing)."""
         if not self.sharded:
             self.model.load_state_dict(dict(state), strict=False)
             return
@@ -578,7 +594,7 @@ class Policy:
         set_model_state_dict(
             self.model,
             {k: v for k, v in state.items() if k in own},
-            options=StateDictOptions(full_state_dict=True, strict=False),
+            options=StateDictOptions(full_state_dict=True, strict=False, broadcast_from_rank0=True),
         )
 
     def _param_names(self) -> list[str]:
@@ -600,7 +616,9 @@ class Policy:
             return None
         return optimizer_state_by_index(full, self._param_names())
 
-    def _load_full_optimizer_state(self, state: Mapping[str, Any]) -> None:
+    def _load_full_optimizer_state(self, state: Mapping[str, Any] | None) -> None:
+        """Sharded: the whole AdamW state (`Optimizer.state_dict()`'s form) on rank 0, None on the others;
+        rank 0 broadcasts it as each rank takes its shards."""
         from torch.distributed.checkpoint.state_dict import StateDictOptions, set_optimizer_state_dict
 
         from codea1.rl.distributed import optimizer_state_by_name
@@ -608,8 +626,8 @@ class Policy:
         set_optimizer_state_dict(
             self.model,
             self.optimizer,
-            optimizer_state_by_name(state, self._param_names()),
-            options=StateDictOptions(full_state_dict=True),
+            optimizer_state_by_name(state, self._param_names()) if state is not None else {},
+            options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=True),
         )
 
 
