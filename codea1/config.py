@@ -349,6 +349,12 @@ class ExecutorSection(Section):
     workers: int | None = knob(None, "parallel sandbox workers (default: number of CPU cores)", low=1)
     define_timeout: float = knob(5.0, "seconds to define (import) a candidate program", low=0.0, low_open=True)
     memory_mb: int = knob(1024, "address-space limit per sandboxed child, MiB", low=64)
+    isolation: str | None = knob(
+        None,
+        "full: as root, a sandbox layer that does not come up stops the run (with what it needs); available: "
+        "run with the layers this machine has, warning once; null: $CODEA1_SANDBOX_ISOLATION, else full",
+        choices=("full", "available"),
+    )
     uid_base: int | None = knob(
         None,
         "where the sandbox starts looking for free uids to lease (one per "

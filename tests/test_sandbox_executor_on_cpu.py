@@ -172,6 +172,28 @@ def test_forced_fallback_still_works_and_warns_once(monkeypatch: pytest.MonkeyPa
     assert [r.status for r in res.results] == ["pass", "error", "timeout", "pass"]
 
 
+def test_a_missing_layer_stops_a_root_executor_unless_less_was_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32: a layer that does not come up (here the allow-list root: no bubblewrap) is an error with
+    what it needs, not a warning, unless the caller asked for fewer layers."""
+    from codea1.errors import UserError
+
+    if os.geteuid() != 0 or isolation_level() != executor_module.FULL_LEVEL:
+        pytest.skip("needs root and every layer on this machine, to take one away")
+    monkeypatch.setenv("CODEA1_BWRAP", "/nonexistent/bwrap")
+    monkeypatch.delenv("CODEA1_SANDBOX_ISOLATION", raising=False)
+    with pytest.raises(UserError, match=r"missing the layer\(s\) allowlist .*bubblewrap.*isolation=available"):
+        LocalExecutor(1)
+    monkeypatch.setattr(executor_module, "_warned", False)
+    with pytest.warns(RuntimeWarning, match="running without allowlist"):
+        weak = LocalExecutor(1, isolation="available")
+    with weak:
+        run_expecting(weak, [Job("f", "def f(x): return x + 1", ["f(1)"])], [[2]])
+    monkeypatch.setenv("CODEA1_SANDBOX_ISOLATION", "available")  # the same, for every Executor of a process
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        LocalExecutor(1).close()
+
+
 def test_cli_exec_jsonl_contract(tmp_path: Path) -> None:
     src = tmp_path / "in.jsonl"
     lines = [

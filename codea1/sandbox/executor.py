@@ -33,9 +33,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from codea1.errors import UserError
 from codea1.sandbox import allowlist, cgroups, preload, values
 from codea1.sandbox.api import CallResult, Job, JobResult, Progress, SandboxError, Then
-from codea1.sandbox.isolation import isolation_note, layers_report
+from codea1.sandbox.isolation import LAYERS, isolation_note, layers_report
 from codea1.sandbox.uids import DEFAULT_UID_BASE, UidLease
 from codea1.sandbox.wire import MAX_JOB_BYTES, FrameReader
 
@@ -397,6 +398,10 @@ class LocalExecutor:
     cgroup (memory_mb + tmp_mb and nproc for all of a job's processes together, an equal CPU share per
     slot; see codea1.sandbox.cgroups). hide_paths: extra directories to hide from children (added
     to the working dir, home dir, this package's dir and $CODEA1_SANDBOX_HIDE).
+    isolation: "full" (default, or $CODEA1_SANDBOX_ISOLATION): as root with isolate, hide and cgroup on,
+    every layer of FULL_LEVEL must come up, else the Executor refuses to start and says which layer is
+    missing and what it needs; "available": the layers the machine has, with one warning. Asking for
+    less (isolate, hide or cgroup False) and running without root keep the warning only.
     """
 
     def __init__(
@@ -415,6 +420,7 @@ class LocalExecutor:
         tmp_mb: int = 64,
         tmp_inodes: int = 4096,
         cgroup: bool = True,
+        isolation: str | None = None,
     ) -> None:
         if workers is None:
             workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -462,6 +468,10 @@ class LocalExecutor:
         self.isolation_level = "+".join(self._slots[0].zygotes["lean"].layers)
         self.uids = [lease.uid for lease in self._leases]  # the sandbox uids this Executor's children use
         if self.isolation_level != FULL_LEVEL:
+            asked_for_all = isolate and hide and cgroup and os.geteuid() == 0
+            if asked_for_all and required_isolation(isolation) == "full":
+                self.close()
+                raise UserError(missing_layers_message(self.isolation_level))
             _warn_once(isolation_note(self.isolation_level))
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="codea1-sandbox")
         # an Executor dropped without close() still stops its zygotes and frees its uids
@@ -796,6 +806,29 @@ def _release(workers: list[_Slot], leases: list[UidLease], owner: int | None = N
 
 
 _LEVEL_CACHE: str | None = None
+
+
+ISOLATION_CHOICES = ("full", "available")
+
+
+def required_isolation(isolation: str | None) -> str:
+    """The isolation an Executor requires: `isolation`, else $CODEA1_SANDBOX_ISOLATION, else "full"."""
+    value = isolation or os.environ.get("CODEA1_SANDBOX_ISOLATION") or "full"
+    if value not in ISOLATION_CHOICES:
+        raise UserError(f"sandbox isolation must be one of {', '.join(ISOLATION_CHOICES)}, not {value!r}")
+    return value
+
+
+def missing_layers_message(level: str) -> str:
+    """Why a root Executor that was asked for every layer refuses to start at `level`."""
+    on = set(level.split("+"))
+    missing = [name for name in FULL_LEVEL.split("+") if name not in on]
+    needs = "; ".join(f"{name} needs {LAYERS[name][1]}" for name in missing)
+    return (
+        f"the sandbox is missing the layer(s) {', '.join(missing)} on this machine ({needs}). Install what they "
+        "need (scripts/install-system.sh; `codea1 exec --isolation` lists every layer), or run with fewer "
+        "layers on purpose: executor.isolation=available (or CODEA1_SANDBOX_ISOLATION=available)"
+    )
 
 
 def isolation_report(level: str | None = None) -> str:

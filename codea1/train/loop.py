@@ -168,6 +168,7 @@ def make_executor(cfg: Config, hide_paths: list[str] | None = None) -> Any:
         "define_timeout": cfg.executor.define_timeout,
         "hide_paths": hide_paths,
         "uid_base": cfg.executor.uid_base,
+        "isolation": cfg.executor.isolation,
     }
     if cfg.executor.backend == "ray":
         from codea1.sandbox.ray_backend import RayExecutor
