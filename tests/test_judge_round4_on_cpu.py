@@ -435,6 +435,33 @@ def test_large_float_outputs_keep_evalplus_tolerance(executor) -> None:
     assert [r.passed for r in results] == [True, False]
 
 
+def test_outputs_too_large_to_send_compare_as_python_does(executor) -> None:
+    """U4: values over the wire's limits go as a digest; it was a digest of `repr`, so a dict built in
+    another order, or 0.0 where GT returns 0, failed an honest program. The digest is now of a canonical
+    text: dict and set items sorted, equal numbers one token."""
+    from codea1.eval.benchmarks import EVALPLUS_HELPERS
+    from codea1.eval.code_eval import evaluate_samples
+
+    def problem(pid: str, gt: str) -> Problem:
+        test_code = EVALPLUS_HELPERS + (
+            f"\n{gt.replace('def f(', 'def ref_func(')}\n"
+            "def check(candidate):\n    inputs = [[100000]]\n"
+            "    for i, inp in enumerate(inputs):\n        assertion(candidate(*inp), ref_func(*inp), 0)\n"
+        )
+        return Problem(pid, "p", "d", "f", gt, test_code=test_code, source="humanevalplus")
+
+    squares = problem("r5/squares", "def f(n):\n    return {i: i * i for i in range(n)}\n")
+    zeros = problem("r5/zeros", "def f(n):\n    return [0] * n\n")
+    samples = [
+        ("r5/squares", "def f(n):\n    return {i: i * i for i in reversed(range(n))}\n"),  # another order
+        ("r5/squares", "def f(n):\n    return {i: i * i + (i == 7) for i in range(n)}\n"),  # one value off
+        ("r5/zeros", "def f(n):\n    return [0.0] * n\n"),  # 0.0 == 0
+        ("r5/zeros", "def f(n):\n    return [0] * (n - 1) + [1]\n"),
+    ]
+    _, results, _ = evaluate_samples([squares, zeros], samples, executor, ks=[1])
+    assert [r.passed for r in results] == [True, False, True, False]
+
+
 SPINNERS = 8
 
 

@@ -14,6 +14,8 @@ from codea1.judge.literals import plain_source
 # namedtuple) their plain base type, which Python's == treats the same way; outputs too large to send
 # back (a 7 MB string, a million-digit int, over 90,000 items: near the wire's own limits, so that lists of
 # floats up to that size keep EvalPlus's tolerance) become a tagged sha256 digest, compared for equality only.
+# The digest is of a canonical text in which values Python's == holds equal read the same: a dict's or a
+# set's items in a sorted order, equal numbers one token (0, 0.0 and False; 2 and 2.0), NaN one token.
 # __codea1_typed(value) is (the name of value's type, its plain form), for EvalPlus's type check.
 PLAIN_HELPER = """
 def __codea1_too_big(value):
@@ -35,14 +37,56 @@ def __codea1_too_big(value):
     return False
 
 
+def __codea1_canon(x, out):
+    if isinstance(x, complex) and x.imag == 0:
+        x = x.real
+    if isinstance(x, (bool, int)) or (isinstance(x, float) and x == x and abs(x) != float("inf") and x == int(x)):
+        out.append("n" + hex(int(x)))
+    elif isinstance(x, float):
+        out.append("f" + ("nan" if x != x else repr(x)))
+    elif isinstance(x, (str, bytes, complex)) or x is None:
+        out.append(type(x).__name__[0] + repr(x))
+    elif isinstance(x, (list, tuple)):
+        out.append("[" if isinstance(x, list) else "(")
+        for v in x:
+            __codea1_canon(v, out)
+            out.append(",")
+        out.append("]")
+    elif isinstance(x, dict):
+        pairs = []
+        for k, v in x.items():
+            kt, vt = [], []
+            __codea1_canon(k, kt)
+            __codea1_canon(v, vt)
+            pairs.append("".join(kt) + ":" + "".join(vt))
+        out.append("{" + ",".join(sorted(pairs)) + "}")
+    elif isinstance(x, (set, frozenset)):
+        members = []
+        for v in x:
+            vt = []
+            __codea1_canon(v, vt)
+            members.append("".join(vt))
+        out.append("<" + ",".join(sorted(members)) + ">")
+    else:
+        out.append(type(x).__name__ + ":" + repr(x))
+
+
 def __codea1_plain(value, depth=0):
     t = type(value)
     if t.__module__ == "numpy" and hasattr(value, "item") and getattr(value, "shape", None) == ():
         return value.item()
     if depth == 0 and __codea1_too_big(value):
         import hashlib
-        text = hex(value) if isinstance(value, int) and not isinstance(value, bool) else repr(value)
-        return ("__codea1_digest__", type(value).__name__, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
+        out = []
+        try:
+            __codea1_canon(value, out)
+            text = "".join(out)
+        except RecursionError:  # nested deeper than the interpreter recurses: its repr, as before
+            text = repr(value)
+        kinds = ((int, "number"), (float, "number"), (complex, "number"), (dict, "dict"), (list, "list"),
+                 (tuple, "tuple"), (set, "set"), (frozenset, "set"), (str, "str"), (bytes, "bytes"))
+        kind = next((name for cls, name in kinds if isinstance(value, cls)), type(value).__name__)
+        return ("__codea1_digest__", kind, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
     if depth > 20:
         return value
     if isinstance(value, dict):
