@@ -209,6 +209,28 @@ def test_mut_at_k_counts_what_the_assert_decides(executor) -> None:
     assert killed["honest"] > killed["never"] + 5
 
 
+def test_no_argument_expression_of_eval_tests_runs_beside_a_mutant(executor) -> None:
+    """U5: a test's argument expressions ran in each mutant's child, where they could tell the mutant from
+    GT (here by its bytecode) and make every mutant fail one call. The CALLs are now resolved to plain
+    arguments first, in a child holding neither GT nor a mutant; such a test cannot be resolved, fails on
+    GT too, and kills nothing. An honest test's CALLs resolve to themselves."""
+    from codea1.eval.mutation import generate_mutants
+    from codea1.eval.test_eval import mutants_killed_by_asserts
+    from codea1.eval.ult import UltFunction
+
+    fn = UltFunction(task_id="sign", func_name="sign", code=SIGN)
+    space: dict = {}
+    exec(SIGN, space)  # noqa: S102  (the test's own trusted GT, for its bytecode)
+    gt = space["sign"].__code__.co_code.hex()
+    sneaky = f"assert sign(5 if globals()['sign'].__code__.co_code.hex() == '{gt}' else None) == 1"
+    by_bytecode = mutants_killed_by_asserts(fn, [sneaky], executor)
+    honest = mutants_killed_by_asserts(fn, ["assert sign(5) == 1"], executor)
+    undefined = sum(not m.compiles for m in generate_mutants(SIGN))
+    assert by_bytecode.killed == undefined  # only the mutants that do not even compile
+    assert honest.killed > undefined
+    assert honest.killed < honest.total  # sign(5) alone leaves survivors, which the sneaky test had killed
+
+
 def _crashing_or_looping(executor) -> int:
     """Mutants of SIGN that raise, loop or crash on 5, -5 or 0 (a `!=` test kills those, honestly)."""
     from codea1.eval.mutation import generate_mutants, run_programs

@@ -255,8 +255,18 @@ def mutants_killed_by_asserts(
     function raises, times out or crashes): what the assert decides, never whether a value differs."""
     mutants = generate_mutants(fn.code) if mutants is None else mutants
     programs = [fn.program] * REFERENCE_RUNS + [f"{ULT_PRELUDE}\n{m.code}" for m in mutants]
+    # the tests' CALLs with their arguments as plain values, evaluated beside no function (judge.resolve):
+    # no argument expression runs in a mutant's child, where it could tell mutants from GT
+    resolved = _resolved(fn, tests, executor, timeout) if mutants and tests else {}
     cases = [
-        AssertCase(code=program, tests=tests, entry_point=fn.func_name, oracle=fn.program, id=f"{fn.task_id}:{n}")
+        AssertCase(
+            code=program,
+            tests=tests,
+            entry_point=fn.func_name,
+            oracle=fn.program,
+            id=f"{fn.task_id}:{n}",
+            resolved=resolved,
+        )
         for n, program in enumerate(programs)
     ]
     ran = run_assertions(executor, cases, timeout=timeout) if mutants and tests else []
@@ -272,6 +282,16 @@ def mutants_killed_by_asserts(
             how = "" if by is None else {"fail": "wrong"}.get(res.results[by].status, res.results[by].status)
         outcomes.append(MutantOutcome(id=m.id, operator=m.operator, family=m.family, killed=bool(how), by=by, how=how))
     return summarise(outcomes, skipped_points(fn.code))
+
+
+def _resolved(fn: UltFunction, tests: list[str], executor: Executor, timeout: float) -> dict[str, str | None]:
+    """CALL as written -> CALL with plain arguments (None: not resolvable), for every CALL of the tests."""
+    calls = []
+    for statement in tests:
+        read = read_assertion(statement, fn.func_name) if type(statement) is str else None
+        calls += read.calls if read is not None else []
+    [resolved] = resolve_calls([CallSet(fn.task_id, fn.func_name, ULT_PRELUDE, calls)], executor, timeout)
+    return resolved.calls
 
 
 def _passed(result: JobResult, test: int) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from keyword import iskeyword
 from typing import Any
@@ -87,6 +87,24 @@ def _paste_loop_rows(
     return refused
 
 
+def _resolve_calls(
+    cases: Sequence[AssertCase], read: list[list[Assertion | None]], refused: dict[tuple[int, int], str]
+) -> None:
+    """Puts each case's resolved CALLs in place of the CALLs as written (cases with `resolved`); a test
+    with a CALL that has no resolved form is refused."""
+    for n, (case, row) in enumerate(zip(cases, read, strict=True)):
+        if case.resolved is None:
+            continue
+        for t, a in enumerate(row):
+            if a is None or a.pre or (n, t) in refused:  # a loop's CALLs hold the oracle's rows already
+                continue
+            written = [case.resolved.get(c) for c in a.calls]
+            if any(w is None for w in written):
+                refused[n, t] = "an argument of the call is not a plain value that two evaluations agree on"
+            else:
+                a.calls[:] = written
+
+
 def _reached(result: Any, nonce: str, calls: list) -> Any:
     """The call that did not return and that the template reached (the oracle raised the lazy values'
     error, named by this run's nonce), or None."""
@@ -112,6 +130,9 @@ class AssertCase:
     entry_point: the function under test (None: the left side of each comparison runs in the candidate).
     oracle: the program an assert's non-literal parts are evaluated in (GT's program; default a clean
         prelude). It never holds the candidate's code.
+    resolved: CALL source -> the CALL with its arguments as plain values (codea1.judge.resolve), or None
+        where they could not be; given, the candidate's child runs only resolved CALLs, and a test with a
+        CALL that could not be resolved fails (a loop's CALLs take the oracle's plain rows as they are).
     """
 
     code: str
@@ -120,6 +141,7 @@ class AssertCase:
     oracle: str | None = None
     id: str = ""
     float_tol: float | None = None
+    resolved: Mapping[str, str | None] | None = None
 
 
 def run_assertions(
@@ -139,6 +161,7 @@ def run_assertions(
         for n, case in enumerate(cases)
     ]
     refused = _paste_loop_rows(executor, cases, read, timeout)
+    _resolve_calls(cases, read, refused)
     jobs, spans = [], []
     for n, (case, row) in enumerate(zip(cases, read)):
         calls: list[str] = []
