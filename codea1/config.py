@@ -130,7 +130,7 @@ class TrainSection(Section):
         "core)",
         low=1,
     )
-    golden_pass_rate: bool = knob(
+    measure_golden_pass: bool = knob(
         True,
         "a1/selfplay: also run each code on the dataset's golden tests (metric golden_pass_rate only, not a reward)",
     )
@@ -581,6 +581,7 @@ RENAMED = {
     "generation.code.batch_size": "generation.code.rows_per_call",
     "generation.test.batch_size": "generation.test.rows_per_call",
     "eval.batch_size": "eval.rows_per_call",
+    "train.golden_pass_rate": "train.measure_golden_pass",  # a switch, not the rate (the metric keeps the name)
 }
 
 

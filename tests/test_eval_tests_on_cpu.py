@@ -6,7 +6,7 @@ import pytest
 
 from codea1.eval.collab import pick_index
 from codea1.eval.mutation import score_mutants
-from codea1.eval.test_eval import coverage_from_trace, score_tests
+from codea1.eval.suite_eval import coverage_from_trace, score_tests
 from codea1.eval.ult import UltFunction, load_ult
 from codea1.problem import Problem
 

@@ -190,7 +190,7 @@ SIGN = "def sign(x):\n    if x > 0:\n        return 1\n    if x < 0:\n        re
 
 def test_mut_at_k_counts_what_the_assert_decides(executor) -> None:
     from codea1.eval.mutation import generate_mutants
-    from codea1.eval.test_eval import score_tests
+    from codea1.eval.suite_eval import score_tests
     from codea1.eval.ult import UltFunction
 
     fn = UltFunction(task_id="sign", func_name="sign", code=SIGN)
@@ -215,7 +215,7 @@ def test_no_argument_expression_of_eval_tests_runs_beside_a_mutant(executor) -> 
     arguments first, in a child holding neither GT nor a mutant; such a test cannot be resolved, fails on
     GT too, and kills nothing. An honest test's CALLs resolve to themselves."""
     from codea1.eval.mutation import generate_mutants
-    from codea1.eval.test_eval import mutants_killed_by_asserts
+    from codea1.eval.suite_eval import mutants_killed_by_asserts
     from codea1.eval.ult import UltFunction
 
     fn = UltFunction(task_id="sign", func_name="sign", code=SIGN)
@@ -242,7 +242,7 @@ def _crashing_or_looping(executor) -> int:
 
 def test_the_attack_rate_counts_what_the_assert_decides(executor) -> None:
     from codea1.eval.mutation import generate_mutants
-    from codea1.eval.test_eval import score_tests
+    from codea1.eval.suite_eval import score_tests
     from codea1.eval.ult import UltFunction
 
     fn = UltFunction(task_id="sign", func_name="sign", code=SIGN)
@@ -255,7 +255,7 @@ def test_the_attack_rate_counts_what_the_assert_decides(executor) -> None:
 
 
 def test_a_test_cannot_write_the_coverage_records(executor) -> None:
-    from codea1.eval.test_eval import score_tests
+    from codea1.eval.suite_eval import score_tests
     from codea1.eval.ult import UltFunction
 
     fn = UltFunction(task_id="sign", func_name="sign", code=SIGN)
@@ -269,7 +269,7 @@ def test_a_test_cannot_write_the_coverage_records(executor) -> None:
 
 
 def test_eval_tests_reads_every_comparison(executor) -> None:
-    from codea1.eval.test_eval import score_tests
+    from codea1.eval.suite_eval import score_tests
     from codea1.eval.ult import UltFunction
 
     fn = UltFunction(task_id="sign", func_name="sign", code=SIGN)
@@ -550,7 +550,7 @@ def test_a_slowed_honest_call_is_not_a_timeout() -> None:
 
 # ---------------------------------------------------------------- round 5: this change's own attacker
 def test_a_forged_failed_call_marker_neither_crashes_nor_decides(executor) -> None:
-    from codea1.eval.test_eval import score_tests
+    from codea1.eval.suite_eval import score_tests
     from codea1.eval.ult import UltFunction
     from codea1.game import golden_rewards
 

@@ -4,5 +4,5 @@ engine, test-time collaboration and generated-test export. Heavy modules are imp
     from codea1.eval.passk import pass_at_k
     from codea1.eval.mutation import generate_mutants, score_mutants
     from codea1.eval.code_eval import evaluate_samples
-    from codea1.eval.test_eval import score_tests
+    from codea1.eval.suite_eval import score_tests
 """

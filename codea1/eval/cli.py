@@ -388,7 +388,7 @@ def _ult_problem(fn: Any) -> Any:
 
 
 def cmd_tests(args: argparse.Namespace) -> int:
-    from codea1.eval.test_eval import pick_buggy_candidates, score_tests
+    from codea1.eval.suite_eval import pick_buggy_candidates, score_tests
 
     functions = _ult_functions(args)
     extra: dict[str, Any] = {"benchmark": args.benchmark, "functions": len(functions), "k": args.k}

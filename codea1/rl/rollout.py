@@ -1,11 +1,10 @@
 """Rollout backends: one small interface to sample responses with their log-probs.
 
-A backend turns chat prompts into ``n`` samples per prompt (token ids, text, per-token log-probs of
-the sampling policy) and can take new weights from the learner. The interface is deliberately small so
-that another engine (e.g. vLLM on GPUs) can implement it later; only the ``transformers`` backend
-exists today. It generates with the policy's own model, so it never needs a weight sync. A prompt whose
-last message is an ``assistant`` message is a prefill: the response continues it (see ``render_prompts``).
-"""
+A backend turns chat prompts into ``n`` samples per prompt (token ids, text, per-token log-probs) and can
+take new weights from the learner. Two implement it: the ``transformers`` backend here, which generates
+with the policy's own model and so never needs a weight sync, and the vLLM backend
+(codea1.rl.vllm_backend), whose engine follows the learner's weights. A prompt whose last message is an
+``assistant`` message is a prefill: the response continues it (see ``render_prompts``)."""
 
 from __future__ import annotations
 

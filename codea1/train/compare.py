@@ -7,7 +7,7 @@ minutes of training time per method). Every policy is then evaluated on the same
 - the Code LLM: pass@1 from n samples per problem, with a 95% bootstrap interval over problems and the
   paired difference to base (same problems resampled for both);
 - the Test LLM: `test_samples` suites per problem written against the problem's GT, white-box (the prompt shows the
-  GT) and black-box (the question only), scored by codea1.eval.test_eval: the share of the suite's
+  GT) and black-box (the question only), scored by codea1.eval.suite_eval: the share of the suite's
   asserts that are valid, pass@k, mut@k (the project's mutation engine) and Mul.
 
 The training problems are selected once, before any method trains: data.train with every method's
@@ -190,7 +190,7 @@ def evaluate_tests(
     """The Test LLM on the held-out problems, white-box and/or black-box: spec.test_samples suites per
     problem, each scored against the problem's GT (valid share of its first k asserts, pass@k, mut@k,
     Mul), averaged over the suites; the valid share also per problem, with its bootstrap interval."""
-    from codea1.eval.test_eval import score_tests
+    from codea1.eval.suite_eval import score_tests
     from codea1.eval.ult import UltFunction
     from codea1.game import parse_test_suite
     from codea1.rl.rollout import GenerationConfig

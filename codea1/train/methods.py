@@ -262,7 +262,7 @@ class A1:
         with timed(seconds, "execute"):
             code_samples = [r.codes for r in rounds]
             code_texts = [r.code_texts for r in rounds]
-            golden = golden_step(batch, code_texts, env.executor, game) if cfg.train.golden_pass_rate else None
+            golden = golden_step(batch, code_texts, env.executor, game) if cfg.train.measure_golden_pass else None
             debug_kill("execute", step)
             book = env.book.apply_step(step, merge_updates((r.question_id, r.updates) for r in results))
         debug_kill("book", step)
