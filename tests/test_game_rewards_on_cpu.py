@@ -2,9 +2,9 @@
 
 import pytest
 
+from codea1.config import GameConfig
 from codea1.errors import UserError
 from codea1.game import rewards as R
-from codea1.game.config import GameConfig
 
 approx = pytest.approx
 

@@ -4,7 +4,7 @@ Pure functions over execution results, plus the SQLite Mistake Book; execution g
 codea1.sandbox.Executor. See docs/algorithm.md sections 2-7 for the algorithm.
 """
 
-from codea1.game.config import GameConfig
+from codea1.config import GameConfig
 from codea1.game.mistake_book import BookUpdate, MistakeBook, StoredTest, merge_updates
 from codea1.game.parsing import ParsedSuite, ParsedTest, extract_code, nonprintable_share, parse_test_suite
 from codea1.game.play import (

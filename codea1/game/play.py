@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from codea1.game.config import GameConfig
+from codea1.config import GameConfig
 from codea1.game.mistake_book import BookUpdate, StoredTest
 from codea1.game.parsing import ParsedSuite, extract_code, parse_test_suite
 from codea1.game.rewards import (

@@ -11,7 +11,7 @@ docs/cold-start.md). The prefix is part of the prompt, not of the generated, sco
 
 from __future__ import annotations
 
-from codea1.game.config import GameConfig
+from codea1.config import GameConfig
 from codea1.problem import Problem
 
 CODE_SYSTEM = "You are an expert Python programmer. You write correct, complete and efficient solutions."

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from codea1.game.config import GameConfig
+from codea1.config import GameConfig
 
 
 @dataclass
