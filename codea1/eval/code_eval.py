@@ -35,7 +35,7 @@ from codea1.judge.formats.humaneval import (
 )
 from codea1.judge.formats.spec import value_source
 from codea1.problem import Problem
-from codea1.sandbox.api import Executor, Progress
+from codea1.sandbox.api import Executor, OnProgress
 
 REPLAY_MIN_TIMEOUT = 10.0  # seconds a replay of check() may take at least
 
@@ -259,7 +259,7 @@ def _outcome(r: Any) -> tuple[tuple, str, str | None]:
     return ("stop",), r.status, r.error
 
 
-def _drive(runs: list[_Run], executor: Executor, progress: Progress = None) -> None:
+def _drive(runs: list[_Run], executor: Executor, progress: OnProgress = None) -> None:
     """Rounds until every run is done: all candidate jobs, then all verdict jobs of the round."""
     active = list(runs)
     total, done = len(active), 0
@@ -294,7 +294,7 @@ def prepare_tasks(
     gt_time_factor: float = 4.0,
     min_time_limit: float = 1.0,
     gt_timeout: float = 60.0,
-    progress: Progress = None,
+    progress: OnProgress = None,
 ) -> list[PreparedTask]:
     """Expected values and GT checks for every problem (see the module docstring)."""
     tasks = [PreparedTask(task_id=p.id, problem=p, spec=spec_for(p)) for p in problems]
@@ -392,7 +392,7 @@ def _expected_values(tasks: list[PreparedTask], executor: Executor, gt_timeout: 
         t.alt = values[n:]
 
 
-def _gt_expected(runs: list[_Run], executor: Executor, progress: Progress) -> None:
+def _gt_expected(runs: list[_Run], executor: Executor, progress: OnProgress) -> None:
     """Runs GT; where expected values are GT's own outputs (no `results` in the program), takes them first."""
     from_gt = [r for r in runs if r.task.spec.mode != "humaneval" and r.task.spec.expected_calls is None]
     if from_gt:
@@ -470,7 +470,7 @@ def score_solutions(
     samples: list[tuple[str, str]],
     executor: Executor,
     *,
-    progress: Progress = None,
+    progress: OnProgress = None,
 ) -> list[SampleResult]:
     """Verdicts for (task_id, solution) pairs, in input order; unknown or excluded tasks are marked."""
     records = sample_records(tasks, samples)
@@ -525,8 +525,8 @@ def evaluate_samples(
     samples: list[tuple[str, str]],
     executor: Executor,
     ks: list[int] | None = None,
-    progress_prepare: Progress = None,
-    progress_score: Progress = None,
+    progress_prepare: OnProgress = None,
+    progress_score: OnProgress = None,
 ) -> tuple[dict[str, Any], list[SampleResult], list[PreparedTask]]:
     """prepare_tasks + score_solutions + summarize, with timings in the summary."""
     t0 = time.monotonic()

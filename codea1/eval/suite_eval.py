@@ -40,7 +40,7 @@ from codea1.eval.ult import ULT_PRELUDE, UltFunction
 from codea1.judge.asserts import read_assertion, split_assert
 from codea1.judge.oracle import AssertCase, run_assertions
 from codea1.judge.resolve import CallSet, resolve_calls
-from codea1.sandbox.api import Executor, JobResult, Progress
+from codea1.sandbox.api import Executor, JobResult, OnProgress
 
 REFERENCE_RUNS = 2  # GT runs of the tests beside the mutants: a test counts only where GT passed it each time
 MAX_MUTANT_LIMIT = 30.0  # seconds: a mutant's per-call limit, whatever GT's (test-influenced) time says
@@ -181,7 +181,7 @@ def score_tests(
     coverage: bool = True,
     buggy: dict[str, Mutant] | None = None,
     timeout: float = 2.0,
-    progress: Progress = None,
+    progress: OnProgress = None,
 ) -> tuple[dict[str, Any], list[FunctionTestResult]]:
     """Scores given tests (task_id -> assert statements) of each function; returns (summary, records)."""
     chosen = [first_k(tests.get(fn.task_id, []), k) for fn in functions]

@@ -49,7 +49,7 @@ from codea1.judge import (
 from codea1.judge.resolve import CallSet, ResolvedCalls
 from codea1.judge.resolve import resolve_calls as judge_resolve_calls
 from codea1.problem import Problem
-from codea1.sandbox import Job, JobResult, Progress
+from codea1.sandbox import Job, JobResult, OnProgress
 from codea1.sandbox.api import Executor, Then
 from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable
 
@@ -160,7 +160,7 @@ def _unique(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _run(executor: Executor, jobs: list, progress: Progress, then: Then = None) -> list:
+def _run(executor: Executor, jobs: list, progress: OnProgress, then: Then = None) -> list:
     if not jobs:
         return []
     kwargs = {"then": then} if then is not None else {}
@@ -206,7 +206,7 @@ def resolve_calls(
     suites: Sequence[Sequence[Sequence[ParsedSuite]]],
     executor: Executor,
     config: GameConfig,
-    progress: Progress = None,
+    progress: OnProgress = None,
 ) -> list[ResolvedCalls]:
     """Values in (codea1.judge.resolve): every CALL of each question's suites becomes the function under
     test applied to plain values, once, and the same values go to GT and to every candidate."""
@@ -243,7 +243,7 @@ def ask_oracle(
     suites: Sequence[Sequence[Sequence[ParsedSuite]]],
     executor: Executor,
     config: GameConfig,
-    progress: Progress = None,
+    progress: OnProgress = None,
     resolved: Sequence[ResolvedCalls] | None = None,
     histories: Sequence[Sequence[StoredTest]] | None = None,
 ) -> list[OracleAnswers]:
@@ -396,7 +396,7 @@ def run_matrix(
     answers: Sequence[OracleAnswers],
     executor: Executor,
     config: GameConfig,
-    progress: Progress = None,
+    progress: OnProgress = None,
     resolved: Sequence[ResolvedCalls] | None = None,
 ) -> dict[tuple[int, int], CandidateRun]:
     """Per candidate, one sandbox job for its Mistake Book tests and one per suite (in CURE mode, every
@@ -609,7 +609,7 @@ def play_step(
     executor: Executor,
     histories: Sequence[Sequence[StoredTest]] | None = None,
     config: GameConfig | None = None,
-    progress: Progress = None,
+    progress: OnProgress = None,
 ) -> list[QuestionResult]:
     """Plays many questions at once; returns one QuestionResult per problem, in order.
 
@@ -678,7 +678,7 @@ def golden_step(
     code_responses: Sequence[Sequence[str]],
     executor: Executor,
     config: GameConfig | None = None,
-    progress: Progress = None,
+    progress: OnProgress = None,
 ) -> list[list[float]]:
     """Golden-Tests rewards of many questions: rewards[q][m] = share of problem q's human tests that
     candidate m passes (invalid code 0). Each test means what Python's `assert` means; codea1.judge.oracle runs

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from codea1.judge.equality import values_equal
-from codea1.sandbox.api import Executor, Job, JobResult, Progress
+from codea1.sandbox.api import Executor, Job, JobResult, OnProgress
 from codea1.sandbox.values import from_json, to_json
 
 
@@ -62,7 +62,7 @@ def run_expecting(
     jobs: Sequence[Job],
     expected: Sequence[Sequence[Any] | None],
     float_tol: float | None = None,
-    progress: Progress = None,
+    progress: OnProgress = None,
 ) -> list[JobResult]:
     """Runs the jobs and decides each call against its expected value (expected[n] for jobs[n]), each job
     as it ends."""

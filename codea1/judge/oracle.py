@@ -24,7 +24,7 @@ from codea1.judge.asserts import PRE, VALUES, Assertion, names_defined, read_ass
 from codea1.judge.equality import holds
 from codea1.judge.literals import plain_source
 from codea1.sandbox import CallResult, Job, JobResult
-from codea1.sandbox.api import Executor, Progress
+from codea1.sandbox.api import Executor, OnProgress
 from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable
 
 CLEAN_PRELUDE = "import math\n"  # what a test's EXPECTED may use when there is no GT program to run it in
@@ -145,7 +145,7 @@ class AssertCase:
 
 
 def run_assertions(
-    executor: Executor, cases: Sequence[AssertCase], timeout: float = 2.0, progress: Progress = None
+    executor: Executor, cases: Sequence[AssertCase], timeout: float = 2.0, progress: OnProgress = None
 ) -> list[Any]:
     """Runs each case's asserts against its code; one JobResult per case, one CallResult per test.
 

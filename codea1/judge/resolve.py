@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codea1.judge.literals import encode_expected, literal, plain_source
-from codea1.sandbox import Job, Progress
+from codea1.sandbox import Job, OnProgress
 from codea1.sandbox.api import Executor
 from codea1.sandbox.values import contains_unserializable
 
@@ -113,7 +113,7 @@ def written_out(entry_point: str, shape: CallShape, values: dict[int, Any]) -> s
 
 
 def resolve_calls(
-    sets: Sequence[CallSet], executor: Executor, timeout: float, progress: Progress = None
+    sets: Sequence[CallSet], executor: Executor, timeout: float, progress: OnProgress = None
 ) -> list[ResolvedCalls]:
     """One ResolvedCalls per set, in order; every argument expression that is not a literal is evaluated
     in two fresh children of the set's program, in one executor batch for all sets."""

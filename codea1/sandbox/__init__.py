@@ -22,7 +22,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers and editors see
-    from codea1.sandbox.api import CallResult, Executor, Job, JobResult, Progress, SandboxError
+    from codea1.sandbox.api import CallResult, Executor, Job, JobResult, OnProgress, SandboxError
     from codea1.sandbox.executor import LocalExecutor, isolation_level, isolation_report
     from codea1.sandbox.values import UNSERIALIZABLE, from_json, to_json
 
@@ -31,7 +31,7 @@ _EXPORTS = {
     "Executor": "api",
     "Job": "api",
     "JobResult": "api",
-    "Progress": "api",
+    "OnProgress": "api",
     "SandboxError": "api",
     "LocalExecutor": "executor",
     "isolation_level": "executor",
@@ -48,7 +48,7 @@ __all__ = [
     "Job",
     "JobResult",
     "LocalExecutor",
-    "Progress",
+    "OnProgress",
     "SandboxError",
     "from_json",
     "isolation_level",

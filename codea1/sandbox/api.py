@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-Progress = Callable[[int, int], None] | None  # progress(done, total), or None
+OnProgress = Callable[[int, int], None] | None  # a callback, on_progress(done, total), or None (not a progress bar)
 
 
 @dataclass
@@ -68,7 +68,7 @@ class Executor(Protocol):
     the result: a caller that needs only verdicts reduces each job to them at once, so the values of a
     large batch are never all held together (`JobResult.without_values`)."""
 
-    def run(self, jobs: Sequence[Job], progress: Progress = None, *, then: Then = None) -> list[JobResult]: ...
+    def run(self, jobs: Sequence[Job], progress: OnProgress = None, *, then: Then = None) -> list[JobResult]: ...
 
     def close(self) -> None: ...
 

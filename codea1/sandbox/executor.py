@@ -35,7 +35,7 @@ from pathlib import Path
 
 from codea1.errors import UserError
 from codea1.sandbox import allowlist, cgroups, preload, values
-from codea1.sandbox.api import CallResult, Job, JobResult, Progress, SandboxError, Then
+from codea1.sandbox.api import CallResult, Job, JobResult, OnProgress, SandboxError, Then
 from codea1.sandbox.isolation import LAYERS, isolation_note, layers_report
 from codea1.sandbox.uids import DEFAULT_UID_BASE, UidLease
 from codea1.sandbox.wire import MAX_JOB_BYTES, FrameReader
@@ -485,7 +485,7 @@ class LocalExecutor:
         self.close()
 
     def run(
-        self, jobs: list[Job], progress: Progress = None, *, one_slot: bool = False, then: Then = None
+        self, jobs: list[Job], progress: OnProgress = None, *, one_slot: bool = False, then: Then = None
     ) -> list[JobResult]:
         """Runs all jobs in parallel over the slots; results in input order; progress(done, total);
         then(n, result) as each job ends (its return is kept: see `Executor`).
