@@ -205,7 +205,7 @@ def config(**sections: Any):
     data = {
         "model": {"code_model": "tiny-random", "mode": "full"},
         "policy": {"kl_coef": 0.0},
-        "rollout": {"backend": "vllm", "vllm_sleep_level": 0},
+        "rollout": {"backend": "vllm", "vllm_sleep_level": 0, "vllm_dtype": "float32"},
     }
     for name, values in sections.items():
         data.setdefault(name, {}).update(values)
@@ -402,6 +402,21 @@ def test_full_weights_sync_after_each_update_only(fake_vllm, tmp_path):
     code.rollout.sync_from(code)  # an explicit sync, then nothing more to do before sampling
     code.generate(PROMPTS, gen)
     assert len(llm.calls("load_weights")) == 2
+
+
+def test_a_bf16_engine_gets_bf16_weights_cast_before_the_copy(fake_vllm, tmp_path):
+    """The learner trains in float32; a bfloat16 engine is sent its weights in bfloat16 (cast where they
+    are, before the copy to the CPU and the file: half the bytes), each the learner's weight rounded."""
+    code, _ = build(config(rollout={"vllm_dtype": "bfloat16"}), tmp_path, test=False)
+    [llm] = FakeLLM.created
+    _bump(code)
+    code.generate(PROMPTS, GenerationConfig(n=1, seed=0))
+    [(_, loaded)] = llm.calls("load_weights")
+    state = code.model.state_dict()
+    assert set(loaded) == set(state)
+    for name, weight in state.items():
+        assert loaded[name].dtype == torch.bfloat16, name
+        assert torch.equal(loaded[name], weight.to(torch.bfloat16)), name
 
 
 def test_a_sharded_learner_feeds_the_engine_from_its_full_replica(fake_vllm, tmp_path):

@@ -155,18 +155,25 @@ def sampled_logprobs(completion: Any) -> list[float]:
     return [float(steps[i][token].logprob) for i, token in enumerate(completion.token_ids)]
 
 
-def write_weights(weights: Any, path: Path) -> None:
-    """(name, tensor) pairs as one safetensors file, on the CPU. A tensor that shares its storage with an
+def write_weights(weights: Any, path: Path, dtype: str | None = None) -> None:
+    """(name, tensor) pairs as one safetensors file, on the CPU; floating-point tensors cast to `dtype` (the
+    engine's, e.g. "bfloat16") where given, on their own device before the copy (half the bytes to move
+    and write for an fp32 learner and a bf16 engine). A tensor that shares its storage with an
     earlier one (tied embeddings: lm_head.weight) is written too, as a copy: vLLM's CPU build keeps a
     separate output layer for a tied model and reloads it only from its own name (without it, the engine
     samples with the updated input embedding and the old output layer); the GPU engines skip the name."""
+    import torch
     from safetensors.torch import save_file
 
     seen: set[tuple[int, int]] = set()
     out = {}
+    cast = getattr(torch, dtype) if dtype else None
     for name, tensor in weights:
-        t = tensor.detach().to("cpu")
-        key = (t.untyped_storage().data_ptr(), t.storage_offset())
+        key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset())
+        t = tensor.detach()
+        if cast is not None and t.is_floating_point():
+            t = t.to(cast)
+        t = t.to("cpu")
         out[name] = t.clone() if key in seen else t.contiguous()  # safetensors refuses shared storage
         seen.add(key)
     save_file(out, str(path))
@@ -178,8 +185,17 @@ class EngineHandle:
 
     _lora_ids = itertools.count(1)
 
-    def __init__(self, llm: Any, *, sleep_level: int = 0, lora: bool = False, adapter_root: str | None = None) -> None:
+    def __init__(
+        self,
+        llm: Any,
+        *,
+        sleep_level: int = 0,
+        lora: bool = False,
+        adapter_root: str | None = None,
+        dtype: str | None = None,
+    ) -> None:
         self.llm = llm
+        self.dtype = dtype  # the engine's weight dtype: full weights are cast to it before they are written
         self.sleep_level = int(sleep_level)
         self.lora = lora
         self.holder: tuple[int, int] | None = None  # (id of the policy, its step) whose weights it holds
@@ -236,7 +252,7 @@ class EngineHandle:
             raise UserError("syncing full weights into vLLM needs LLM.collective_rpc (vLLM >= 0.32)")
         folder = Path(tempfile.mkdtemp(prefix="codea1-weights-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
         try:
-            write_weights(weights, folder / "model.safetensors")
+            write_weights(weights, folder / "model.safetensors", self.dtype)
             self.llm.collective_rpc(RELOAD_METHOD, args=(str(folder),))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
@@ -529,7 +545,7 @@ def build_engine(cfg: Any, source: str, *, lora: bool, llm_class: Any = None) ->
     if lora:
         kwargs.update(enable_lora=True, max_lora_rank=lora_rank_slot(cfg.policy.lora_r), max_loras=2)
     llm = llm_class(**kwargs)
-    return EngineHandle(llm, sleep_level=sleep_level, lora=lora)
+    return EngineHandle(llm, sleep_level=sleep_level, lora=lora, dtype=None if r.vllm_dtype == "auto" else r.vllm_dtype)
 
 
 def sampling_engine(
