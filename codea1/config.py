@@ -407,6 +407,12 @@ class PlacementSection(Section):
         "torch FSDP2 (model.mode full; each rank keeps a full replica of the weights only to sample from, "
         "on the CPU where vLLM samples) instead of the whole learner on every rank",
     )
+    fsdp_half_gathers: bool = knob(
+        False,
+        "fsdp with policy.dtype bfloat16/float16: gather the shards in that dtype (FSDP2's "
+        "MixedPrecisionPolicy: half the all-gather bytes, weights rounded to it in every pass, as verl); "
+        "the shards, gradient reduction and AdamW stay float32. Off: fp32 gathers, one rank's numbers",
+    )
 
 
 @dataclass

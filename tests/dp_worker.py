@@ -32,6 +32,7 @@ def main() -> None:
     ap.add_argument("world", type=int)
     ap.add_argument("init")
     ap.add_argument("--fsdp", action="store_true")
+    ap.add_argument("--half-gathers", action="store_true")
     ap.add_argument("--kl", type=float, default=0.0)
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--load")
@@ -67,7 +68,7 @@ def main() -> None:
     if args.world > 1:
         dp = join(f"file://{args.init}", args.rank, args.world, backend="gloo")
         if args.fsdp:
-            policy.shard(dp)
+            policy.shard(dp, half_gathers=args.half_gathers)
         else:
             policy.data_parallel = dp
     if args.load:
@@ -89,7 +90,11 @@ def main() -> None:
 
     policy_module.forward_logprobs = counting
     policy_module.forward_shared_prompt_logprobs = counting_shared
+    gathered = set()  # the dtypes of a block's weights while it computes (gathered, for a sharded model)
+    block = policy.model.model.layers[0]
+    hook = block.register_forward_pre_hook(lambda m, a: gathered.add(str(m.self_attn.q_proj.weight.dtype)))
     metrics = [policy.train_step(samples, advantages) for _ in range(2)]
+    hook.remove()
     policy_module.forward_logprobs = forward
     policy_module.forward_shared_prompt_logprobs = shared_forward
     if args.save:
@@ -98,7 +103,8 @@ def main() -> None:
         "weights": local_numel(policy.model.parameters()),
         "optimizer": local_numel(v for s in policy.optimizer.state.values() for v in s.values() if v.dim() > 0),
     }
-    record = {"metrics": metrics, "rows": sum(rows), "held": held}
+    shard_dtypes = sorted({str(p.dtype) for p in policy.model.parameters()})
+    record = {"metrics": metrics, "rows": sum(rows), "held": held, "gathered": sorted(gathered), "shards": shard_dtypes}
     if args.rank == 0 or not policy.sharded:  # (sharded: rank 0's replica holds the full weights)
         record["state"] = {k: v.detach().clone() for k, v in policy.engine_weights().items()}
     if args.rank == 0:

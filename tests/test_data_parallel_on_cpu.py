@@ -84,6 +84,27 @@ def test_two_sharded_ranks_under_bf16_autocast_give_the_update_of_one(tmp_path: 
     replicated, _ = _run(tmp_path, 2, "--kl", "0.05", "--dtype", "bfloat16", name="bf16-replicated")
     _same_update(one, sharded, rel=2e-3)
     _same_update(one, replicated, rel=2e-3)
+    assert one["gathered"] == sharded["gathered"] == ["torch.float32"]
+
+
+def test_half_gathers_move_bf16_and_keep_the_update(tmp_path: Path) -> None:
+    """placement.fsdp_half_gathers: the blocks are gathered in bf16 (half the bytes), the shards and AdamW
+    stay float32. The passes then compute with bf16-rounded norms and embeddings too, where autocast keeps
+    fp32 ones, so numbers move by more than bf16's last bits (losses 1-3% here, and AdamW's sign-like
+    steps flip where a gradient is near zero); the update must still point where one rank's does."""
+    from codea1.models import load_model_and_tokenizer
+
+    [one] = _run(tmp_path, 1, "--kl", "0.05", "--dtype", "bfloat16")
+    half, _ = _run(tmp_path, 2, "--fsdp", "--half-gathers", "--kl", "0.05", "--dtype", "bfloat16", name="half")
+    assert half["gathered"] == ["torch.bfloat16"] and half["shards"] == ["torch.float32"]
+    start, _ = load_model_and_tokenizer("tiny-random")
+    before = start.state_dict()
+    a = torch.cat([(one["state"][k] - before[k]).flatten() for k in sorted(before)])
+    b = torch.cat([(half["state"][k] - before[k]).flatten() for k in sorted(before)])
+    cosine = float(torch.nn.functional.cosine_similarity(a, b, dim=0))
+    assert cosine > 0.9, cosine
+    for x, y in zip(one["metrics"], half["metrics"], strict=True):
+        assert x["loss"] == pytest.approx(y["loss"], rel=0.1)
 
 
 def test_a_checkpoint_moves_between_one_rank_and_two_sharded_ranks(tmp_path: Path) -> None:

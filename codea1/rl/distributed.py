@@ -86,19 +86,27 @@ def block_types(model: torch.nn.Module) -> set[type]:
     return {type(m) for m in model.modules() if type(m).__name__ in names}
 
 
-def fully_shard_model(model: torch.nn.Module, group: Any = None) -> torch.nn.Module:
+def fully_shard_model(model: torch.nn.Module, group: Any = None, compute_dtype: str | None = None) -> torch.nn.Module:
     """Shards `model` in place with FSDP2: each block, then the root (the embeddings, the final norm and
-    a tied or separate head). Parameters become DTensors holding this rank's shard; their names stay."""
+    a tied or separate head). Parameters become DTensors holding this rank's shard; their names stay.
+    compute_dtype ("bfloat16", "float16"): the gathered parameters are cast to it, so the all-gathers move
+    half the bytes and the passes compute in it, while the shards, the AdamW state and the gradients'
+    reduction stay in float32 (FSDP2's MixedPrecisionPolicy); None: everything in the shards' dtype."""
     from torch.distributed.device_mesh import DeviceMesh
-    from torch.distributed.fsdp import fully_shard
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
     device = "cuda" if next(model.parameters()).is_cuda else "cpu"
     mesh = DeviceMesh.from_group(group, device) if group is not None else None  # None: the default group
     kinds = tuple(block_types(model))
+    options: dict[str, Any] = {"mesh": mesh}
+    if compute_dtype is not None:
+        options["mp_policy"] = MixedPrecisionPolicy(
+            param_dtype=getattr(torch, compute_dtype), reduce_dtype=torch.float32
+        )
     for module in list(model.modules()):
         if kinds and isinstance(module, kinds):
-            fully_shard(module, mesh=mesh)
-    fully_shard(model, mesh=mesh)
+            fully_shard(module, **options)
+    fully_shard(model, **options)
     return model
 
 

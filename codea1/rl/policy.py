@@ -179,7 +179,7 @@ class Policy:
 
     # ----------------------------------------------------------------------------------- sharding
 
-    def shard(self, dp: DataParallel) -> None:
+    def shard(self, dp: DataParallel, half_gathers: bool = False) -> None:
         """Spreads the weights, gradients and AdamW state over the ranks of `dp` with FSDP2 (see
         codea1.rl.distributed). Every rank calls it, before the first update or load. Each rank also keeps
         a full replica of the weights, refreshed after every update, which samples its share of the
@@ -205,7 +205,10 @@ class Policy:
             rollout = copy.copy(self.rollout)
             rollout.model = replica
             self.rollout = rollout
-        fully_shard_model(self.model, dp.group)
+        # half_gathers (placement.fsdp_half_gathers): a half-precision policy gathers its shards in that dtype,
+        # half the all-gather bytes; the shards and AdamW stay float32
+        half = self.config.dtype if half_gathers and self.config.dtype in ("bfloat16", "float16") else None
+        fully_shard_model(self.model, dp.group, compute_dtype=half)
         if self.reference is not None and not is_sharded(self.reference):
             fully_shard_model(self.reference, dp.group)
         self.data_parallel, self.sharded = dp, True

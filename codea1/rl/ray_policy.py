@@ -75,7 +75,7 @@ class _PolicyHost:
         if group is not None:
             for policy in {id(p): p for p in self.policies.values() if p is not None}.values():
                 if cfg.placement.fsdp:
-                    policy.shard(group)
+                    policy.shard(group, half_gathers=cfg.placement.fsdp_half_gathers)
                 else:
                     policy.data_parallel = group
         return rank
