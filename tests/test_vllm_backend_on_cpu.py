@@ -520,6 +520,47 @@ def test_sleep_and_wake_around_each_rollout(fake_vllm, tmp_path):
     assert llm.calls("sleep")[0] == ("sleep", 1)
 
 
+def test_the_allocator_cache_is_emptied_after_sleep_and_before_wake(fake_vllm, monkeypatch, tmp_path):
+    """On a GPU, torch keeps freed blocks cached: the engine's sleep would free memory the learner's
+    allocator cannot see, and the learner's cached blocks would stand in the waking engine's way."""
+    code, _ = build(config(rollout={"vllm_sleep_level": 1}), tmp_path, test=False)
+    [llm] = FakeLLM.created
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: llm.log.append(("empty_cache",)))
+    gen = GenerationConfig(n=1, seed=0)
+    code.generate(PROMPTS, gen)
+    code.generate(PROMPTS, gen)
+    assert [c[0] for c in llm.log] == [
+        "generate",
+        "sleep",
+        "empty_cache",
+        "empty_cache",
+        "wake_up",
+        "generate",
+        "sleep",
+        "empty_cache",
+    ]
+
+
+def test_two_sleeping_engines_in_one_process_are_refused(fake_vllm, tmp_path):
+    """vLLM keeps one sleep-mode memory pool per process (an assertion in its allocator): policies from
+    two models, placed in one process, would need two sleeping engines there."""
+    from codea1.errors import UserError
+
+    other = tmp_path / "other"
+    from codea1.models import load_model_and_tokenizer
+
+    model, tok = load_model_and_tokenizer("tiny-random")
+    model.save_pretrained(other)
+    tok.save_pretrained(other)
+    two = {"model": {"test_model": str(other)}}
+    with pytest.raises(UserError, match="cannot both use sleep mode.*placement.backend=ray"):
+        build(config(**two, rollout={"vllm_sleep_level": 1}), tmp_path / "a", test=True)
+    code, test = build(config(**two), tmp_path / "b", test=True)  # no sleep: two engines, each its share
+    assert code.rollout.engine is not test.rollout.engine
+    build(config(rollout={"vllm_sleep_level": 1}), tmp_path / "c", test=True)  # one model: one engine
+
+
 def test_level_two_sleep_resends_full_weights_at_every_wake(fake_vllm, tmp_path):
     code, _ = build(config(rollout={"vllm_sleep_level": 2}), tmp_path, test=False)
     [llm] = FakeLLM.created

@@ -179,6 +179,15 @@ def write_weights(weights: Any, path: Path, dtype: str | None = None) -> None:
     save_file(out, str(path))
 
 
+def _empty_cuda_cache() -> None:
+    """Returns torch's cached, unused GPU blocks to the device (around an engine's sleep and wake, so the
+    learner and the engine each find the memory the other let go of); nothing without CUDA."""
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
 class EngineHandle:
     """One vLLM engine (`vllm.LLM`, or anything with its methods) shared by the policies that sample with
     it; remembers whose full weights it holds and whether it sleeps."""
@@ -212,6 +221,7 @@ class EngineHandle:
     def wake(self, weights_only: bool = False) -> None:
         if not self.asleep:
             return
+        _empty_cuda_cache()  # the learner's freed blocks back to the GPU before the engine takes its share
         if self.sleep_level >= 2 and weights_only:
             # wake the weights alone first, load them, then the KV cache: a smaller peak
             try:
@@ -233,6 +243,7 @@ class EngineHandle:
     def sleep(self) -> None:
         if self.sleep_level > 0 and not self.asleep:
             self.llm.sleep(level=self.sleep_level)
+            _empty_cuda_cache()  # what the engine let go of, free for the learner (as verl does)
             self.asleep = True
             if self.sleep_level >= 2:
                 self.weights_lost = True
@@ -598,11 +609,20 @@ def attach_vllm(
 ) -> list[VLLMRollout]:
     """Gives each policy (None entries skipped) a VLLMRollout: one engine per base model, shared by the
     policies that start from it (dual-lora: one base, two adapters; full: weights swapped per policy)."""
+    names = [cfg.model.code_model, cfg.test_model_name]
+    bases = {names[min(k, 1)] for k, p in enumerate(policies) if p is not None}
+    sleeps = cfg.rollout.vllm_sleep_level > 0 and (llm_class is not None or sleep_mode_available())
+    if len(bases) > 1 and sleeps:
+        raise UserError(
+            "two vLLM engines in one process cannot both use sleep mode (vLLM keeps one memory pool per "
+            f"process for it), and the two policies start from different models ({' and '.join(sorted(bases))}): "
+            "place each policy in an actor of its own (placement.backend=ray), start both from one model, or "
+            "set rollout.vllm_sleep_level=0 with a share of the GPU each (vllm_gpu_memory_utilization)"
+        )
     work = Path(workdir or tempfile.mkdtemp(prefix="codea1-vllm-"))
     engines: dict[str, EngineHandle] = {}
     seen: dict[int, VLLMRollout] = {}
     out = []
-    names = [cfg.model.code_model, cfg.test_model_name]
     for k, policy in enumerate(policies):
         if policy is None:
             continue
