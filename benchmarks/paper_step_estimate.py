@@ -264,27 +264,27 @@ class StepModel:
         return score, train, gathers
 
     def colocated(self, gpus: int) -> dict[str, float]:
+        """Every GPU holds both policies: each role samples, then trains, on all of them in turn."""
+        return self._phases(gpus, together=False)
+
+    def codea1(self, ranks: int) -> dict[str, float]:
+        """Each policy on its own `ranks` GPUs: the two updates (and engine wakes) at the same time."""
+        return self._phases(ranks, together=True)
+
+    def _phases(self, gpus: int, together: bool) -> dict[str, float]:
+        """The phases of a step with `gpus` GPUs per role; `together`: the two policies' updates, syncs and
+        wakes overlap (their own GPUs), else they run one after the other (shared GPUs)."""
         code = self._learn(self.code_train, gpus)
         test = self._learn(self.test_train, gpus)
+        both = max if together else (lambda a, b: a + b)
+        engine = self.weight_gb / self.sync_gbps + self.wake_s  # one engine's sync and wake
         return {
             "gen_code": self._generate(self.code_resp, self.code_tokens, self.code_max, gpus),
             "gen_test": self._generate(self.test_resp, self.test_tokens, self.test_max, gpus),
-            "score": code[0] + test[0],
-            "train": code[1] + test[1],  # one role after the other on every GPU
-            "sync_wake": 2 * (self.weight_gb / self.sync_gbps + self.wake_s),  # the two engines in turn
-            "gathers": code[2] + test[2],
-        }
-
-    def codea1(self, ranks: int) -> dict[str, float]:
-        code = self._learn(self.code_train, ranks)
-        test = self._learn(self.test_train, ranks)
-        return {
-            "gen_code": self._generate(self.code_resp, self.code_tokens, self.code_max, ranks),
-            "gen_test": self._generate(self.test_resp, self.test_tokens, self.test_max, ranks),
-            "score": max(code[0], test[0]),  # the two policies' updates at the same time
-            "train": max(code[1], test[1]),
-            "sync_wake": self.weight_gb / self.sync_gbps + self.wake_s,  # each policy's own, at the same time
-            "gathers": max(code[2], test[2]),
+            "score": both(code[0], test[0]),
+            "train": both(code[1], test[1]),
+            "sync_wake": both(engine, engine),
+            "gathers": both(code[2], test[2]),
         }
 
 
