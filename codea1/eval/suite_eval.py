@@ -286,12 +286,17 @@ def mutants_killed_by_asserts(
 
 def _resolved(fn: UltFunction, tests: list[str], executor: Executor, timeout: float) -> dict[str, str | None]:
     """CALL as written -> CALL with plain arguments (None: not resolvable), for every CALL of the tests."""
+    [resolved] = resolve_calls([_call_set(fn, tests)], executor, timeout)
+    return resolved.calls
+
+
+def _call_set(fn: UltFunction, tests: list[str]) -> CallSet:
+    """The CALLs of the function under test in the tests' asserts, to resolve in ULT's prelude."""
     calls = []
     for statement in tests:
         read = read_assertion(statement, fn.func_name) if type(statement) is str else None
         calls += read.calls if read is not None else []
-    [resolved] = resolve_calls([CallSet(fn.task_id, fn.func_name, ULT_PRELUDE, calls)], executor, timeout)
-    return resolved.calls
+    return CallSet(fn.task_id, fn.func_name, ULT_PRELUDE, calls)
 
 
 def _passed(result: JobResult, test: int) -> bool:
@@ -303,13 +308,7 @@ def resolved_calls(
 ) -> list[list[str]]:
     """Per function, the calls of the function under test in its tests, each with its arguments resolved
     to plain values (codea1.judge.resolve); calls that cannot be resolved are left out."""
-    sets = []
-    for fn, statements in zip(functions, tests, strict=True):
-        calls = []
-        for statement in statements:
-            read = read_assertion(statement, fn.func_name)
-            calls += read.calls if read is not None else []
-        sets.append(CallSet(fn.task_id, fn.func_name, ULT_PRELUDE, calls))
+    sets = [_call_set(fn, statements) for fn, statements in zip(functions, tests, strict=True)]
     out = []
     for item, resolved in zip(sets, resolve_calls(sets, executor, timeout), strict=True):
         written = (resolved.calls.get(c) for c in dict.fromkeys(item.calls))
