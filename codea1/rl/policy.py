@@ -318,9 +318,11 @@ class Policy:
         advantages = [float(a) for a in advantages]
         n_mini = min(cfg.mini_batches, len(samples))
         bounds = [round(k * len(samples) / n_mini) for k in range(n_mini + 1)]
+        # this rank's micro-batches of each mini-batch (they depend on the rows' tokens only), for every epoch
+        plans = [self._plan(samples[bounds[k] : bounds[k + 1]]) for k in range(n_mini)]
         # samples from a backend without the learner's log-probs: scored now, before any update, and only
         # the rows this rank trains
-        mine = [bounds[k] + i for k in range(n_mini) for c in self._plan(samples[bounds[k] : bounds[k + 1]]) for i in c]
+        mine = [bounds[k] + i for k, plan in enumerate(plans) for chunk in plan for i in chunk]
         missing = [i for i in mine if len(samples[i].logprobs) != len(samples[i].response_ids)]
         if missing or self.sharded:  # (sharded: every rank takes part in every pass, even with none to score)
             scored = self.logprobs(
@@ -343,7 +345,7 @@ class Policy:
         for _ in range(cfg.ppo_epochs):
             for k in range(n_mini):
                 idx = list(range(bounds[k], bounds[k + 1]))
-                stats = self._update([samples[i] for i in idx], [advantages[i] for i in idx])
+                stats = self._update([samples[i] for i in idx], [advantages[i] for i in idx], plans[k])
                 if stats.pop("skipped", 0.0):
                     skipped += 1
                 tokens = stats.pop("num_tokens")
@@ -391,8 +393,8 @@ class Policy:
         lengths = [len(samples[i].prompt_ids) + len(samples[i].response_ids) for i in mine]
         return [[mine[j] for j in local] for local in token_budget_chunks(lengths, cfg.micro_batch_tokens)]
 
-    def _update(self, samples: list[Sample], advantages: list[float]) -> dict[str, float]:
-        """Forward/backward over token-budget micro-batches, then one clipped optimiser step."""
+    def _update(self, samples: list[Sample], advantages: list[float], plan: list[list[int]]) -> dict[str, float]:
+        """Forward/backward over this rank's micro-batches (`plan`, from _plan), then one clipped optimiser step."""
         cfg = self.config
         num_tokens = sum(len(s.response_ids) for s in samples)
         num_seqs = len(samples)
@@ -405,7 +407,7 @@ class Policy:
         if engine_reported:
             token_stats.update(mismatch_abs=0.0, mismatch_kl=0.0)
         dp = self.data_parallel
-        chunks: list[list[int] | None] = list(self._plan(samples))
+        chunks: list[list[int] | None] = list(plan)
         if self.sharded:  # each pass gathers the blocks on every rank: all ranks run as many passes
             chunks = [c for c in chunks if any(samples[i].response_ids for i in c)]
             chunks += [None] * (dp.micro_batch_count(len(chunks)) - len(chunks))
