@@ -36,7 +36,7 @@ from pathlib import Path
 from codea1.errors import UserError
 from codea1.sandbox import allowlist, cgroups, preload, values
 from codea1.sandbox.api import CallResult, Job, JobResult, OnProgress, SandboxError, Then
-from codea1.sandbox.isolation import LAYERS, isolation_note, layers_report
+from codea1.sandbox.isolation import isolation_note, layers_report, missing_layers_message
 from codea1.sandbox.uids import DEFAULT_UID_BASE, UidLease
 from codea1.sandbox.wire import MAX_JOB_BYTES, FrameReader
 
@@ -817,18 +817,6 @@ def required_isolation(isolation: str | None) -> str:
     if value not in ISOLATION_CHOICES:
         raise UserError(f"sandbox isolation must be one of {', '.join(ISOLATION_CHOICES)}, not {value!r}")
     return value
-
-
-def missing_layers_message(level: str) -> str:
-    """Why a root Executor that was asked for every layer refuses to start at `level`."""
-    on = set(level.split("+"))
-    missing = [name for name in FULL_LEVEL.split("+") if name not in on]
-    needs = "; ".join(f"{name} needs {LAYERS[name][1]}" for name in missing)
-    return (
-        f"the sandbox is missing the layer(s) {', '.join(missing)} on this machine ({needs}). Install what they "
-        "need (scripts/install-system.sh; `codea1 exec --isolation` lists every layer), or run with fewer "
-        "layers on purpose: executor.isolation=available (or CODEA1_SANDBOX_ISOLATION=available)"
-    )
 
 
 def isolation_report(level: str | None = None) -> str:

@@ -69,10 +69,26 @@ def layers_report(level: str) -> str:
     return "\n".join(lines)
 
 
+def missing_layers(level: str) -> list[str]:
+    """The layers of a full jail that `level` lacks, in LAYERS' order (userns is only a means to them)."""
+    on = set(level.split("+"))
+    return [n for n in LAYERS if n not in on and n != "userns"]
+
+
+def missing_layers_message(level: str) -> str:
+    """Why a root Executor that was asked for every layer refuses to start at `level`."""
+    missing = missing_layers(level)
+    needs = "; ".join(f"{name} needs {LAYERS[name][1]}" for name in missing)
+    return (
+        f"the sandbox is missing the layer(s) {', '.join(missing)} on this machine ({needs}). Install what they "
+        "need (scripts/install-system.sh; `codea1 exec --isolation` lists every layer), or run with fewer "
+        "layers on purpose: executor.isolation=available (or CODEA1_SANDBOX_ISOLATION=available)"
+    )
+
+
 def isolation_note(level: str) -> str:
     """One sentence on a level below full: the layers missing and what the first of them needs."""
-    on = set(level.split("+"))
-    missing = [n for n in LAYERS if n not in on and n != "userns"]
+    missing = missing_layers(level)
     if not missing:
         return f"codea1 sandbox: isolation level is '{level}'"
     needs = LAYERS[missing[0]][1]
