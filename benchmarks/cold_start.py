@@ -36,8 +36,8 @@ class Sampler:
     """A model that samples like a policy (`generate(prompts, GenerationConfig)`) without log-probs."""
 
     def __init__(self, name: str):
+        from codea1.inference.rollout import TransformersRollout
         from codea1.models import load_model_and_tokenizer
-        from codea1.rl.rollout import TransformersRollout
 
         self.model, self.tokenizer = load_model_and_tokenizer(name)
         self.rollout = TransformersRollout(self.model, self.tokenizer)
@@ -53,7 +53,7 @@ def test_role(
     response, scored by the game."""
     from codea1.game import parse_test_suite, play_step
     from codea1.game.prompts import test_messages, with_prefix
-    from codea1.rl.rollout import GenerationConfig
+    from codea1.inference.rollout import GenerationConfig
     from codea1.train.sft import code_answer
 
     prompts = [with_prefix(test_messages(p, p.gt_solution, cfg.game), sampling.response_prefix, p) for p in problems]

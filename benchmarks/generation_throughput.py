@@ -10,7 +10,7 @@ the stored log-probs) on a Code-LLM-style prompt. ``batch`` is the number of row
   default) and, for comparison at equal threads, at ``--threads``;
 - ``loop``: the default engine (a sampling loop with a KV cache, one prefill per prompt, log-probs
   taken from the generation forward; for Llama/Qwen2 models the decoding steps are the lean decoder's,
-  ``codea1.rl.fast_decode``, with stacked q/k/v and gate/up weights, MKL-packed), at ``--threads``
+  ``codea1.inference.fast_decode``, with stacked q/k/v and gate/up weights, MKL-packed), at ``--threads``
   (default: the cores this process may use, the new ``train.torch_threads`` default) and at
   ``--baseline-threads``; at ``--threads`` also ``loop-forward``: the loop with the model's own forward
   for every step (its linear layers packed), and ``loop-unpacked``: the lean decoder without packing.
@@ -44,7 +44,7 @@ the linear layers took ~50 ms; the rest was per-operation overhead, not arithmet
 cost ~540 us per call for a single query against ~150 us for two batched matrix products, seven linear
 calls per layer where two stacked products do, and the float64 running sum over the 49k vocabulary
 took 5.8 ms per step (a two-level draw, blocks then tokens, takes 1.4 ms for the same inverse CDF). The
-lean decoder (``codea1.rl.fast_decode``) and the two-level draw remove those: a step is ~70 ms, of which
+lean decoder (``codea1.inference.fast_decode``) and the two-level draw remove those: a step is ~70 ms, of which
 ~51 ms are the linear layers.
 
 Usage:  python benchmarks/generation_throughput.py [--model smollm2-135m] [--batches 1,16] [--new-tokens 128]
@@ -77,9 +77,9 @@ def main() -> None:
 
     import torch
 
+    from codea1.inference.rollout import TransformersRollout
     from codea1.models import load_model_and_tokenizer
     from codea1.rl.policy import GenerationConfig, Policy, PolicyConfig
-    from codea1.rl.rollout import TransformersRollout
 
     model, tok = load_model_and_tokenizer(args.model, dtype=args.dtype)
     # generation only: no optimiser state matters, no reference needed

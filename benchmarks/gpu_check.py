@@ -56,8 +56,8 @@ def rollout_checks(args: argparse.Namespace) -> None:
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
+    from codea1.inference.rollout import TransformersRollout
     from codea1.rl.policy import GenerationConfig, Policy, PolicyConfig
-    from codea1.rl.rollout import TransformersRollout
 
     torch.manual_seed(0)
     config = AutoConfig.from_pretrained(args.model_dir)
@@ -151,7 +151,7 @@ def _tiny_batch(n_rows: int, tokens: int, vocab: int, seed: int = 0) -> tuple[li
     """Training samples of random token ids: half prompt, half response, and random advantages."""
     import torch
 
-    from codea1.rl.rollout import Sample
+    from codea1.inference.rollout import Sample
 
     g = torch.Generator().manual_seed(seed)
     half = max(1, tokens // 2)

@@ -33,7 +33,7 @@ ROLES = {
 
 
 def make_samples(role: str, vocab: int, rng: random.Random, scale: float) -> list:
-    from codea1.rl.rollout import Sample
+    from codea1.inference.rollout import Sample
 
     groups, rows, p_len, (lo, hi) = ROLES[role]
     p_len = max(2, int(p_len * scale))

@@ -44,7 +44,7 @@ def gap(samples, learner) -> tuple[float, float, float]:
 
 
 def timed(policy, rows: int, new_tokens: int, seed: int) -> tuple[list, float]:
-    from codea1.rl.rollout import GenerationConfig
+    from codea1.inference.rollout import GenerationConfig
 
     gen = GenerationConfig(temperature=1.0, max_new_tokens=new_tokens, n=rows, seed=seed, rows_per_call=rows)
     t0 = time.perf_counter()
@@ -56,10 +56,10 @@ def timed(policy, rows: int, new_tokens: int, seed: int) -> tuple[list, float]:
 def main() -> int:
     import torch
 
-    import codea1.rl.vllm_backend as backend
+    import codea1.inference.vllm_backend as backend
     from codea1.config import config_from_dict
+    from codea1.inference.vllm_backend import attach_vllm
     from codea1.rl.build import load_policies
-    from codea1.rl.vllm_backend import attach_vllm
 
     plain = backend.sampling_kwargs
     # every row runs the full --new-tokens, as the loop's with its end token masked

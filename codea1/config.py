@@ -4,7 +4,7 @@ Every knob lives once, in one of the section dataclasses below, with a help stri
 range in its field metadata. The sections are the types the code takes: `GameConfig` is what
 `codea1.game.play` scores with and the `game` section, `PolicyConfig` is what `codea1.rl.policy.Policy`
 trains with and the `policy` section, `Sampling` is how a role samples (`generation.code`,
-`generation.test`, the sampling keys of `eval`, and the base of `codea1.rl.rollout.GenerationConfig`).
+`generation.test`, the sampling keys of `eval`, and the base of `codea1.inference.rollout.GenerationConfig`).
 `codea1 train`, `codea1 score` and `codea1 eval` therefore read the same keys.
 
 `load_config(path, overrides)` reads a YAML file, applies overrides such as `game.M=4` or
@@ -225,7 +225,7 @@ class PolicyConfig(Section):
 @dataclass
 class Sampling(Section):
     """How one role samples: a `generation.code` / `generation.test` section, the sampling keys of
-    `eval`, and the base of `codea1.rl.rollout.GenerationConfig` (which adds n and seed per call)."""
+    `eval`, and the base of `codea1.inference.rollout.GenerationConfig` (which adds n and seed per call)."""
 
     temperature: float = knob(1.0, "sampling temperature (0: greedy)", low=0.0)
     top_p: float = knob(1.0, "nucleus sampling mass", low=0.0, high=1.0, low_open=True)
@@ -423,7 +423,7 @@ class RolloutSection(Section):
         "transformers",
         "transformers: the policy's own model.generate; vllm: a vLLM "
         "engine per base model, synced after every update "
-        "(codea1.rl.vllm_backend; needs the 'vllm' extra and a GPU)",
+        "(codea1.inference.vllm_backend; needs the 'vllm' extra and a GPU)",
         choices=("transformers", "vllm"),
     )
     vllm_gpu_memory_utilization: float = knob(
@@ -782,7 +782,7 @@ def _cross_check(cfg: Config) -> None:
     if cfg.rollout.backend == "vllm":
         for role in ("code", "test"):
             t = getattr(cfg.generation, role).temperature
-            if not vllm_samples_at(t):  # as codea1.rl.vllm_backend.check_temperature says at generate
+            if not vllm_samples_at(t):  # as codea1.inference.vllm_backend.check_temperature says at generate
                 raise UserError(
                     f"config key 'generation.{role}.temperature' is {t:g}, but rollout.backend vllm samples "
                     f"only at 0 (greedy) or between {VLLM_MIN_TEMPERATURE:g} and {VLLM_MAX_TEMPERATURE:g}"

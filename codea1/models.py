@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.util
+import inspect
 import os
 import re
 import shutil
@@ -356,3 +357,25 @@ def _atomic_save(target: Path, write: Any) -> None:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def generation_config_holder(model: Any) -> Any:
+    """The transformers model whose ``generation_config`` ``generate`` reads (under a peft wrapper)."""
+    get_base = getattr(model, "get_base_model", None)
+    return get_base() if callable(get_base) else model
+
+
+def cache_argument(model: Any) -> str:
+    """The forward argument that takes a KV cache: ``cache`` in newer transformers, else
+    ``past_key_values``."""
+    try:
+        params = inspect.signature(generation_config_holder(model).forward).parameters
+    except (TypeError, ValueError):
+        return "past_key_values"
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def output_cache(out: Any) -> Any:
+    """The KV cache a forward returned (``cache`` in newer transformers, else ``past_key_values``)."""
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else out.past_key_values

@@ -25,13 +25,14 @@ FLOORS = [
     ("codea1.judge", 2),
     ("codea1.data", 3),
     ("codea1.models", 4),
-    ("codea1.rl", 4),
-    ("codea1.game", 5),
-    ("codea1.eval", 5),
-    ("codea1.train", 6),
-    ("codea1.integrations", 6),  # rewards for other trainers: the judge, evaluation and the game behind them
-    ("codea1.cli", 7),
-    ("codea1.__main__", 7),
+    ("codea1.inference", 5),  # sampling from a model: the loop engine and vLLM
+    ("codea1.rl", 6),
+    ("codea1.game", 7),
+    ("codea1.eval", 7),
+    ("codea1.train", 8),
+    ("codea1.integrations", 8),  # rewards for other trainers: the judge, evaluation and the game behind them
+    ("codea1.cli", 9),
+    ("codea1.__main__", 9),
     ("codea1", 0),  # the package itself holds only its version
 ]
 
@@ -39,6 +40,7 @@ FLOORS = [
 # rooms that must never import others, whatever their floors: (importer, imported) prefixes
 NEVER = [
     ("codea1.rl", "codea1.sandbox"),  # learning runs no code
+    ("codea1.inference", "codea1.sandbox"),  # nor does sampling
     ("codea1.judge", "codea1.data"),  # what a test means does not depend on where problems come from
     ("codea1.judge", "codea1.game"),
     ("codea1.judge", "codea1.train"),

@@ -222,7 +222,7 @@ def test_every_knob_of_the_game_policy_sampling_and_eval_is_settable_from_yaml(s
 
 
 def test_sampling_sections_reach_the_generate_call_unchanged() -> None:
-    from codea1.rl.rollout import GenerationConfig
+    from codea1.inference.rollout import GenerationConfig
 
     cfg = load_config(
         CONFIGS / "tiny-cpu.yaml",

@@ -167,7 +167,7 @@ def test_a_lora_policy_is_not_sharded() -> None:
 _FIRST_WORLD = """
 import sys, tempfile, torch
 from codea1.rl.distributed import join
-from codea1.rl.vllm_backend import engine_process_env
+from codea1.inference.vllm_backend import engine_process_env
 from types import SimpleNamespace
 colocated = SimpleNamespace(vllm_sleep_level=1, vllm_gpu_memory_utilization=0.5)
 print("alone:", engine_process_env(colocated))
@@ -202,7 +202,7 @@ def test_an_engine_beside_a_data_parallel_rank_runs_in_its_own_process(tmp_path)
 import torch, sys
 from types import SimpleNamespace
 from codea1.rl.distributed import join
-from codea1.rl.vllm_backend import engine_process_env
+from codea1.inference.vllm_backend import engine_process_env
 rank = int(sys.argv[1])
 join(sys.argv[2], rank, 2)
 print(engine_process_env(SimpleNamespace(vllm_sleep_level=1, vllm_gpu_memory_utilization=0.5)))

@@ -304,7 +304,7 @@ def test_the_trainer_gives_each_method_its_roles():
 
 
 def test_rollout_backend_sync_from_another_learner(samples):
-    from codea1.rl.rollout import TransformersRollout
+    from codea1.inference.rollout import TransformersRollout
 
     learner = make_policy()
     learner.train_step(flat(samples), [1.0, -1.0, 0.5] * 3)

@@ -12,8 +12,8 @@ from codea1.config import Config, Sampling, config_from_dict, load_config
 from codea1.errors import UserError
 from codea1.game import parse_test_suite
 from codea1.game.prompts import code_messages, format_prefix, test_messages, with_prefix
+from codea1.inference.rollout import GenerationConfig, render_prompts, rendered_prefix
 from codea1.problem import Problem
-from codea1.rl.rollout import GenerationConfig, render_prompts, rendered_prefix
 
 PREFIX = "```python\nassert {entry_point}("
 
@@ -116,7 +116,7 @@ class Recorder:
         self.prompts: list = []
 
     def generate(self, prompts, gen):
-        from codea1.rl.rollout import Sample
+        from codea1.inference.rollout import Sample
 
         self.prompts.extend(prompts)
         return [

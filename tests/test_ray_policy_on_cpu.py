@@ -177,7 +177,7 @@ def _same_within(a_rows: list[dict], b_rows: list[dict], rel: float) -> None:
 
 
 def test_every_rank_samples_its_share_and_fsdp_shards_each_rank(ray_session) -> None:
-    from codea1.rl.rollout import GenerationConfig
+    from codea1.inference.rollout import GenerationConfig
 
     def build(*extra: str):
         cfg = load_config(CONFIGS / "tiny-cpu.yaml", ["method=golden", "placement.backend=ray", *extra])

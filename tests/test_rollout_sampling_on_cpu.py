@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from codea1.inference.rollout import TransformersRollout, render_prompts, sample_next
 from codea1.models import load_model_and_tokenizer
 from codea1.rl.policy import GenerationConfig, Policy, PolicyConfig
-from codea1.rl.rollout import TransformersRollout, render_prompts, sample_next
 
 PROMPTS = [
     [{"role": "system", "content": "Answer with a number."}, {"role": "user", "content": "Two plus two?"}],
@@ -260,7 +260,7 @@ def test_packed_weights_sample_exactly_what_the_plain_loop_samples(tiny, monkeyp
     within float32 rounding (bit for bit on SmolLM2's layers; the tiny model's small products take other
     kernels): the same seeded samples, the same stored log-probs to 1e-5; after the call every layer
     computes with its own weights again (a training step must see them)."""
-    from codea1.rl import rollout
+    from codea1.inference import rollout
 
     if not rollout._mkl_packing_available():
         pytest.skip("this torch build has no MKL packed GEMM")
@@ -311,8 +311,8 @@ def test_lean_decoder_samples_what_the_model_forward_samples(tiny, arch, monkeyp
     """The lean decoding step (stacked q/k/v and gate/up products, its own key/value buffers) is the
     model's forward for one token per row: the same seeded samples and log-probs within float32 rounding,
     with left padding, rows leaving the batch at different steps and buffers that grow mid-call."""
-    from codea1.rl import fast_decode
-    from codea1.rl.fast_decode import LlamaDecoder
+    from codea1.inference import fast_decode
+    from codea1.inference.fast_decode import LlamaDecoder
 
     base, tok = tiny
     model = {
@@ -350,7 +350,7 @@ def test_lean_decoder_only_where_its_step_is_the_models(tiny):
 
     from peft import LoraConfig, get_peft_model
 
-    from codea1.rl.fast_decode import LlamaDecoder
+    from codea1.inference.fast_decode import LlamaDecoder
 
     model, tok = tiny
     assert LlamaDecoder.supports(model)
@@ -366,7 +366,7 @@ def test_lean_decoder_only_where_its_step_is_the_models(tiny):
 def test_a_call_shared_over_ranks_samples_what_one_call_samples(tiny):
     """Data-parallel sampling: each rank draws its share of a call's prompts (blocks of whole chunks,
     seeded by their place in the call); merged, the shares are the one call's samples, token for token."""
-    from codea1.rl.rollout import share_blocks
+    from codea1.inference.rollout import share_blocks
 
     model, tok = tiny
     prompts = [[{"role": "user", "content": f"Count to {k}."}] for k in range(7)]
@@ -387,7 +387,7 @@ def test_a_call_shared_over_ranks_samples_what_one_call_samples(tiny):
 
 
 def test_share_blocks_deal_whole_chunks():
-    from codea1.rl.rollout import chunk_seed, share_blocks
+    from codea1.inference.rollout import chunk_seed, share_blocks
 
     assert share_blocks(5, 2, 4, 2) == [[0, 1, 4], [2, 3]]  # 4-row chunks of 2 prompts each
     assert share_blocks(9, 3, 4, 2) == [[0, 1, 2, 3, 8], [4, 5, 6, 7]]  # lcm(4, 3) = 12 rows: 4 prompts

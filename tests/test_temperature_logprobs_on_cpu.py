@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from codea1.inference.rollout import TransformersRollout
 from codea1.models import load_model_and_tokenizer
 from codea1.rl.policy import GenerationConfig, Policy, PolicyConfig
-from codea1.rl.rollout import TransformersRollout
 
 PROMPTS = [
     [{"role": "user", "content": "Two plus two?"}],

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from codea1.config import config_from_dict
-from codea1.rl.rollout import GenerationConfig, TransformersRollout
+from codea1.inference.rollout import GenerationConfig, TransformersRollout
 
 EOS_EXTRA = 7  # an end id the fake checkpoint's generation config adds
 
@@ -219,7 +219,7 @@ def build(cfg, tmp_path: Path, test: bool = True):
     for p in (code, test_policy):
         if p is not None:
             p.model.generation_config.eos_token_id = [p.tokenizer.eos_token_id, EOS_EXTRA]
-    from codea1.rl.vllm_backend import attach_vllm
+    from codea1.inference.vllm_backend import attach_vllm
 
     attach_vllm(cfg, [code, test_policy], workdir=str(tmp_path))
     return code, test_policy
@@ -446,7 +446,7 @@ def test_full_weights_reach_every_tensor_parallel_worker_as_a_path(fake_vllm, tm
     rank, which reloads through the model runner's `reload_weights`."""
     code, _ = build(config(rollout={"vllm_tensor_parallel_size": 2}), tmp_path, test=False)
     [llm] = FakeLLM.created
-    assert llm.kwargs["worker_extension_cls"] == "codea1.rl.vllm_worker.WeightSync"
+    assert llm.kwargs["worker_extension_cls"] == "codea1.inference.vllm_worker.WeightSync"
     _bump(code)
     state = dict(code.model.state_dict())  # every name, the tied lm_head too
     code.generate(PROMPTS, GenerationConfig(n=1, seed=0))
@@ -595,7 +595,7 @@ def test_default_backend_is_transformers_and_build_policies_attaches_vllm(fake_v
     code, _ = build_policies(plain, test=False)
     assert isinstance(code.rollout, TransformersRollout)
     code, test = build_policies(config(), test=True)
-    from codea1.rl.vllm_backend import VLLMRollout
+    from codea1.inference.vllm_backend import VLLMRollout
 
     assert isinstance(code.rollout, VLLMRollout) and isinstance(test.rollout, VLLMRollout)
     assert code.rollout.engine is test.rollout.engine

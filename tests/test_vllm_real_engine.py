@@ -28,7 +28,7 @@ else:
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB of KV cache: plenty for the bundled model
 
 from codea1.config import config_from_dict
-from codea1.rl.rollout import GenerationConfig
+from codea1.inference.rollout import GenerationConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 PREFILL = "```python\ndef add(a, b):\n"
@@ -54,8 +54,8 @@ def _config(**rollout):
 
 @pytest.fixture(scope="module")
 def code(tmp_path_factory):
+    from codea1.inference.vllm_backend import attach_vllm
     from codea1.rl.build import load_policies
-    from codea1.rl.vllm_backend import attach_vllm
 
     cfg = _config()
     policy, _ = load_policies(cfg, test=False)

@@ -2,8 +2,8 @@
 
 The sampling settings are a `codea1.config.Sampling` (the `eval` section of a config, or the options of
 `codea1 eval`, which read the same keys). Uses a policy's rollout backend without an optimizer or the extra
-scoring pass that training needs: the transformers sampling loop (codea1.rl.rollout.TransformersRollout),
-or with engine="vllm" a vLLM engine (codea1.rl.vllm_backend.sampling_engine; GPU, the 'vllm' extra), which
+scoring pass that training needs: the transformers sampling loop (codea1.inference.rollout.TransformersRollout),
+or with engine="vllm" a vLLM engine (codea1.inference.vllm_backend.sampling_engine; GPU, the 'vllm' extra), which
 renders the same prompts with the same tokenizer and samples from exactly the same settings.
 """
 
@@ -39,8 +39,8 @@ class Generator:
     ):
         import torch
 
+        from codea1.inference.rollout import TransformersRollout
         from codea1.models import load_model_and_tokenizer
-        from codea1.rl.rollout import TransformersRollout
 
         torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1") or 1))
         self.sampling, self.seed, self.engine = sampling, seed, engine
@@ -48,7 +48,7 @@ class Generator:
         self.model, self.tokenizer = load_model_and_tokenizer(model, dtype=dtype)
         self.model.eval()
         if engine == "vllm":
-            from codea1.rl.vllm_backend import sampling_engine
+            from codea1.inference.vllm_backend import sampling_engine
 
             self.rollout = sampling_engine(
                 model, self.model, self.tokenizer, seed=seed, dtype=dtype, llm_class=llm_class, **(engine_options or {})
@@ -69,7 +69,7 @@ class Generator:
         progress: Callable[[int, int], None] | None = None,
     ) -> list[list[str]]:
         """n response texts per prompt; prompts are processed in batches, each batch seeded from the seed."""
-        from codea1.rl.rollout import GenerationConfig
+        from codea1.inference.rollout import GenerationConfig
 
         # vLLM batches and schedules on its own: every prompt in one call (its seeds are per prompt)
         per_batch = (len(prompts) or 1) if self.engine == "vllm" else max(1, self.sampling.rows_per_call // max(1, n))

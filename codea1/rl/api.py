@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from codea1.rl.rollout import GenerationConfig, Sample
+    from codea1.inference.rollout import GenerationConfig, Sample
 
 Prompt = Sequence[Mapping[str, str]]  # a chat prompt: {"role", "content"} messages
 

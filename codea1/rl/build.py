@@ -15,11 +15,11 @@ from codea1.rl.policy import Policy
 
 def build_policies(cfg: Any, *, test: bool = True, code: bool = True) -> tuple[Policy | None, Policy | None]:
     """``(code_policy, test_policy)`` of a training config, each sampling with the rollout backend of
-    ``rollout.backend`` (transformers: its own model; vllm: codea1.rl.vllm_backend); see load_policies."""
+    ``rollout.backend`` (transformers: its own model; vllm: codea1.inference.vllm_backend); see load_policies."""
     code_policy, test_policy = load_policies(cfg, test=test, code=code)
     rollout = getattr(cfg, "rollout", None)
     if rollout is not None and rollout.backend == "vllm":
-        from codea1.rl.vllm_backend import attach_vllm
+        from codea1.inference.vllm_backend import attach_vllm
 
         attach_vllm(cfg, [p for p in (code_policy, test_policy) if p is not None])
     return code_policy, test_policy

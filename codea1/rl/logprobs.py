@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 
+from codea1.models import cache_argument, output_cache
 from codea1.rl.grpo import entropy_from_logits, token_logprobs
 
 
@@ -65,30 +65,6 @@ def pack(prompts: Sequence[Sequence[int]], responses: Sequence[Sequence[int]], p
         response_ids=torch.tensor(resp, dtype=torch.long).reshape(len(responses), r_len),
         response_mask=torch.tensor(resp_mask, dtype=torch.long).reshape(len(responses), r_len),
     )
-
-
-def generation_config_holder(model: Any) -> Any:
-    """The transformers model whose ``generation_config`` ``generate`` reads (under a peft wrapper)."""
-    get_base = getattr(model, "get_base_model", None)
-    return get_base() if callable(get_base) else model
-
-
-def cache_argument(model: Any) -> str:
-    """The forward argument that takes a KV cache: ``cache`` in newer transformers, else
-    ``past_key_values``."""
-    import inspect
-
-    try:
-        params = inspect.signature(generation_config_holder(model).forward).parameters
-    except (TypeError, ValueError):
-        return "past_key_values"
-    return "cache" if "cache" in params else "past_key_values"
-
-
-def output_cache(out: Any) -> Any:
-    """The KV cache a forward returned (``cache`` in newer transformers, else ``past_key_values``)."""
-    cache = getattr(out, "cache", None)
-    return cache if cache is not None else out.past_key_values
 
 
 def temperature_column(temperatures: float | Sequence[float], rows: int) -> torch.Tensor | float:

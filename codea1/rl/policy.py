@@ -30,6 +30,7 @@ import torch
 
 from codea1.config import PolicyConfig
 from codea1.errors import UserError
+from codea1.inference.rollout import GenerationConfig, RolloutBackend, Sample, TransformersRollout
 from codea1.rl.distributed import DataParallel, full_value
 from codea1.rl.grpo import agg_loss, kl_penalty, masked_mean, mismatch_stats, policy_loss, tis_weights
 from codea1.rl.logprobs import (
@@ -39,7 +40,6 @@ from codea1.rl.logprobs import (
     prompt_groups,
     token_budget_chunks,
 )
-from codea1.rl.rollout import GenerationConfig, RolloutBackend, Sample, TransformersRollout
 
 __all__ = ["GenerationConfig", "Policy", "PolicyConfig", "Sample", "lr_factor"]
 

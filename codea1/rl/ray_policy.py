@@ -158,9 +158,9 @@ class RemotePolicy:
 
     def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: Any = None) -> list:
         """Samples on every rank at once, each its share of the prompts (blocks of whole chunks,
-        codea1.rl.rollout.share_blocks, seeded by their place in the call, so the samples are those one
+        codea1.inference.rollout.share_blocks, seeded by their place in the call, so the samples are those one
         rank would draw), merged back in prompt order."""
-        from codea1.rl.rollout import share_blocks
+        from codea1.inference.rollout import share_blocks
 
         prompts = list(prompts)
         if len(self.ranks) == 1 or gen is None or gen.seed is None or len(prompts) < 2:

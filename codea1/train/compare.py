@@ -155,7 +155,7 @@ def evaluate_code(policy: Any, problems: list, executor: Executor, cfg: Config, 
     sampling settings; per-problem pass fractions and the bootstrap interval over problems."""
     from codea1.eval.code_eval import evaluate_samples
     from codea1.game.parsing import extract_code
-    from codea1.rl.rollout import GenerationConfig
+    from codea1.inference.rollout import GenerationConfig
 
     gen = GenerationConfig.of(cfg.eval, n=spec.code_samples, seed=spec.seed + 1)
     rows = policy.generate(_code_prompts(problems, cfg), gen)
@@ -193,7 +193,7 @@ def evaluate_tests(
     from codea1.eval.suite_eval import score_tests
     from codea1.eval.ult import UltFunction
     from codea1.game import parse_test_suite
-    from codea1.rl.rollout import GenerationConfig
+    from codea1.inference.rollout import GenerationConfig
 
     functions = [
         UltFunction(

@@ -30,8 +30,8 @@ from codea1.train.checkpoint import debug_kill
 
 if TYPE_CHECKING:
     from codea1.game.mistake_book import MistakeBook
+    from codea1.inference.rollout import Sample
     from codea1.problem import Problem
-    from codea1.rl.rollout import Sample
     from codea1.sandbox import Executor
 
 PHASES = ("gen_code", "gen_tests", "execute", "learn")
@@ -100,7 +100,7 @@ def sample(policy: Any, prompts: list, sampling: Sampling, n: int, seed: int) ->
     a step does not depend on how many random numbers the sampling drew."""
     import torch
 
-    from codea1.rl.rollout import GenerationConfig
+    from codea1.inference.rollout import GenerationConfig
 
     torch.manual_seed(seed)
     return policy.generate(prompts, GenerationConfig.of(sampling, n=n, seed=seed))

@@ -99,7 +99,7 @@ def build_examples(
     """The examples of one role (at most sft.max_examples) and how many problems were skipped, by
     reason: no_answer (no golden tests), prefix (the answer does not start with the response prefix),
     too_long (the target is longer than the role's max_new_tokens)."""
-    from codea1.rl.rollout import render_prompts, rendered_prefix
+    from codea1.inference.rollout import render_prompts, rendered_prefix
 
     sampling = getattr(cfg.generation, role)
     eos = tokenizer.eos_token_id

@@ -1,4 +1,4 @@
-"""The vLLM rollout backend: the `RolloutBackend` protocol of codea1.rl.rollout on a vLLM engine (GPUs).
+"""The vLLM rollout backend: the `RolloutBackend` protocol of codea1.inference.rollout on a vLLM engine (GPUs).
 
 Install with `pip install 'codea1[vllm]'`; nothing here imports vLLM until an engine is built, so the
 default install and its tests never need it. Select it with `rollout.backend: vllm` in a training config.
@@ -28,7 +28,7 @@ Weights follow the learner: after each update (the policy's step changed) the ne
 syncs. Full models: the learner writes its `state_dict` once as a safetensors file in shared memory, and
 every worker of the engine (in this process or the engine's own, with any tensor parallelism) reloads
 its weights from that file through `LLM.collective_rpc` and the worker extension
-codea1.rl.vllm_worker.WeightSync (vLLM's own reload path: only a method name and a path cross a
+codea1.inference.vllm_worker.WeightSync (vLLM's own reload path: only a method name and a path cross a
 process), then the prefix cache is reset. LoRA: the adapter is saved to a fresh directory and used through a
 `LoRARequest` with a new adapter id per update (the engine caches adapters by id), and the previous one
 is dropped. Several policies may share one engine (`EngineHandle`): with LoRA each brings its adapter;
@@ -55,14 +55,14 @@ from typing import Any
 
 from codea1.config import VLLM_MAX_TEMPERATURE, VLLM_MIN_TEMPERATURE, vllm_samples_at
 from codea1.errors import UserError
-from codea1.rl.rollout import (
+from codea1.inference.rollout import (
     GenerationConfig,
     Sample,
     logprob_temperature,
     prompt_positions,
     rendered_prefix,
 )
-from codea1.rl.vllm_worker import WORKER_EXTENSION
+from codea1.inference.vllm_worker import WORKER_EXTENSION
 
 SEED_SPACE = 2**31 - 1
 
@@ -252,12 +252,12 @@ class EngineHandle:
     def load_full_weights(self, weights: Any) -> None:
         """Loads (name, tensor) pairs, names as in the learner's state_dict, into the engine's model: all of
         them written once as a safetensors file in shared memory (/dev/shm where there is one), and every
-        worker told by `collective_rpc` to the worker extension codea1.rl.vllm_worker.WeightSync to reload
+        worker told by `collective_rpc` to the worker extension codea1.inference.vllm_worker.WeightSync to reload
         its weights from that folder. Only a path crosses to the workers, so the same call works for an
         engine in this process, in its own processes (vLLM's default, whose message encoder does not carry
         tensors in an RPC's arguments), and with tensor parallelism; and the workers reload through vLLM's
         own path (`reload_weights`), which every weight of the model must reach in one call."""
-        from codea1.rl.vllm_worker import RELOAD_METHOD
+        from codea1.inference.vllm_worker import RELOAD_METHOD
 
         if not hasattr(self.llm, "collective_rpc"):
             raise UserError("syncing full weights into vLLM needs LLM.collective_rpc (vLLM >= 0.32)")
@@ -490,7 +490,7 @@ def engine_kwargs(
         "generation_config": "vllm",  # the checkpoint's sampling defaults (penalties etc.) are not applied
         "enable_sleep_mode": sleep,
         "logprobs_mode": "processed_logprobs",  # of the distribution sampled from (temperature, top-k/p applied)
-        "worker_extension_cls": WORKER_EXTENSION,  # the weight-sync end in each worker (codea1.rl.vllm_worker)
+        "worker_extension_cls": WORKER_EXTENSION,  # the weight-sync end in each worker (codea1.inference.vllm_worker)
     }
     if max_model_len is not None:
         kwargs["max_model_len"] = max_model_len

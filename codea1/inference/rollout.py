@@ -3,7 +3,7 @@
 A backend turns chat prompts into ``n`` samples per prompt (token ids, text, per-token log-probs) and can
 take new weights from the learner. Two implement it: the ``transformers`` backend here, which generates
 with the policy's own model and so never needs a weight sync, and the vLLM backend
-(codea1.rl.vllm_backend), whose engine follows the learner's weights. A prompt whose last message is an
+(codea1.inference.vllm_backend), whose engine follows the learner's weights. A prompt whose last message is an
 ``assistant`` message is a prefill: the response continues it (see ``render_prompts``)."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any, Protocol
 import torch
 
 from codea1.config import Sampling, knob
-from codea1.rl.fast_decode import LlamaDecoder
-from codea1.rl.logprobs import cache_argument, generation_config_holder, output_cache
+from codea1.inference.fast_decode import LlamaDecoder
+from codea1.models import cache_argument, generation_config_holder, output_cache
 
 
 @dataclass

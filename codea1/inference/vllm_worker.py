@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-WORKER_EXTENSION = "codea1.rl.vllm_worker.WeightSync"
+WORKER_EXTENSION = "codea1.inference.vllm_worker.WeightSync"
 LOAD_METHOD = "codea1_load_weights"
 RELOAD_METHOD = "codea1_reload_weights"
 
