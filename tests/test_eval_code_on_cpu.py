@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from codea1.eval.benchmarks import EVALPLUS_HELPERS
+from codea1.data.benchmarks import EVALPLUS_HELPERS
 from codea1.eval.code_eval import evaluate_samples
 from codea1.judge.formats.evalplus import evalplus_assertion, parse_evalplus
 from codea1.problem import Problem, write_problems_jsonl

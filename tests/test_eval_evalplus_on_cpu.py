@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from codea1.eval.benchmarks import EVALPLUS_HELPERS, evalplus_release_problem
+from codea1.data.benchmarks import EVALPLUS_HELPERS, evalplus_release_problem
 from codea1.eval.code_eval import evaluate_samples
 from codea1.judge.formats.evalplus import evalplus_assertion, evalplus_oracle, is_floats
 from codea1.problem import Problem

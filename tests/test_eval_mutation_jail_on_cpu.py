@@ -229,7 +229,7 @@ def test_honest_calls_score_as_the_earlier_engine(executor, index):
 
 
 def test_honest_calls_on_ult_functions_score_as_the_earlier_engine(executor, ult_lite):
-    from codea1.eval.ult import ULT_PRELUDE, load_ult
+    from codea1.data.ult import ULT_PRELUDE, load_ult
     from codea1.judge.asserts import split_assert
 
     legacy = _legacy()

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
+from codea1.data.ult import UltFunction, load_ult
 from codea1.eval.collab import pick_index
 from codea1.eval.mutation import score_mutants
 from codea1.eval.suite_eval import coverage_from_trace, score_tests
-from codea1.eval.ult import UltFunction, load_ult
 from codea1.problem import Problem
 
 SIGN = "def sign(x):\n    if x > 0:\n        return 1\n    if x < 0:\n        return -1\n    return 0\n"

@@ -53,8 +53,8 @@ def test_the_failed_call_marker_in_a_candidates_exception_names_no_other_call(ex
 
 
 def test_a_test_that_raises_the_marker_itself_is_not_valid_on_gt(executor) -> None:
+    from codea1.data.ult import UltFunction
     from codea1.eval.suite_eval import score_tests
-    from codea1.eval.ult import UltFunction
 
     fn = UltFunction(task_id="sign", func_name="sign", code="def sign(x):\n    return (x > 0) - (x < 0)\n")
     tests = {"sign": [f"assert sign(5) == 1 and {{}}.get(0, {{}})['{MARKER}0']"]}

@@ -189,9 +189,9 @@ SIGN = "def sign(x):\n    if x > 0:\n        return 1\n    if x < 0:\n        re
 
 
 def test_mut_at_k_counts_what_the_assert_decides(executor) -> None:
+    from codea1.data.ult import UltFunction
     from codea1.eval.mutation import generate_mutants
     from codea1.eval.suite_eval import score_tests
-    from codea1.eval.ult import UltFunction
 
     fn = UltFunction(task_id="sign", func_name="sign", code=SIGN)
     undefined = sum(not m.compiles for m in generate_mutants(SIGN))
@@ -214,9 +214,9 @@ def test_no_argument_expression_of_eval_tests_runs_beside_a_mutant(executor) -> 
     GT (here by its bytecode) and make every mutant fail one call. The CALLs are now resolved to plain
     arguments first, in a child holding neither GT nor a mutant; such a test cannot be resolved, fails on
     GT too, and kills nothing. An honest test's CALLs resolve to themselves."""
+    from codea1.data.ult import UltFunction
     from codea1.eval.mutation import generate_mutants
     from codea1.eval.suite_eval import mutants_killed_by_asserts
-    from codea1.eval.ult import UltFunction
 
     fn = UltFunction(task_id="sign", func_name="sign", code=SIGN)
     space: dict = {}
@@ -241,9 +241,9 @@ def _crashing_or_looping(executor) -> int:
 
 
 def test_the_attack_rate_counts_what_the_assert_decides(executor) -> None:
+    from codea1.data.ult import UltFunction
     from codea1.eval.mutation import generate_mutants
     from codea1.eval.suite_eval import score_tests
-    from codea1.eval.ult import UltFunction
 
     fn = UltFunction(task_id="sign", func_name="sign", code=SIGN)
     buggy = next(m for m in generate_mutants(SIGN) if m.id == "ReplaceComparisonOperator_Gt_GtE@2:9")
@@ -255,8 +255,8 @@ def test_the_attack_rate_counts_what_the_assert_decides(executor) -> None:
 
 
 def test_a_test_cannot_write_the_coverage_records(executor) -> None:
+    from codea1.data.ult import UltFunction
     from codea1.eval.suite_eval import score_tests
-    from codea1.eval.ult import UltFunction
 
     fn = UltFunction(task_id="sign", func_name="sign", code=SIGN)
     forge = "(getattr(__import__('sys')._getframe(1).f_locals.get('lines'), 'update', len)(range(1, 7)), 5)[1]"
@@ -269,8 +269,8 @@ def test_a_test_cannot_write_the_coverage_records(executor) -> None:
 
 
 def test_eval_tests_reads_every_comparison(executor) -> None:
+    from codea1.data.ult import UltFunction
     from codea1.eval.suite_eval import score_tests
-    from codea1.eval.ult import UltFunction
 
     fn = UltFunction(task_id="sign", func_name="sign", code=SIGN)
     tests = {"sign": ["assert sign(5) < 3", "assert sign(0) in [0, 1]", "assert sign(-4) <= -1"]}
@@ -441,7 +441,7 @@ def test_keys_whose_hashes_repeat_a_little_are_not_a_flood() -> None:
 
 
 def test_large_float_outputs_keep_evalplus_tolerance(executor) -> None:
-    from codea1.eval.benchmarks import EVALPLUS_HELPERS
+    from codea1.data.benchmarks import EVALPLUS_HELPERS
     from codea1.eval.code_eval import evaluate_samples
 
     test_code = EVALPLUS_HELPERS + (
@@ -461,7 +461,7 @@ def test_outputs_too_large_to_send_compare_as_python_does(executor) -> None:
     """U4: values over the wire's limits go as a digest; it was a digest of `repr`, so a dict built in
     another order, or 0.0 where GT returns 0, failed an honest program. The digest is now of a canonical
     text: dict and set items sorted, equal numbers one token."""
-    from codea1.eval.benchmarks import EVALPLUS_HELPERS
+    from codea1.data.benchmarks import EVALPLUS_HELPERS
     from codea1.eval.code_eval import evaluate_samples
 
     def problem(pid: str, gt: str) -> Problem:
@@ -550,8 +550,8 @@ def test_a_slowed_honest_call_is_not_a_timeout() -> None:
 
 # ---------------------------------------------------------------- round 5: this change's own attacker
 def test_a_forged_failed_call_marker_neither_crashes_nor_decides(executor) -> None:
+    from codea1.data.ult import UltFunction
     from codea1.eval.suite_eval import score_tests
-    from codea1.eval.ult import UltFunction
     from codea1.game import golden_rewards
 
     p = Problem(

@@ -1,10 +1,11 @@
 """Problems and their loaders.
 
     from codea1.data import load_problems, check_problems
-    problems = load_problems("bundled:train")            # or "humaneval", "kodcode", a .jsonl / .parquet path
+    problems = load_problems("bundled:train")            # or "humaneval", "mbpp+", "kodcode", a file path
     results = check_problems(problems)                    # GT vs its golden tests, in the sandbox
 
-Heavy loaders (parquet, datasets, sandbox) import their libraries only when called.
+Every source is behind `load_problems` (its module doc lists them); benchmarks' files are read in
+`benchmarks`, `bigcodebench` and `reference`, ULT's functions in `ult`. Heavy loaders (parquet, datasets, sandbox) import their libraries only when called.
 """
 
 from codea1.data.bundled import load_bundled

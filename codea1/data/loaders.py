@@ -1,9 +1,12 @@
 """`load_problems(spec)`: one entry point for every problem source.
 
 spec: "bundled" | "bundled:train" | "bundled:eval" | "humaneval" | "kodcode" (KodCode-V1 from the hub) |
-"kodcode:PATH" (a local copy: dataset dir, .parquet or .jsonl) | a path to a .jsonl of Problem rows | a path
-to a reference-schema .parquet (HumanEval+/MBPP+ as used by Code-A1) | several of these joined by commas
-("held_out.jsonl,bundled:eval"), read one after the other (an id may appear only once).
+"kodcode:PATH" (a local copy: dataset dir, .parquet or .jsonl) | "humaneval+[:PATH]" | "mbpp+[:PATH]" (from
+the reference parquet or an EvalPlus release file; PATH defaults to $CODEA1_EVAL_DATA) |
+"bigcodebench:PATH" | "bigcodebench-complete:PATH" | a path to a .jsonl[.gz] of Problem rows or of EvalPlus
+release rows | a path to a reference-schema .parquet (HumanEval+/MBPP+ as used by Code-A1) | several of
+these joined by commas ("held_out.jsonl,bundled:eval"), read one after the other (an id may appear only
+once). The benchmark sources and files: codea1.data.benchmarks.
 """
 
 from __future__ import annotations
@@ -12,9 +15,22 @@ import warnings
 from pathlib import Path
 
 from codea1.errors import UserError
-from codea1.problem import Problem, read_problems_jsonl, require_unique_ids
+from codea1.problem import Problem, require_unique_ids
 
-NAMED = ("bundled", "bundled:train", "bundled:eval", "humaneval", "kodcode", "kodcode:PATH")
+BENCHMARKS = ("humaneval+", "mbpp+", "bigcodebench", "bigcodebench-complete")
+
+NAMED = (
+    "bundled",
+    "bundled:train",
+    "bundled:eval",
+    "humaneval",
+    "kodcode",
+    "kodcode:PATH",
+    "humaneval+[:PATH]",
+    "mbpp+[:PATH]",
+    "bigcodebench:PATH",
+    "bigcodebench-complete:PATH",
+)
 
 
 def _load(spec: str, difficulty: str | None, limit: int | None) -> list[Problem]:
@@ -38,16 +54,18 @@ def _load(spec: str, difficulty: str | None, limit: int | None) -> list[Problem]
         from codea1.data.kodcode import HUB_ID, load_kodcode
 
         return load_kodcode(arg or HUB_ID, difficulty, limit=limit)  # stops reading after `limit` rows
-    path = Path(spec)
-    if path.suffix == ".jsonl":
-        return read_problems_jsonl(path)
-    if path.suffix == ".parquet":
-        from codea1.data.reference import load_reference_parquet
+    if name in BENCHMARKS:
+        from codea1.data.benchmarks import benchmark_problems
 
-        return load_reference_parquet(path)
+        return benchmark_problems(name, arg or None)
+    path = Path(spec)
+    if path.name.endswith((".jsonl", ".jsonl.gz", ".parquet")):
+        from codea1.data.benchmarks import problems_from_file
+
+        return problems_from_file(path)
     raise UserError(
         f"problem source '{spec}' is unknown; use one of {', '.join(NAMED)}, "
-        "a .jsonl file of problems or a reference-schema .parquet file"
+        "a .jsonl[.gz] file of problems or a reference-schema .parquet file"
     )
 
 

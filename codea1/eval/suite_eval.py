@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from codea1.data.ult import ULT_PRELUDE, UltFunction
 from codea1.eval.mutation import (
     Mutant,
     MutantOutcome,
@@ -36,7 +37,6 @@ from codea1.eval.mutation import (
     skipped_points,
     summarise,
 )
-from codea1.eval.ult import ULT_PRELUDE, UltFunction
 from codea1.judge.asserts import read_assertion, split_assert
 from codea1.judge.oracle import AssertCase, run_assertions
 from codea1.judge.resolve import CallSet, resolve_calls

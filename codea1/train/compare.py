@@ -190,8 +190,8 @@ def evaluate_tests(
     """The Test LLM on the held-out problems, white-box and/or black-box: spec.test_samples suites per
     problem, each scored against the problem's GT (valid share of its first k asserts, pass@k, mut@k,
     Mul), averaged over the suites; the valid share also per problem, with its bootstrap interval."""
+    from codea1.data.ult import UltFunction
     from codea1.eval.suite_eval import score_tests
-    from codea1.eval.ult import UltFunction
     from codea1.game import parse_test_suite
     from codea1.inference.rollout import GenerationConfig
 

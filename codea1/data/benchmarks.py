@@ -98,7 +98,11 @@ def _data_path(data: str | None) -> Path:
     return p
 
 
-def _from_file(path: Path, source: str | None = None) -> list[Problem]:
+def problems_from_file(path: Path, source: str | None = None) -> list[Problem]:
+    """Problems of a file: a reference-schema .parquet (only `source`'s rows when given), an EvalPlus
+    release .jsonl[.gz], or a .jsonl[.gz] of Problem rows."""
+    if not path.is_file():
+        raise UserError(f"{path}: no such problem file")
     name = path.name
     if name.endswith(".parquet"):
         from codea1.data.reference import load_reference_parquet
@@ -112,35 +116,33 @@ def _from_file(path: Path, source: str | None = None) -> list[Problem]:
     raise UserError(f"{path}: unknown benchmark file type (use .parquet, .jsonl or .jsonl.gz)")
 
 
-def load_benchmark(spec: str, data: str | None = None, limit: int | None = None) -> list[Problem]:
-    """Problems of a benchmark: humaneval+ | mbpp+ | bigcodebench[-complete] | humaneval | bundled[:split] |
-    PATH."""
-    if spec in SOURCES:
-        problems = _from_file(_data_path(data), SOURCES[spec])
-    elif spec in BIGCODEBENCH:
-        from codea1.eval.bigcodebench import load_bigcodebench
+def benchmark_problems(name: str, data: str | None = None) -> list[Problem]:
+    """Problems of a named benchmark (humaneval+, mbpp+, bigcodebench, bigcodebench-complete) read from
+    `data` (humaneval+ and mbpp+: else $CODEA1_EVAL_DATA)."""
+    if name in SOURCES:
+        return problems_from_file(_data_path(data), SOURCES[name])
+    if name in BIGCODEBENCH:
+        from codea1.data.bigcodebench import load_bigcodebench
 
         if not data:
             raise UserError(
-                f"{spec} needs its data: pass --data FILE (BigCodeBench tasks as .jsonl[.gz] or "
+                f"{name} needs its data: pass --data FILE (BigCodeBench tasks as .jsonl[.gz] or "
                 f".parquet with task_id, instruct_prompt, complete_prompt, code_prompt, "
                 f"canonical_solution, test, entry_point, libs)"
             )
-        problems = load_bigcodebench(data, BIGCODEBENCH[spec])
-    elif spec == "humaneval" or spec.startswith("bundled"):
-        try:
-            from codea1.data import load_problems  # type: ignore[attr-defined]
-        except ImportError:
-            raise UserError(f"benchmark '{spec}' needs codea1.data.load_problems, which this build lacks") from None
-        problems = load_problems(spec)
+        return load_bigcodebench(data, BIGCODEBENCH[name])
+    raise UserError(f"unknown benchmark '{name}': use {', '.join([*SOURCES, *BIGCODEBENCH])}")
+
+
+def load_benchmark(spec: str, data: str | None = None, limit: int | None = None) -> list[Problem]:
+    """Problems of a benchmark for `codea1 eval code`: humaneval+ | mbpp+ | bigcodebench[-complete] (from
+    `data`) | any other source `load_problems` reads (humaneval, bundled[:split], a file path)."""
+    from codea1.data.loaders import load_problems
+
+    if spec in SOURCES or spec in BIGCODEBENCH:
+        problems = benchmark_problems(spec, data)
     else:
-        path = Path(spec)
-        if not path.is_file():
-            raise UserError(
-                f"unknown benchmark '{spec}': use humaneval+, mbpp+, bigcodebench, bigcodebench-complete, "
-                f"humaneval, bundled or a file path"
-            )
-        problems = _from_file(path)
+        problems = load_problems(spec)
     if not problems:
         raise UserError(f"benchmark '{spec}' has no problems")
     return problems[:limit] if limit else problems
