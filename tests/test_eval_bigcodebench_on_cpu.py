@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import quiet_executor
 
-from codea1.data.benchmarks import load_benchmark
 from codea1.data.bigcodebench import load_bigcodebench
+from codea1.data.loaders import load_benchmark
 from codea1.eval.bigcodebench import evaluate_bigcodebench
 from codea1.judge.formats import bigcodebench as bcb_format
 from codea1.judge.formats.bigcodebench import verdict

@@ -132,17 +132,3 @@ def benchmark_problems(name: str, data: str | None = None) -> list[Problem]:
             )
         return load_bigcodebench(data, BIGCODEBENCH[name])
     raise UserError(f"unknown benchmark '{name}': use {', '.join([*SOURCES, *BIGCODEBENCH])}")
-
-
-def load_benchmark(spec: str, data: str | None = None, limit: int | None = None) -> list[Problem]:
-    """Problems of a benchmark for `codea1 eval code`: humaneval+ | mbpp+ | bigcodebench[-complete] (from
-    `data`) | any other source `load_problems` reads (humaneval, bundled[:split], a file path)."""
-    from codea1.data.loaders import load_problems
-
-    if spec in SOURCES or spec in BIGCODEBENCH:
-        problems = benchmark_problems(spec, data)
-    else:
-        problems = load_problems(spec)
-    if not problems:
-        raise UserError(f"benchmark '{spec}' has no problems")
-    return problems[:limit] if limit else problems

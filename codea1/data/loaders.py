@@ -113,3 +113,17 @@ def load_problems(
             f"{spec}: no problems left (split={split}, difficulty={difficulty}, source={source}, limit={limit})"
         )
     return problems
+
+
+def load_benchmark(spec: str, data: str | None = None, limit: int | None = None) -> list[Problem]:
+    """Problems of a benchmark for `codea1 eval code`: humaneval+ | mbpp+ | bigcodebench[-complete] (from
+    `data`) | any other source `load_problems` reads (humaneval, bundled[:split], a file path)."""
+    from codea1.data.benchmarks import benchmark_problems
+
+    if spec in BENCHMARKS:
+        problems = benchmark_problems(spec, data)
+    else:
+        problems = load_problems(spec)
+    if not problems:
+        raise UserError(f"benchmark '{spec}' has no problems")
+    return problems[:limit] if limit else problems

@@ -304,7 +304,7 @@ def _solutions_from_model(problems: list, gen: Any, n: int) -> list[tuple[str, s
 
 
 def cmd_code(args: argparse.Namespace) -> int:
-    from codea1.data.benchmarks import load_benchmark
+    from codea1.data.loaders import load_benchmark
     from codea1.eval.code_eval import evaluate_samples
 
     if args.model and any(k > args.n for k in args.k):
@@ -453,7 +453,7 @@ def cmd_tests(args: argparse.Namespace) -> int:
 
 
 def cmd_collab(args: argparse.Namespace) -> int:
-    from codea1.data.benchmarks import load_benchmark
+    from codea1.data.loaders import load_benchmark
     from codea1.eval.code_eval import prepare_tasks
     from codea1.eval.collab import collaborate
     from codea1.game import parse_test_suite
@@ -491,7 +491,7 @@ def cmd_collab(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from codea1.data.benchmarks import load_benchmark
+    from codea1.data.loaders import load_benchmark
     from codea1.eval.export import validated_golden
     from codea1.game import parse_test_suite
     from codea1.game.prompts import test_messages_blackbox, with_prefix
