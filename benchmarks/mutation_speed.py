@@ -200,8 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     if not with_cr and not args.no_cosmic_ray:
         print("note: cosmic-ray is not installed (pip install 'codea1[mutation]'); comparing codea1's engines only")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from codea1.eval.mutation import generate_mutants, score_mutants
     from codea1.data.ult import ULT_PRELUDE, load_ult
+    from codea1.eval.mutation import generate_mutants, score_mutants
     from codea1.judge.asserts import split_assert
     from codea1.judge.oracle import AssertCase, run_assertions
     from codea1.sandbox import LocalExecutor

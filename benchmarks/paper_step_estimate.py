@@ -30,7 +30,7 @@ Costs:
 - the Ray backend's overhead on the sandbox (--ray-overhead, from benchmarks/ray_executor_overhead.py);
 - optionally, the most verdicts per second one sandbox pool reaches (--pool-rate): each pool's parent
   decides every verdict in one interpreter, so past some number of slots a pool stops scaling (more pools
-  per node: executor.ray_actors_per_node).
+  per node: ray.sandbox_pools_per_node).
 
 Two layouts, printed side by side for each node count:
 - **colocated** (verl-style): every GPU holds both policies' learner shards and engines; each role samples
@@ -103,7 +103,7 @@ def main() -> None:
         "slots: its parent decides every verdict in one interpreter (a 16-slot pool "
         "measured ~56,000/s on 72-call jobs, ~18,000/s on 8-call jobs); null: no cap",
     )
-    ap.add_argument("--pools-per-node", type=int, default=1, help="executor.ray_actors_per_node")
+    ap.add_argument("--pools-per-node", type=int, default=1, help="ray.sandbox_pools_per_node")
     ap.add_argument(
         "--ray-overhead",
         type=float,

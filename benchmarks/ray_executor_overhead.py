@@ -61,9 +61,9 @@ def main() -> None:
 
     import ray
 
+    from codea1.cluster.sandbox_pools import RayExecutor
     from codea1.judge.calls import run_expecting
     from codea1.sandbox import LocalExecutor
-    from codea1.sandbox.ray_backend import RayExecutor
 
     ray.init(num_cpus=max(2, args.workers), include_dashboard=False, log_to_driver=False)
     jobs, values = workload(args.jobs, args.calls)

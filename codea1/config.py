@@ -364,16 +364,26 @@ class ExecutorSection(Section):
     backend: str = knob(
         "local",
         "local: one Executor in this process; ray: one Executor per Ray node "
-        "(codea1.sandbox.ray_backend; needs the 'ray' extra), workers per node",
+        "(codea1.cluster.sandbox_pools; needs the 'ray' extra; the cluster: the `ray` section), "
+        "workers per node",
         choices=("local", "ray"),
     )
-    ray_address: str | None = knob(
+
+
+@dataclass
+class RaySection(Section):
+    """The Ray cluster that `executor.backend: ray` (sandbox pools) and `placement.backend: ray` (policy
+    actors) both join (codea1.cluster)."""
+
+    address: str | None = knob(
         None,
-        "backend ray: the cluster to join ('auto': the one `ray start` "
-        "made on this node; null: a running one, else a local one)",
+        "the cluster to join ('auto': the one `ray start` made on this node; null: a running one, else a "
+        "local one started here)",
     )
-    ray_actors_per_node: int = knob(1, "backend ray: sandbox pools per node", low=1)
-    ray_max_in_flight: int = knob(2, "backend ray: job chunks (8 jobs per slot each) handed to a pool at a time", low=1)
+    sandbox_pools_per_node: int = knob(1, "executor.backend ray: sandbox pools per node", low=1)
+    sandbox_chunks_in_flight: int = knob(
+        2, "executor.backend ray: job chunks (8 jobs per slot each) handed to a pool at a time", low=1
+    )
 
 
 @dataclass
@@ -384,13 +394,8 @@ class PlacementSection(Section):
         "local",
         "local: the policies in this process; ray: each policy (its learner and its "
         "rollout engine) in a Ray actor of its own, placed by Ray on any node "
-        "(codea1.rl.ray_policy; needs the 'ray' extra)",
+        "(codea1.cluster.policies; needs the 'ray' extra; the cluster: the `ray` section)",
         choices=("local", "ray"),
-    )
-    ray_address: str | None = knob(
-        None,
-        "backend ray: the cluster to join ('auto': the one `ray start` "
-        "made on this node; null: a running one, else a local one)",
     )
     gpus_per_policy: float = knob(0.0, "backend ray: GPUs each policy actor reserves (0: it runs on CPU)", low=0.0)
     cpus_per_policy: float = knob(1.0, "backend ray: CPUs each policy actor reserves", low=0.0)
@@ -544,6 +549,7 @@ class Config(Section):
     executor: ExecutorSection = field(default_factory=ExecutorSection)
     rollout: RolloutSection = field(default_factory=RolloutSection)
     placement: PlacementSection = field(default_factory=PlacementSection)
+    ray: RaySection = field(default_factory=RaySection)
     eval: EvalSection = field(default_factory=_eval_defaults)
     sft: SFTSection = field(default_factory=SFTSection)
     health: HealthSection = field(default_factory=HealthSection)
@@ -588,6 +594,10 @@ RENAMED = {
     "generation.test.batch_size": "generation.test.rows_per_call",
     "eval.batch_size": "eval.rows_per_call",
     "train.golden_pass_rate": "train.measure_golden_pass",  # a switch, not the rate (the metric keeps the name)
+    "executor.ray_address": "ray.address",  # one cluster, one key (two could disagree)
+    "placement.ray_address": "ray.address",
+    "executor.ray_actors_per_node": "ray.sandbox_pools_per_node",
+    "executor.ray_max_in_flight": "ray.sandbox_chunks_in_flight",
 }
 
 
@@ -597,6 +607,7 @@ def migrate(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     user writes is not migrated: reading a renamed key there stays an error naming the new key."""
     out = copy.deepcopy(data)
     moved = []
+    moved_to: dict[str, str] = {}
     for old, new in RENAMED.items():
         *head, leaf = old.split(".")
         node = out
@@ -609,7 +620,13 @@ def migrate(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         target = out
         for part in new_head:
             target = target.setdefault(part, {})
+        if new_leaf in target and new in moved_to and value != target[new_leaf]:
+            if target[new_leaf] is None:  # two old keys now one (the Ray address): the one that was set wins
+                target[new_leaf] = value
+            elif value is not None:
+                raise UserError(f"keys {moved_to[new]} and {old} are now one key, '{new}', but their values differ")
         target.setdefault(new_leaf, value)
+        moved_to.setdefault(new, old)
         moved.append(old)
     return out, moved
 

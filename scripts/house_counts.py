@@ -20,7 +20,6 @@ FLOORS = [
     ("codea1.errors", 0),
     ("codea1.config", 0),
     ("codea1.problem", 0),  # the Problem record every room reads
-    ("codea1.cluster", 0),  # joining the Ray cluster (the sandbox pools and the policies)
     ("codea1.sandbox", 1),
     ("codea1.judge", 2),
     ("codea1.data", 3),
@@ -29,10 +28,11 @@ FLOORS = [
     ("codea1.rl", 6),
     ("codea1.game", 7),
     ("codea1.eval", 7),
-    ("codea1.train", 8),
-    ("codea1.integrations", 8),  # rewards for other trainers: the judge, evaluation and the game behind them
-    ("codea1.cli", 9),
-    ("codea1.__main__", 9),
+    ("codea1.cluster", 8),  # all of Ray: the sandbox pools and the policy actors
+    ("codea1.train", 9),
+    ("codea1.integrations", 9),  # rewards for other trainers: the judge, evaluation and the game behind them
+    ("codea1.cli", 10),
+    ("codea1.__main__", 10),
     ("codea1", 0),  # the package itself holds only its version
 ]
 

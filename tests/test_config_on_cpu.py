@@ -19,6 +19,7 @@ from codea1.config import (
     describe_keys,
     load_config,
     load_section,
+    migrate,
     parse_override,
 )
 from codea1.errors import UserError
@@ -250,7 +251,6 @@ def test_one_default_per_knob() -> None:
 
 
 def test_migrate_moves_the_keys_codea1_itself_wrote_under_older_names() -> None:
-    from codea1.config import migrate
 
     data = {"model": {"code_policy": "x", "mode": "full"}, "optim": {"lr": 1e-5}, "eval": {"batch_size": 3}}
     moved, names = migrate(data)
@@ -258,6 +258,15 @@ def test_migrate_moves_the_keys_codea1_itself_wrote_under_older_names() -> None:
     assert sorted(names) == ["eval.batch_size", "model.code_policy", "optim"]
     assert data["model"] == {"code_policy": "x", "mode": "full"}  # the input is left as it was
     assert config_from_dict(moved).model.code_model == "x"
+
+
+def test_the_two_ray_addresses_of_earlier_runs_become_one_key() -> None:
+    both = {"executor": {"ray_address": None, "workers": 2}, "placement": {"ray_address": "auto"}}
+    moved, names = migrate(both)
+    assert moved["ray"] == {"address": "auto"} and sorted(names) == ["executor.ray_address", "placement.ray_address"]
+    assert config_from_dict(moved).ray.address == "auto"
+    with pytest.raises(UserError, match="are now one key, 'ray.address', but their values differ"):
+        migrate({"executor": {"ray_address": "auto"}, "placement": {"ray_address": "10.0.0.1:6379"}})
 
 
 @pytest.mark.parametrize(("old", "new"), sorted(RENAMED.items()))

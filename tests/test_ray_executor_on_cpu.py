@@ -9,9 +9,9 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
+from codea1.cluster.sandbox_pools import RayExecutor
 from codea1.judge.calls import run_expecting
 from codea1.sandbox import Job, LocalExecutor
-from codea1.sandbox.ray_backend import RayExecutor
 
 UID_BASE = 1_700_700_000
 
@@ -130,7 +130,10 @@ def test_make_executor_builds_the_ray_backend_from_config(ray_session):
     from codea1.train.loop import make_executor
 
     cfg = config_from_dict(
-        {"executor": {"backend": "ray", "workers": 1, "uid_base": UID_BASE + 300, "ray_max_in_flight": 3}}
+        {
+            "executor": {"backend": "ray", "workers": 1, "uid_base": UID_BASE + 300},
+            "ray": {"sandbox_chunks_in_flight": 3},
+        }
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)

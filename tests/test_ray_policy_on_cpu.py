@@ -13,8 +13,8 @@ from train_scripted import scripted_factory
 
 ray = pytest.importorskip("ray")
 
+from codea1.cluster.policies import RemotePolicy, actor_groups
 from codea1.config import load_config
-from codea1.rl.ray_policy import RemotePolicy, actor_groups
 from codea1.train.loop import method_policies, train
 from codea1.train.metrics import read_metrics
 

@@ -1,5 +1,5 @@
 """What a training step needs of a policy, wherever the policy lives: the Protocols that
-codea1.rl.policy.Policy (this process) and codea1.rl.ray_policy.RemotePolicy (a Ray actor) implement."""
+codea1.rl.policy.Policy (this process) and codea1.cluster.policies.RemotePolicy (a Ray actor) implement."""
 
 from __future__ import annotations
 

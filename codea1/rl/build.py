@@ -28,7 +28,7 @@ def build_policies(cfg: Any, *, test: bool = True, code: bool = True) -> tuple[P
 def load_policies(cfg: Any, *, test: bool = True, code: bool = True) -> tuple[Policy | None, Policy | None]:
     """``(code_policy, test_policy)`` of a training config (codea1.config.Config), honouring
     ``model.mode``; with ``test=False`` only the code policy is built (golden, selfplay), with
-    ``code=False`` only the test policy (a process that hosts the Test LLM alone: codea1.rl.ray_policy):
+    ``code=False`` only the test policy (a process that hosts the Test LLM alone: codea1.cluster.policies):
 
     - ``full``: fully trained models; when both start from the same model they share one frozen
       reference copy (the KL target is the same initial model);

@@ -1,6 +1,6 @@
 """What the sandbox takes and gives: a Job (a program and expressions), its JobResult, and the Executor
 Protocol every backend implements (codea1.sandbox.executor.LocalExecutor, its processes on this machine;
-codea1.sandbox.ray_backend.RayExecutor, on a Ray cluster). The sandbox runs code and returns plain values;
+codea1.cluster.sandbox_pools.RayExecutor, on a Ray cluster). The sandbox runs code and returns plain values;
 what a value means for a test is codea1.judge's to say.
 """
 

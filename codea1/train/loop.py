@@ -171,12 +171,12 @@ def make_executor(cfg: Config, hide_paths: list[str] | None = None) -> Any:
         "isolation": cfg.executor.isolation,
     }
     if cfg.executor.backend == "ray":
-        from codea1.sandbox.ray_backend import RayExecutor
+        from codea1.cluster.sandbox_pools import RayExecutor
 
         return RayExecutor(
-            address=cfg.executor.ray_address,
-            actors_per_node=cfg.executor.ray_actors_per_node,
-            max_in_flight=cfg.executor.ray_max_in_flight,
+            address=cfg.ray.address,
+            actors_per_node=cfg.ray.sandbox_pools_per_node,
+            max_in_flight=cfg.ray.sandbox_chunks_in_flight,
             **kwargs,
         )
     from codea1.sandbox import LocalExecutor
@@ -187,10 +187,10 @@ def make_executor(cfg: Config, hide_paths: list[str] | None = None) -> Any:
 def method_policies(cfg: Config) -> tuple[Any, Any]:
     """(code_policy, test_policy) as the method uses them: golden has no test policy; selfplay plays
     both roles with one policy object. With `placement.backend: ray` each policy lives in a Ray actor
-    (codea1.rl.ray_policy) and these are its handles."""
+    (codea1.cluster.policies) and these are its handles."""
     method = METHODS[cfg.method]
     if cfg.placement.backend == "ray":
-        from codea1.rl.ray_policy import build_ray_policies
+        from codea1.cluster.policies import build_ray_policies
 
         return method.roles(*build_ray_policies(cfg, test=method.separate_test_policy))
     from codea1.rl.build import build_policies

@@ -224,7 +224,7 @@ class A1:
         self, env: StepEnv, step: int, codes: list, code_advs: list[float], tests: list, test_advs: list[float]
     ) -> tuple[dict, dict]:
         if tests and isinstance(env.code_policy, ConcurrentLearner) and isinstance(env.test_policy, ConcurrentLearner):
-            # policies in actors of their own (codea1.rl.ray_policy): the two updates run at the same time
+            # policies in actors of their own (codea1.cluster.policies): the two updates run at the same time
             code_done = env.code_policy.submit_train_step(codes, code_advs)
             test_done = env.test_policy.submit_train_step(tests, test_advs)
             code_metrics = code_done()

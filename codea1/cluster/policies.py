@@ -218,12 +218,12 @@ def actor_groups(cfg: Any, test: bool) -> list[tuple[str, ...]]:
 
 def build_ray_policies(cfg: Any, *, test: bool = True) -> tuple[RemotePolicy, RemotePolicy | None]:
     """``(code_policy, test_policy)`` as in codea1.rl.build.build_policies, each a RemotePolicy whose
-    weights live in a Ray actor (connects to `placement.ray_address`, or starts a local cluster)."""
+    weights live in a Ray actor (joins the cluster at `ray.address`, or starts a local one)."""
     from codea1.cluster import connect
 
     ray = _ray()
     place = cfg.placement
-    connect(ray, place.ray_address)
+    connect(ray, cfg.ray.address)
     remote = ray.remote(_PolicyHost)
     data = cfg.to_dict()
     handles: dict[str, RemotePolicy] = {}

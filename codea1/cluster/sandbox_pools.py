@@ -1,7 +1,7 @@
 """A sandbox Executor spread over a Ray cluster: one sandbox pool (a Ray actor holding a local Executor) per
 node, with the local Executor's batch API.
 
-    from codea1.sandbox.ray_backend import RayExecutor
+    from codea1.cluster.sandbox_pools import RayExecutor
     with RayExecutor(workers=16) as ex:          # connects to a running cluster (or starts a local one)
         results = ex.run(jobs)                   # one JobResult per job, in input order
 

@@ -1,5 +1,10 @@
-"""The Ray cluster both Ray-hosted rooms join: the sandbox pools (codea1.sandbox.ray_backend) and the
-policies (codea1.rl.ray_policy). Ground floor: it imports nothing of codea1."""
+"""codea1.cluster: all of Ray. `connect` joins the cluster (the config's `ray` section) that both
+Ray-hosted rooms share:
+
+- ``sandbox_pools``: ``RayExecutor``, one sandbox pool per node behind the sandbox's Executor interface;
+- ``policies``: ``RemotePolicy``, each policy (its learner ranks and rollout engine) in Ray actors.
+This package itself imports nothing of Ray or of codea1; its modules import Ray when used (the 'ray'
+extra)."""
 
 from __future__ import annotations
 
