@@ -31,8 +31,9 @@ FLOORS = [
     ("codea1.cluster", 8),  # all of Ray: the sandbox pools and the policy actors
     ("codea1.train", 9),
     ("codea1.integrations", 9),  # rewards for other trainers: the judge, evaluation and the game behind them
-    ("codea1.cli", 10),
-    ("codea1.__main__", 10),
+    ("codea1.recipes", 10),  # whole jobs: compare, demo, export
+    ("codea1.cli", 11),
+    ("codea1.__main__", 11),
     ("codea1", 0),  # the package itself holds only its version
 ]
 

@@ -342,7 +342,7 @@ EVAL = ["eval", "code", "--model", "tiny-random"]
 
 
 def test_score_options_are_the_game_keys(tmp_path: Path) -> None:
-    from codea1.game.cli import SCORED_KEYS, _config
+    from codea1.cli.game import SCORED_KEYS, _config
 
     run_config = tmp_path / "config.yaml"
     run_config.write_text(
@@ -389,14 +389,14 @@ def test_score_options_are_the_game_keys(tmp_path: Path) -> None:
     ],
 )
 def test_score_options_are_checked_like_keys(options: list[str], fragment: str) -> None:
-    from codea1.game.cli import _config
+    from codea1.cli.game import _config
 
     with pytest.raises(UserError, match=fragment):
         _config(_args([*SCORE, *options]))
 
 
 def test_eval_sampling_options_are_the_eval_keys(tmp_path: Path) -> None:
-    from codea1.eval.cli import _sampling
+    from codea1.cli.eval import _sampling
 
     assert _sampling(_args(EVAL)) == Config().eval
     preset = CONFIGS / "qwen2.5-coder-1.5b.yaml"

@@ -179,7 +179,7 @@ def test_eval_code_cli_on_bigcodebench(tmp_path, monkeypatch):
     rows = [{"task_id": t, "solution": s} for t, s in GOOD.items()] + [{"task_id": WORDS, "solution": WRONG_WORDS}]
     samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "bcb.json"
-    import codea1.eval.cli as eval_cli
+    import codea1.cli.eval as eval_cli
 
     monkeypatch.setattr(eval_cli, "_executor", lambda args: quiet_executor(UID_BASE + 100, workers=2))
     rc = main(

@@ -205,8 +205,8 @@ def test_completion_prefix_of_reference_prompts():
 def test_parquet_completions_are_joined_as_evalplus_does(executor, validation_parquet, tmp_path):
     import pyarrow.parquet as pq
 
+    from codea1.cli.eval import read_samples
     from codea1.data.reference import load_reference_parquet
-    from codea1.eval.cli import read_samples
 
     wanted = ["HumanEval/0", "HumanEval/2", "MBPP/3", "MBPP/82"]
     problems = [p for p in load_reference_parquet(validation_parquet) if p.id in wanted]
@@ -224,8 +224,8 @@ def test_parquet_completions_are_joined_as_evalplus_does(executor, validation_pa
 
 
 def test_read_samples_rejects_a_row_without_code(tmp_path):
+    from codea1.cli.eval import read_samples
     from codea1.errors import UserError
-    from codea1.eval.cli import read_samples
 
     path = tmp_path / "s.jsonl"
     path.write_text(json.dumps({"task_id": "HumanEval/0", "completion": 3}) + "\n")

@@ -149,7 +149,7 @@ def test_game_samples_with_each_roles_prefix(blackbox: bool) -> None:
 
 def test_demo_eval_uses_the_eval_prefix(monkeypatch) -> None:
     from codea1.eval import code_eval
-    from codea1.train.compare import CompareSpec, evaluate_code
+    from codea1.recipes.compare import CompareSpec, evaluate_code
 
     seen = {}
 

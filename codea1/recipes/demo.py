@@ -27,9 +27,9 @@ EXPECTED_MINUTES = "12-16"
 
 
 def measure(code_policy: Any, test_policy: Any, problems: list, executor: Executor, cfg: Config) -> dict[str, Any]:
-    """The demo's two measurements on the held-out problems (see codea1.train.compare): the Code LLM's
+    """The demo's two measurements on the held-out problems (see codea1.recipes.compare): the Code LLM's
     pass@1 and the Test LLM's white-box valid ratio, each per problem with a bootstrap interval."""
-    from codea1.train.compare import CompareSpec, evaluate_code, evaluate_tests
+    from codea1.recipes.compare import CompareSpec, evaluate_code, evaluate_tests
 
     spec = CompareSpec(
         code_samples=cfg.eval.n_samples,

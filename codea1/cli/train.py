@@ -206,7 +206,7 @@ def _sft(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from codea1.train.demo import run_demo
+    from codea1.recipes.demo import run_demo
 
     run_demo(run_dir=args.run_dir, steps=args.steps, config=args.config, overrides=args.overrides)
     return 0
@@ -214,7 +214,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     from codea1.config import load_config
-    from codea1.train.compare import CompareSpec, compare
+    from codea1.recipes.compare import CompareSpec, compare
 
     cfg = load_config(args.config, args.overrides)
     spec = CompareSpec(
@@ -246,7 +246,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from codea1.train.export import export_policy, push_to_hub
+    from codea1.recipes.export import export_policy, push_to_hub
 
     done = export_policy(args.run_dir, args.role, args.out, step=args.step, dtype=args.dtype, evaluation=args.eval)
     merged = " (LoRA merged into its base)" if done["merged_lora"] else ""

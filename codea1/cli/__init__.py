@@ -20,11 +20,11 @@ from codea1.errors import UserError, storage_failure
 
 # module path -> what it provides (shown if the module is missing)
 COMMAND_MODULES = [
-    "codea1.judge.cli",  # exec
-    "codea1.data.cli",  # data check / data convert
-    "codea1.game.cli",  # score, mistakes
-    "codea1.train.cli",  # train, demo, report
-    "codea1.eval.cli",  # eval code / tests / collab / export-tests
+    "codea1.cli.judge",  # exec
+    "codea1.cli.data",  # data check / data convert
+    "codea1.cli.game",  # score, mistakes
+    "codea1.cli.train",  # train, demo, report
+    "codea1.cli.eval",  # eval code / tests / collab / export-tests
 ]
 
 
