@@ -8,7 +8,7 @@ SFT model:
   config without the cold-start settings samples), scored by the game itself (codea1.game.play_step
   with the GT as the code): mean valid_ratio of the suites, asserts the parser reads per response,
   and oracle-validated tests per response;
-- the Code LLM's pass rate on the golden tests with the eval sampling (codea1.recipes.compare.evaluate_code,
+- the Code LLM's pass rate on the golden tests with the eval sampling (codea1.eval.policy_eval.evaluate_code,
   as the demo measures it).
 
     PYTHONPATH=. python benchmarks/cold_start.py --config codea1/configs/smollm2-cpu.yaml \\
@@ -102,7 +102,7 @@ def main() -> int:
 
     from codea1.config import load_config
     from codea1.data import load_problems
-    from codea1.recipes.compare import CompareSpec, evaluate_code
+    from codea1.eval.policy_eval import EvalPlan, evaluate_code
     from codea1.train.loop import make_executor
     from codea1.train.sft import SHARED, run_sft
 
@@ -155,7 +155,7 @@ def main() -> int:
                 loaded.clear()
                 loaded[name] = Sampler(name)
             print(f"{label} model: sampling code ...", file=sys.stderr)
-            spec = CompareSpec(code_samples=cfg.eval.n_samples, seed=cfg.seed, bootstrap=10)
+            spec = EvalPlan(code_samples=cfg.eval.n_samples, seed=cfg.seed, bootstrap=10)
             code[label] = evaluate_code(loaded[name], problems, executor, cfg, spec)["pass@1"]
             print(f"  pass rate {code[label]:.3f}", file=sys.stderr)
 

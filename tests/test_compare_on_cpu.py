@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from codea1.eval.policy_eval import distinct_valid
 from codea1.eval.stats import (
     bootstrap_interval,
     held_out_difference,
@@ -18,7 +19,7 @@ from codea1.eval.stats import (
     paired_difference,
     problem_part,
 )
-from codea1.recipes.compare import CompareSpec, comparison_table, distinct_valid, eval_points
+from codea1.recipes.compare import CompareSpec, comparison_table, eval_points
 
 REPO = Path(__file__).resolve().parents[1]
 UID_BASE = 1_700_800_000  # this file's own uid range
@@ -387,7 +388,7 @@ def test_an_evaluation_gives_the_same_numbers_on_a_busy_machine() -> None:
 
     from codea1.config import load_config
     from codea1.data import load_problems
-    from codea1.recipes.compare import evaluate_policies
+    from codea1.eval.policy_eval import evaluate_policies
     from codea1.train.loop import method_policies
 
     cfg = load_config(REPO / "codea1" / "configs" / "tiny-cpu.yaml", ["train.batch_size=2"])
@@ -398,7 +399,7 @@ def test_an_evaluation_gives_the_same_numbers_on_a_busy_machine() -> None:
 
         def once() -> dict:
             code, test = method_policies(cfg)
-            out = evaluate_policies(code, test, problems, ex, cfg, spec)
+            out = evaluate_policies(code, test, problems, ex, cfg, spec.eval_plan())
             out.pop("seconds")
             return out
 

@@ -148,8 +148,8 @@ def test_game_samples_with_each_roles_prefix(blackbox: bool) -> None:
 
 
 def test_demo_eval_uses_the_eval_prefix(monkeypatch) -> None:
-    from codea1.eval import code_eval
-    from codea1.recipes.compare import CompareSpec, evaluate_code
+    from codea1.eval import policy_eval
+    from codea1.eval.policy_eval import EvalPlan, evaluate_code
 
     seen = {}
 
@@ -157,10 +157,10 @@ def test_demo_eval_uses_the_eval_prefix(monkeypatch) -> None:
         seen["solutions"] = solutions
         return {"pass@1": 0.5, "tasks": {"p/add_one": {"n": 2, "correct": 1}}, "excluded": []}, [], []
 
-    monkeypatch.setattr(code_eval, "evaluate_samples", fake_evaluate)
+    monkeypatch.setattr(policy_eval, "evaluate_samples", fake_evaluate)
     cfg = config_from_dict({"eval": {"response_prefix": "```python\n", "n_samples": 1}})
     rec = Recorder()
-    assert evaluate_code(rec, [problem()], None, cfg, CompareSpec(code_samples=1, bootstrap=10))["pass@1"] == 0.5
+    assert evaluate_code(rec, [problem()], None, cfg, EvalPlan(code_samples=1, bootstrap=10))["pass@1"] == 0.5
     assert rec.prompts[0][-1] == {"role": "assistant", "content": "```python\n"}
     assert seen["solutions"] == [("p/add_one", "def f():\n    pass")]
 

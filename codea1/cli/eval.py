@@ -291,12 +291,11 @@ def _generator(args: argparse.Namespace, model: str) -> Any:
 
 
 def _solutions_from_model(problems: list, gen: Any, n: int) -> list[tuple[str, str]]:
+    from codea1.eval.policy_eval import code_prompts
     from codea1.game import extract_code
-    from codea1.game.prompts import code_messages, with_prefix
 
-    prefix = gen.sampling.response_prefix
     with progress_bar(f"sampling {n} x {len(problems)} solutions") as cb:
-        texts = gen.sample([with_prefix(code_messages(p), prefix, p) for p in problems], n, progress=cb)
+        texts = gen.sample(code_prompts(problems, gen.sampling.response_prefix), n, progress=cb)
     return [(p.id, extract_code(t)) for p, group in zip(problems, texts) for t in group]
 
 
@@ -405,20 +404,18 @@ def cmd_tests(args: argparse.Namespace) -> int:
             extra["tests_file"] = args.tests
             t_gen = 0.0
         else:
+            from codea1.eval.policy_eval import suite_prompts
             from codea1.game import parse_test_suite
-            from codea1.game.prompts import test_messages_whitebox, with_prefix
 
             gen = _generator(args, args.model)
             extra["sampling"] = gen.record
             shown = {f.task_id: (buggy[f.task_id].code if buggy and f.task_id in buggy else f.code) for f in functions}
-            prompts = [
-                with_prefix(
-                    test_messages_whitebox(_ult_problem(f), shown[f.task_id], args.k),
-                    gen.sampling.response_prefix,
-                    _ult_problem(f),
-                )
-                for f in functions
-            ]
+            prompts = suite_prompts(
+                [_ult_problem(f) for f in functions],
+                gen.sampling.response_prefix,
+                args.k,
+                shown=[shown[f.task_id] for f in functions],
+            )
             t1 = time.monotonic()
             with progress_bar(f"sampling tests for {len(functions)} functions") as cb:
                 texts = gen.sample(prompts, 1, progress=cb)
@@ -456,8 +453,8 @@ def cmd_collab(args: argparse.Namespace) -> int:
     from codea1.data.loaders import load_benchmark
     from codea1.eval.code_eval import prepare_tasks
     from codea1.eval.collab import collaborate
+    from codea1.eval.policy_eval import suite_prompts
     from codea1.game import parse_test_suite
-    from codea1.game.prompts import test_messages_blackbox, with_prefix
 
     problems = load_benchmark(args.benchmark, args.data, args.limit)
     code_gen = _generator(args, args.code_model)
@@ -470,12 +467,7 @@ def cmd_collab(args: argparse.Namespace) -> int:
     gen = _generator(args, args.test_model or args.code_model)
     with progress_bar("sampling tests") as cb:
         texts = gen.sample(
-            [
-                with_prefix(test_messages_blackbox(p, args.tests_per_problem), gen.sampling.response_prefix, p)
-                for p in problems
-            ],
-            1,
-            progress=cb,
+            suite_prompts(problems, gen.sampling.response_prefix, args.tests_per_problem), 1, progress=cb
         )
     tests = {
         p.id: [t.statement for t in parse_test_suite(g[0], p.entry_point).tests][: args.tests_per_problem]
@@ -493,20 +485,15 @@ def cmd_collab(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from codea1.data.loaders import load_benchmark
     from codea1.eval.export import validated_golden
+    from codea1.eval.policy_eval import suite_prompts
     from codea1.game import parse_test_suite
-    from codea1.game.prompts import test_messages_blackbox, with_prefix
     from codea1.problem import write_problems_jsonl
 
     problems = load_benchmark(args.benchmark, args.data, args.limit)
     gen = _generator(args, args.model)
     with progress_bar("sampling tests") as cb:
         texts = gen.sample(
-            [
-                with_prefix(test_messages_blackbox(p, args.tests_per_problem), gen.sampling.response_prefix, p)
-                for p in problems
-            ],
-            1,
-            progress=cb,
+            suite_prompts(problems, gen.sampling.response_prefix, args.tests_per_problem), 1, progress=cb
         )
     tests = {p.id: [t.statement for t in parse_test_suite(g[0], p.entry_point).tests] for p, g in zip(problems, texts)}
     with _executor(args) as ex:

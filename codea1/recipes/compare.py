@@ -31,7 +31,6 @@ import gzip
 import json
 import math
 import os
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -39,6 +38,7 @@ from typing import Any
 
 from codea1.config import Config, migrate
 from codea1.errors import UserError
+from codea1.eval.policy_eval import EvalPlan, evaluate_policies
 from codea1.eval.stats import bootstrap_interval, paired_difference, power_line, power_statement
 from codea1.sandbox.api import Executor
 from codea1.train.run_dir import code_commit
@@ -65,6 +65,17 @@ class CompareSpec:
     seed: int = 0
     decontaminate: bool = True  # drop training problems that near-duplicate a held-out one
 
+    def eval_plan(self) -> EvalPlan:
+        """How each evaluation samples and scores (codea1.eval.policy_eval)."""
+        return EvalPlan(
+            code_samples=self.code_samples,
+            test_samples=self.test_samples,
+            test_k=self.test_k,
+            mutation=self.mutation,
+            bootstrap=self.bootstrap,
+            seed=self.seed,
+        )
+
     def validate(self) -> None:
         unknown = [m for m in self.methods if m not in METHOD_ORDER]
         if unknown or not self.methods:
@@ -81,19 +92,6 @@ class CompareSpec:
 
 # ----------------------------------------------------------------------------------------------------
 # small pure helpers: the commit, eval points (intervals and power: codea1.eval.stats)
-
-
-def distinct_valid(calls: Sequence[str], valid: Sequence[bool]) -> int:
-    """How many of a suite's tests are valid and call something no earlier test of the suite called: the
-    game counts a repeated CALL invalid (`codea1.game.play.validate_suite`), so a suite that repeats one
-    easy assert four times has one valid test here, not four."""
-    seen: set[str] = set()
-    count = 0
-    for call, ok in zip(calls, valid):
-        if call not in seen and ok:
-            count += 1
-        seen.add(call)
-    return count
 
 
 def train_seconds(rows: Sequence[dict[str, Any]]) -> float:
@@ -127,149 +125,6 @@ def _write_eval(path: Path, record: dict[str, Any]) -> None:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     os.replace(tmp, gz)
     _write_json(path, record)
-
-
-# ----------------------------------------------------------------------------------------------------
-# evaluation of one pair of policies
-
-
-def _code_prompts(problems: list, cfg: Config) -> list:
-    """The code prompt of each problem, with the eval section's response prefix (if any)."""
-    from codea1.game.prompts import code_messages, with_prefix
-
-    return [with_prefix(code_messages(p), cfg.eval.response_prefix, p) for p in problems]
-
-
-def _test_prompts(problems: list, cfg: Config, whitebox: bool, k: int) -> list:
-    """The test prompt of each problem (white-box: showing its GT), with the test role's response prefix."""
-    from codea1.game.prompts import test_messages_blackbox, test_messages_whitebox, with_prefix
-
-    prefix = cfg.generation.test.response_prefix
-    if whitebox:
-        return [with_prefix(test_messages_whitebox(p, p.gt_solution, k), prefix, p) for p in problems]
-    return [with_prefix(test_messages_blackbox(p, k), prefix, p) for p in problems]
-
-
-def evaluate_code(policy: Any, problems: list, executor: Executor, cfg: Config, spec: CompareSpec) -> dict[str, Any]:
-    """pass@1 of the code policy: spec.code_samples seeded samples per problem at the eval section's
-    sampling settings; per-problem pass fractions and the bootstrap interval over problems."""
-    from codea1.eval.code_eval import evaluate_samples
-    from codea1.game.parsing import extract_code
-    from codea1.inference.rollout import GenerationConfig
-
-    gen = GenerationConfig.of(cfg.eval, n=spec.code_samples, seed=spec.seed + 1)
-    rows = policy.generate(_code_prompts(problems, cfg), gen)
-    solutions = [(p.id, extract_code(s.text)) for p, row in zip(problems, rows) for s in row]
-    summary, results, _tasks = evaluate_samples(problems, solutions, executor)
-    per_problem = {tid: t["correct"] / t["n"] for tid, t in summary["tasks"].items() if t["n"]}
-    mean, low, high = bootstrap_interval(list(per_problem.values()), samples=spec.bootstrap, seed=spec.seed)
-    texts = [(p.id, s.text) for p, row in zip(problems, rows) for s in row]
-    kept = [
-        {"role": "code", "task_id": tid, "response": text, "passed": r.passed, "status": r.status}
-        for (tid, text), r in zip(texts, results)
-    ]
-    return {
-        "pass@1": mean,
-        "ci95": [low, high],
-        "problems": len(per_problem),
-        "samples": spec.code_samples,
-        "per_problem": per_problem,
-        "excluded": summary.get("excluded", []),
-        "sample_rows": kept,
-    }
-
-
-def evaluate_tests(
-    policy: Any,
-    problems: list,
-    executor: Executor,
-    cfg: Config,
-    spec: CompareSpec,
-    modes: Sequence[str] = ("whitebox", "blackbox"),
-) -> dict[str, Any]:
-    """The Test LLM on the held-out problems, white-box and/or black-box: spec.test_samples suites per
-    problem, each scored against the problem's GT (valid share of its first k asserts, pass@k, mut@k,
-    Mul), averaged over the suites; the valid share also per problem, with its bootstrap interval."""
-    from codea1.data.ult import UltFunction
-    from codea1.eval.suite_eval import score_tests
-    from codea1.game import parse_test_suite
-    from codea1.inference.rollout import GenerationConfig
-
-    functions = [
-        UltFunction(
-            task_id=p.id,
-            func_name=p.entry_point,
-            code=p.gt_solution,
-            description=p.description,
-            tests=list(p.golden_tests),
-        )
-        for p in problems
-    ]
-    k, n = spec.test_k, spec.test_samples
-    keys = (f"pass@{k}", f"mut@{k}", "Mul", "functions_all_valid", "functions_mutation_scored")
-    out: dict[str, Any] = {}
-    sample_rows: list[dict[str, Any]] = []
-    for mode in modes:
-        whitebox = mode == "whitebox"
-        gen = GenerationConfig.of(cfg.generation.test, n=n, seed=spec.seed + (2 if whitebox else 3))
-        rows = policy.generate(_test_prompts(problems, cfg, whitebox, k), gen)
-        shares: dict[str, list[float]] = {p.id: [] for p in problems}
-        distinct: dict[str, list[float]] = {p.id: [] for p in problems}
-        totals = dict.fromkeys(keys, 0.0)
-        parsed_counts = []
-        sample_rows += [
-            {"role": "test", "mode": mode, "task_id": p.id, "suite": i, "response": row[i].text}
-            for p, row in zip(problems, rows)
-            for i in range(n)
-        ]
-        for i in range(n):
-            suites = {p.id: parse_test_suite(row[i].text, p.entry_point).tests for p, row in zip(problems, rows)}
-            parsed = {tid: [t.statement for t in tests] for tid, tests in suites.items()}
-            parsed_counts += [len(v) for v in parsed.values()]
-            summary, records = score_tests(
-                functions, parsed, executor, k=k, mutation=spec.mutation, coverage=False, timeout=cfg.game.test_timeout
-            )
-            for key in keys:
-                totals[key] += float(summary[key]) / n
-            for rec in records:
-                n_parsed = min(len(parsed.get(rec.task_id, [])), k)
-                shares[rec.task_id].append(sum(rec.valid) / n_parsed if n_parsed else 0.0)
-                calls = [t.call for t in suites.get(rec.task_id, [])][:k]
-                distinct[rec.task_id].append(distinct_valid(calls, rec.valid) / n_parsed if n_parsed else 0.0)
-        out[mode] = {
-            "suites_per_problem": n,
-            "asserts_per_response": sum(parsed_counts) / max(len(parsed_counts), 1),
-            **totals,
-        }
-        for suffix, values in (("", shares), ("_distinct", distinct)):
-            per_problem = {tid: sum(v) / len(v) for tid, v in values.items()}
-            mean, low, high = bootstrap_interval(list(per_problem.values()), samples=spec.bootstrap, seed=spec.seed)
-            out[mode].update(
-                {
-                    f"valid_ratio{suffix}": mean,
-                    f"valid_ratio{suffix}_ci95": [low, high],
-                    f"per_problem{suffix}": per_problem,
-                }
-            )
-    out["sample_rows"] = sample_rows
-    return out
-
-
-def evaluate_policies(
-    code_policy: Any, test_policy: Any, problems: list, executor: Executor, cfg: Config, spec: CompareSpec
-) -> dict[str, Any]:
-    """Both policies on the held-out problems; "samples" holds every response with its verdict (written
-    beside the evaluation, not inside it)."""
-    t0 = time.perf_counter()
-    code = evaluate_code(code_policy, problems, executor, cfg, spec)
-    samples = code.pop("sample_rows")
-    result: dict[str, Any] = {"code": code}
-    if test_policy is not None:
-        result["tests"] = evaluate_tests(test_policy, problems, executor, cfg, spec)
-        samples += result["tests"].pop("sample_rows")
-    result["seconds"] = round(time.perf_counter() - t0, 1)
-    result["samples"] = samples
-    return result
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -448,22 +303,17 @@ class Comparison:
             {
                 "method": "base",
                 "step": 0,
-                **evaluate_policies(code_policy, test_policy, problems, executor, cfg, self.spec),
+                **evaluate_policies(code_policy, test_policy, problems, executor, cfg, self.spec.eval_plan()),
             },
         )
 
     def _method(self, method: str, problems: list, executor: Executor) -> None:
-        from codea1.train.loop import method_policies, train
+        from codea1.train.loop import KeptPolicies, train
         from codea1.train.metrics import read_metrics
 
         cfg = self.method_config(method)
         run_dir = self.out / "runs" / method
-        held: dict[str, Any] = {}
-
-        def factory(c: Config) -> tuple[Any, Any]:
-            if "pair" not in held:
-                held["pair"] = method_policies(c)
-            return held["pair"]
+        policies = KeptPolicies()
 
         stop = None
         if self.spec.minutes is not None:
@@ -483,7 +333,7 @@ class Comparison:
                 run_dir,
                 resume=(run_dir / "config.yaml").is_file(),
                 max_steps=target,
-                policy_factory=factory,
+                policy_factory=policies,
                 console=self.console,
                 executor=executor,
                 progress=False,
@@ -494,7 +344,7 @@ class Comparison:
             step = done
             if self.eval_path(method, step).is_file():
                 continue
-            code_policy, test_policy = held["pair"]
+            code_policy, test_policy = policies(cfg)
             test_policy = test_policy if method != "golden" else None  # golden trains no Test LLM
             self.console.print(f"[bold]{method}[/bold]: evaluating step {step} on {len(problems)} problems")
             _write_eval(
@@ -503,7 +353,7 @@ class Comparison:
                     "method": method,
                     "step": step,
                     "train_seconds": train_seconds(read_metrics(run_dir / "metrics.jsonl")),
-                    **evaluate_policies(code_policy, test_policy, problems, executor, cfg, self.spec),
+                    **evaluate_policies(code_policy, test_policy, problems, executor, cfg, self.spec.eval_plan()),
                 },
             )
             if finished:

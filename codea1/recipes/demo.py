@@ -27,11 +27,11 @@ EXPECTED_MINUTES = "12-16"
 
 
 def measure(code_policy: Any, test_policy: Any, problems: list, executor: Executor, cfg: Config) -> dict[str, Any]:
-    """The demo's two measurements on the held-out problems (see codea1.recipes.compare): the Code LLM's
+    """The demo's two measurements on the held-out problems (codea1.eval.policy_eval): the Code LLM's
     pass@1 and the Test LLM's white-box valid ratio, each per problem with a bootstrap interval."""
-    from codea1.recipes.compare import CompareSpec, evaluate_code, evaluate_tests
+    from codea1.eval.policy_eval import EvalPlan, evaluate_code, evaluate_tests
 
-    spec = CompareSpec(
+    spec = EvalPlan(
         code_samples=cfg.eval.n_samples,
         test_samples=2,
         test_k=cfg.game.tests_per_suite,
@@ -122,7 +122,7 @@ def run_demo(
     from codea1.config import apply_overrides, config_from_dict
     from codea1.data import load_problems
     from codea1.data.decontam import decontaminate
-    from codea1.train.loop import load_training_problems, make_executor, method_policies, train
+    from codea1.train.loop import KeptPolicies, load_training_problems, make_executor, method_policies, train
     from codea1.train.report import write_report
     from codea1.train.run_dir import RunDir
     from codea1.train.sft import run_sft
@@ -170,20 +170,14 @@ def run_demo(
         cfg = with_training_problems(cfg, problems, run_dir / "train_problems.jsonl")
         sft = run_sft(cfg, run_dir / "sft", console=console, problems=problems)
         warm = config_from_dict(apply_overrides(cfg.to_dict(), sft["overrides"]))
-        held: dict[str, Any] = {}
-
-        def factory(c: Config) -> tuple[Any, Any]:
-            if "pair" not in held:
-                held["pair"] = method_policies(c)
-            return held["pair"]
-
-        code_policy, test_policy = factory(warm)
+        policies = KeptPolicies()
+        code_policy, test_policy = policies(warm)
         stages["after cold start"] = measure(code_policy, test_policy, eval_problems, executor, warm)
         console.print(_row("after cold start", stages["after cold start"]))
 
         console.print(f"[bold]3/4[/bold] {total_steps} Code-A1 steps from the warmed-up model ...")
         train(
-            warm, run_dir / "train", max_steps=total_steps, policy_factory=factory, console=console, executor=executor
+            warm, run_dir / "train", max_steps=total_steps, policy_factory=policies, console=console, executor=executor
         )
         console.print("[bold]4/4[/bold] measuring after training ...")
         stages[f"after {total_steps} a1 steps"] = measure(code_policy, test_policy, eval_problems, executor, warm)

@@ -198,6 +198,21 @@ def method_policies(cfg: Config) -> tuple[Any, Any]:
     return method.roles(*build_policies(cfg, test=method.separate_test_policy))
 
 
+class KeptPolicies:
+    """A `policy_factory` that builds the policies once and keeps them: a run resumed in the same process
+    (training to the next evaluation point) continues with the same objects, and the caller evaluates what
+    the run trained once `train` returns (`.pair`)."""
+
+    def __init__(self, build: Callable[[Config], tuple[Any, Any]] = method_policies) -> None:
+        self.build = build
+        self.pair: tuple[Any, Any] | None = None
+
+    def __call__(self, cfg: Config) -> tuple[Any, Any]:
+        if self.pair is None:
+            self.pair = self.build(cfg)
+        return self.pair
+
+
 # ----------------------------------------------------------------------------------------------------
 # the run
 
