@@ -28,9 +28,10 @@ def main() -> int:
     sys.path.insert(0, str(REPO / "tests"))
     from train_scripted import wrong_variant
 
+    from codea1.config import GameConfig
     from codea1.data import load_problems
-    from codea1.game import GameConfig, play_step
-    from codea1.game import play as play_module
+    from codea1.game import matrix as play_module
+    from codea1.game import play_step
     from codea1.sandbox import LocalExecutor
 
     problems = load_problems("bundled:train")[:8]

@@ -3,7 +3,7 @@ batch of candidates whose calls return large values.
 
 Each of --candidates candidates (all GT-identical) runs --calls calls that return strings of --chars
 characters (the round-3 audit's case: 32 calls of ~1 M characters). The game as it is reduces each
-candidate's job to its verdicts as the job ends (`Executor.run(then=...)`, codea1.game.play.run_matrix);
+candidate's job to its verdicts as the job ends (`Executor.run(then=...)`, codea1.game.matrix.run_matrix);
 the baseline, in the same process, holds every job's values until the batch has ended and decides them
 then (what the game did before). Prints the peak of Python allocations (tracemalloc) during each game and
 their ratio; the verdicts of both must agree.
@@ -47,7 +47,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
 
-    from codea1.game import GameConfig, play_question
+    from codea1.config import GameConfig
+    from codea1.game import play_question
     from codea1.problem import Problem
     from codea1.sandbox import LocalExecutor
 

@@ -8,7 +8,7 @@ candidate is a false failure that would pay the Test LLM. Rounds alternate three
 see the same machine:
 - "cpu": the game as it is: the limit on the call's CPU time where the slot's cgroup counts it
   (codea1.sandbox.executor._read_call), then GT's repeat of each timed-out call decides whether the
-  timeout stands (codea1.game.play._recheck_timeouts);
+  timeout stands (codea1.game.matrix._recheck_timeouts);
 - "wall": the same with the wall clock deciding (the sandbox's CPU clock switched off), as before;
 - "wall, no recheck": the wall clock and no recheck, as before that.
 Prints each one's false-failure rate.
@@ -63,8 +63,9 @@ def main() -> None:
     ap.add_argument("--work", type=int, default=3_000_000, help="loop length of one GT call")
     args = ap.parse_args()
 
-    from codea1.game import GameConfig, play_question
-    from codea1.game import play as play_module
+    from codea1.config import GameConfig
+    from codea1.game import matrix as play_module
+    from codea1.game import play_question
     from codea1.problem import Problem
     from codea1.sandbox import LocalExecutor
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import functools
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, fields
@@ -114,3 +116,40 @@ def write_problems_jsonl(problems: Iterable[Problem], path: str | Path) -> None:
     with path.open("w", encoding="utf-8") as handle:
         for problem in problems:
             handle.write(json.dumps(problem.to_dict(), ensure_ascii=False) + "\n")
+
+
+# the programs a problem's code runs as
+
+
+def candidate_program(problem: Problem, code: str) -> str:
+    """The program a candidate runs as: the problem's import lines and GT's top-level imports (the
+    reference code hoists GT's imports above the candidate too), then the extracted code."""
+    header = "\n".join(
+        dict.fromkeys(line for line in (problem.imports.strip(), gt_imports(problem.gt_solution)) if line)
+    )
+    return f"{header}\n{code}" if header else code
+
+
+def gt_program(problem: Problem) -> str:
+    """GT's program: the problem's import lines, then GT."""
+    imports = problem.imports.strip()
+    return f"{imports}\n{problem.gt_solution}" if imports else problem.gt_solution
+
+
+@functools.lru_cache(maxsize=4096)
+def gt_imports(gt_solution: str) -> str:
+    """GT's top-level `import` / `from ... import` statements, one per line ("" when it does not parse)."""
+    try:
+        tree = ast.parse(gt_solution)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    return "\n".join(
+        ast.unparse(node)
+        for node in tree.body
+        if isinstance(node, ast.Import) or isinstance(node, ast.ImportFrom) and node.module != "__future__"
+    )
+
+
+def values_program(problem: Problem) -> str:
+    """Where argument expressions are evaluated: the problem's and GT's imports, no GT, no candidate."""
+    return "\n".join(dict.fromkeys(line for line in (problem.imports.strip(), gt_imports(problem.gt_solution)) if line))

@@ -7,9 +7,9 @@ alternative; the rows where codea1 deliberately differs test codea1's behaviour 
 
 import pytest
 
-from codea1.game import GameConfig, play_question
-from codea1.game.play import candidate_program
-from codea1.problem import Problem
+from codea1.config import GameConfig
+from codea1.game import play_question
+from codea1.problem import Problem, candidate_program
 from codea1.sandbox import LocalExecutor
 
 UID_BASE = 1_700_400_000  # this file's own uid range
@@ -35,7 +35,7 @@ def executor():
 
 def one_suite(executor, suite, code=RIGHT, config=None):
     result = play_question(SECOND, [code], [[suite]], executor, [], config or GameConfig())
-    return result.oracles[0][0], result.codes[0]
+    return result.checked[0][0], result.codes[0]
 
 
 def block(*lines):
@@ -142,7 +142,7 @@ def test_gt_values_that_are_not_plain_data_drop_the_test(executor):
         [],
         GameConfig(),
     )
-    oracle = result.oracles[0][0]
+    oracle = result.checked[0][0]
     # comparing live objects would run GT's or the candidate's __eq__ next to the verdict: dropped
     assert (oracle.valid_tests, oracle.gt_error) == (0, 1)
 
@@ -170,7 +170,7 @@ def test_expected_that_raises_is_a_wrong_prediction_and_verdicts_stay_aligned(ex
     lines = ["assert second_largest([1, 2]) == 1 / 0"]
     lines += [f"assert second_largest([{i}, {i}, 5]) == {min(i, 5) if i != 5 else None}" for i in range(1, 12)]
     result = play_question(SECOND, [WRONG], [[block(*lines)]], executor, [], GameConfig())
-    assert [k.predicted_ok for k in result.oracles[0][0].kept] == [False] + [True] * 11
+    assert [k.predicted_ok for k in result.checked[0][0].kept] == [False] + [True] * 11
     # WRONG keeps duplicates: for [i, i, 5] it answers i, wrong whenever i >= 5 (tests 5 to 11)
     assert result.codes[0].suites[0].gen_pass == pytest.approx(5 / 12)
     assert [t.call for t in result.updates.failed] == [f"second_largest([{i}, {i}, 5])" for i in range(5, 12)]
@@ -229,7 +229,7 @@ def test_side_effects_of_one_test_reach_no_other_test(executor):
         "assert second_largest([4, 9, 1]) == second_largest([4, 4, 9])", "assert second_largest([6, 2]) == 2"
     )
     result = play_question(SECOND, [RIGHT, RIGHT], [[hostile], [honest]], executor, [], GameConfig())
-    sibling = result.oracles[1][0]
+    sibling = result.checked[1][0]
     assert [k.predicted_ok for k in sibling.kept] == [True, True] and sibling.invalid_tests == 0
     assert [k.expected for k in sibling.kept] == [4, 2]
     assert result.codes[1].code_reward == 1.0

@@ -2,7 +2,8 @@
 
 import pytest
 
-from codea1.game import GameConfig, StoredTest, golden_rewards, play_question, play_step
+from codea1.config import GameConfig
+from codea1.game import StoredTest, golden_rewards, play_question, play_step
 from codea1.problem import Problem
 from codea1.sandbox import LocalExecutor
 
@@ -76,7 +77,7 @@ def test_oracle_matrix_and_rewards_by_hand(executor):
         [*(f"gt:t/second#{k}" for k in range(7)), "expected:t/second"],
         ["cand:t/second:0:0", "cand:t/second:0:1", "cand:t/second:1:0", "cand:t/second:1:1"],
     ]
-    o1, o2 = result.oracles[0]
+    o1, o2 = result.checked[0]
     assert [k.call for k in o1.kept] == [
         "second_largest([1, 2, 3])",
         "second_largest([5, 5, 4])",

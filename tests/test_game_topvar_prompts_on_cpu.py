@@ -48,7 +48,7 @@ def test_prompts_structure():
 
 
 def test_test_messages_follows_the_config():
-    from codea1.game import GameConfig
+    from codea1.config import GameConfig
 
     white = prompts.test_messages(problem(), "def add(a, b): return 0", GameConfig(tests_requested=3))
     assert "return 0" in white[1]["content"] and "first 3 tests" in white[1]["content"]

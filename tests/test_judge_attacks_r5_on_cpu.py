@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from codea1.game import GameConfig, golden_rewards, play_step
+from codea1.config import GameConfig
+from codea1.game import golden_rewards, play_step
 from codea1.judge.oracle import AssertCase, run_assertions
 from codea1.problem import Problem
 

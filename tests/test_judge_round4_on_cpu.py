@@ -10,7 +10,8 @@ from decimal import Decimal
 
 import pytest
 
-from codea1.game import GameConfig, StoredTest, play_step
+from codea1.config import GameConfig
+from codea1.game import StoredTest, play_step
 from codea1.judge import encode_expected
 from codea1.judge.equality import holds, values_equal
 from codea1.problem import Problem

@@ -46,7 +46,7 @@ class EvalPlan:
 
 def distinct_valid(calls: Sequence[str], valid: Sequence[bool]) -> int:
     """How many of a suite's tests are valid and call something no earlier test of the suite called: the
-    game counts a repeated CALL invalid (`codea1.game.play.validate_suite`), so a suite that repeats one
+    game counts a repeated CALL invalid (`codea1.game.answers.validate_suite`), so a suite that repeats one
     easy assert four times has one valid test here, not four."""
     seen: set[str] = set()
     count = 0

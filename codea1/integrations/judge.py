@@ -9,9 +9,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from codea1.config import GameConfig
 from codea1.errors import UserError
 from codea1.eval.code_eval import PreparedTask, prepare_tasks, score_solutions
-from codea1.game import GameConfig, play_step
+from codea1.game import play_step
 from codea1.game.parsing import extract_code
 from codea1.problem import Problem, require_unique_ids
 from codea1.sandbox.api import Executor

@@ -12,8 +12,8 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from codea1.config import GameConfig
 from codea1.errors import UserError
-from codea1.game import GameConfig
 from codea1.integrations.judge import CodeJudge
 from codea1.problem import Problem
 from codea1.sandbox.api import Executor

@@ -481,7 +481,7 @@ def health_signals(results: list, entry_points: list[str], trained_test_rewards:
     test_groups = [g for g in trained_test_rewards if len(g) > 1]
     kept = not_calling = refused = written = wrong = 0
     for r, entry in zip(results, entry_points, strict=True):
-        for suite in (s for per_code in r.oracles for s in per_code):
+        for suite in (s for per_code in r.checked for s in per_code):
             kept += len(suite.kept)
             not_calling += sum(not k.call.startswith(f"{entry}(") for k in suite.kept)
             wrong += sum(not k.predicted_ok for k in suite.kept)

@@ -1,0 +1,54 @@
+"""The Golden-Tests baseline: each candidate rewarded by the share of its problem's human tests it passes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from codea1.config import GameConfig
+from codea1.game.parsing import extract_code
+from codea1.game.rewards import golden_reward
+from codea1.judge import AssertCase, run_assertions
+from codea1.problem import Problem, candidate_program, gt_program
+from codea1.sandbox import OnProgress
+from codea1.sandbox.api import Executor
+
+
+def golden_step(
+    problems: Sequence[Problem],
+    code_responses: Sequence[Sequence[str]],
+    executor: Executor,
+    config: GameConfig | None = None,
+    progress: OnProgress = None,
+) -> list[list[float]]:
+    """Golden-Tests rewards of many questions: rewards[q][m] = share of problem q's human tests that
+    candidate m passes (invalid code 0). Each test means what Python's `assert` means; codea1.judge.oracle runs
+    only the calls of the function under test in the candidate's child and decides the rest outside it,
+    with GT's program as the oracle for EXPECTED expressions."""
+    config = config or GameConfig()
+    cases, plan = [], []
+    for q, problem in enumerate(problems):
+        if not problem.golden_tests:
+            continue
+        for m, response in enumerate(code_responses[q]):
+            cases.append(
+                AssertCase(
+                    code=candidate_program(problem, extract_code(response)),
+                    tests=list(problem.golden_tests),
+                    entry_point=problem.entry_point,
+                    oracle=gt_program(problem),
+                    id=f"golden:{problem.id}:{m}",
+                    float_tol=config.float_tol,
+                )
+            )
+            plan.append((q, m))
+    rewards = [[0.0] * len(code_responses[q]) for q in range(len(problems))]
+    for (q, m), result in zip(plan, run_assertions(executor, cases, config.test_timeout, progress)):
+        rewards[q][m] = golden_reward(bool(result.defined), [r.status == "pass" for r in result.results])
+    return rewards
+
+
+def golden_rewards(
+    problem: Problem, code_responses: Sequence[str], executor: Executor, config: GameConfig | None = None
+) -> list[float]:
+    """Golden-Tests rewards of one question's candidates (see golden_step)."""
+    return golden_step([problem], [code_responses], executor, config)[0]
