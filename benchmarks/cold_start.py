@@ -67,7 +67,7 @@ def test_role(
     suites = [s for r in results for s in r.codes[0].suites]
     parsed = [
         len(parse_test_suite(t, p.entry_point, cfg.game.max_tests_per_suite, cfg.game.test_validity).tests)
-        for p, row in zip(problems, texts)
+        for p, row in zip(problems, texts, strict=False)
         for t in row
     ]
     return {

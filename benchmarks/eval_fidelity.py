@@ -181,9 +181,9 @@ def parquet_side(path: Path, k: int, limit: int | None, ex: object, official_mb:
 
 
 def _agreement(name: str, samples: list, ours: list[bool], theirs: list[bool], seconds: float) -> None:
-    same = sum(a == b for a, b in zip(ours, theirs))
+    same = sum(a == b for a, b in zip(ours, theirs, strict=False))
     print(f"    vs {name}: {same}/{len(ours)} verdicts agree (theirs: {sum(theirs)} pass, {seconds:.1f} s)")
-    for (task_id, _), a, b in zip(samples, ours, theirs):
+    for (task_id, _), a, b in zip(samples, ours, theirs, strict=False):
         if a != b:
             print(f"    differs: {task_id}: codea1 {'pass' if a else 'fail'}, {name} {'pass' if b else 'fail'}")
 

@@ -132,7 +132,7 @@ def legacy_run_programs(programs, calls, executor, *, timeout, batch=48, stop_on
             )
         )
     out = []
-    for job, res in zip(jobs, executor.run(jobs) if jobs else []):
+    for job, res in zip(jobs, executor.run(jobs) if jobs else [], strict=False):
         if not res.defined:
             out.extend(("crash", res.error) for _ in job.calls)
             continue
@@ -165,7 +165,7 @@ def legacy_score_mutants(source, calls, executor, *, prelude="", mutants=None, t
     if calls and mutants:
         programs = [f"{prelude}\n{m.code}" if prelude else m.code for m in mutants]
         runs = legacy_run_programs(programs, calls, executor, timeout=time_limit(seconds, timeout_factor, min_timeout))
-        for outcome, (kind, payload) in zip(outcomes, runs):
+        for outcome, (kind, payload) in zip(outcomes, runs, strict=False):
             if kind == "undefined":
                 outcome.killed, outcome.how = True, "undefined"
             elif kind != "ran":
@@ -173,7 +173,7 @@ def legacy_score_mutants(source, calls, executor, *, prelude="", mutants=None, t
             elif len(payload) < len(expected) and (not payload or payload[-1][0] == "ok"):
                 outcome.killed, outcome.how = True, "crash"
             else:
-                for i, ((status, value), exp) in enumerate(zip(payload, expected)):
+                for i, ((status, value), exp) in enumerate(zip(payload, expected, strict=False)):
                     if status != "ok":
                         outcome.killed, outcome.by, outcome.how = True, i, "error"
                         break
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
             if not mutants or len(mutants) > args.max_mutants:
                 continue
             [check] = run_assertions(executor, [AssertCase(fn.program, list(fn.tests), fn.func_name, fn.program)])
-            tests = [t for t, r in zip(fn.tests, check.results) if r.status == "pass"]
+            tests = [t for t, r in zip(fn.tests, check.results, strict=False) if r.status == "pass"]
             if not tests:
                 continue
             calls = [split_assert(t)[0] for t in tests]

@@ -77,7 +77,7 @@ def child(args: argparse.Namespace) -> dict:
     def batch() -> list:
         prompts = torch.randint(100, vocab - 1, (args.batch, args.prompt), generator=g).tolist()
         responses = torch.randint(100, vocab - 1, (args.batch, args.response), generator=g).tolist()
-        return [Sample(p, r, "", [], True) for p, r in zip(prompts, responses)]
+        return [Sample(p, r, "", [], True) for p, r in zip(prompts, responses, strict=False)]
 
     code_batch, test_batch = batch(), batch()
     adv = [(-1.0) ** i for i in range(args.batch)]

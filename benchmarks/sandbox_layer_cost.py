@@ -101,7 +101,7 @@ def main() -> None:
     print(f"\n{'configuration':13s} {'median s':>9s} {'verdicts/s':>11s} {'vs full':>8s}")
     for n in names:
         med = statistics.median(seconds[n])
-        ratios = [f / s for f, s in zip(seconds["full"], seconds[n])]
+        ratios = [f / s for f, s in zip(seconds["full"], seconds[n], strict=False)]
         print(f"{n:13s} {med:9.3f} {verdicts / med:11.1f} {statistics.median(ratios):7.2f}x")
     agree = all(outcomes[n] == outcomes["full"] for n in names)
     print("all configurations agree on every verdict" if agree else "VERDICTS DIFFER between configurations")

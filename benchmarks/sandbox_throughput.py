@@ -125,7 +125,7 @@ def load_workload(path: Path, limit: int | None, tests_per_program: int) -> list
         if arrays is None:
             continue
         calls, expected = [], []
-        for inp, exp in zip(*arrays):
+        for inp, exp in zip(*arrays, strict=False):
             call = f"{fn}(*{inp!r})"
             if len(call) > 2000 or not _finite(inp) or not _finite(exp) or len(repr(exp)) > 2000:
                 continue
@@ -159,7 +159,7 @@ def same(a: object, b: object, tol: float | None) -> bool:
     ):
         return math.isclose(a, b, rel_tol=tol, abs_tol=tol)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return type(a) is type(b) and len(a) == len(b) and all(same(x, y, tol) for x, y in zip(a, b))
+        return type(a) is type(b) and len(a) == len(b) and all(same(x, y, tol) for x, y in zip(a, b, strict=False))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k], tol) for k in a)
     return type(a) in (bool, int, float, complex, str, bytes, set, frozenset, type(None)) and a == b
@@ -184,7 +184,7 @@ def run_executor(ex, programs: list[Program], timeout: float) -> list[bool]:
         ]
         return [r.status == "pass" for res in ex.run(jobs) for r in res.results]
     jobs = [Job(p.name, p.code, p.calls, timeout=timeout) for p in programs]
-    judged = [decide(res, p.expected, p.float_tol) for res, p in zip(ex.run(jobs), programs)]
+    judged = [decide(res, p.expected, p.float_tol) for res, p in zip(ex.run(jobs), programs, strict=False)]
     return [r.status == "pass" for res in judged for r in res.results]
 
 
@@ -204,7 +204,7 @@ def _pair_target(code: str, call: str, expected: object, tol: float | None) -> N
 
 def run_process_per_pair(programs: list[Program], workers: int, timeout: float) -> list[bool]:
     ctx = mp.get_context("fork")
-    pairs = [(p.code, c, e, p.float_tol) for p in programs for c, e in zip(p.calls, p.expected)]
+    pairs = [(p.code, c, e, p.float_tol) for p in programs for c, e in zip(p.calls, p.expected, strict=False)]
     verdicts = [False] * len(pairs)
     running: dict = {}
     nxt = 0
@@ -337,7 +337,7 @@ def _anon_mb() -> int:
 
 def _script(p: Program) -> str:
     lines = [p.code, "", inspect.getsource(same), "import math", ""]
-    for i, (call, exp) in enumerate(zip(p.calls, p.expected)):
+    for i, (call, exp) in enumerate(zip(p.calls, p.expected, strict=False)):
         lines += [
             "try:",
             f"    print('T{i}', 'PASS' if same({call}, {exp!r}, {p.float_tol!r}) else 'FAIL')",
@@ -481,19 +481,19 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"({key}) {name + ':':32s} {n / _median(seconds[key]):8.1f} verdicts/s (median {_median(seconds[key]):.2f}s)"
         )
-    vs_b = _median([b / a for a, b in zip(seconds["a"], seconds["b"])])
-    vs_b0 = _median([b / a for a, b in zip(seconds["a"], seconds["b0"])])
-    vs_c = _median([c / a for a, c in zip(seconds["a"], seconds["c"])])
+    vs_b = _median([b / a for a, b in zip(seconds["a"], seconds["b"], strict=False)])
+    vs_b0 = _median([b / a for a, b in zip(seconds["a"], seconds["b0"], strict=False)])
+    vs_c = _median([c / a for a, c in zip(seconds["a"], seconds["c"], strict=False)])
     print(f"speed-up (median of the rounds' ratios) vs (b): {vs_b:.1f}x   vs (b0): {vs_b0:.1f}x   vs (c): {vs_c:.1f}x")
     if baseline is not None:
-        vs_a0 = _median([a0 / a for a, a0 in zip(seconds["a"], seconds["a0"])])
+        vs_a0 = _median([a0 / a for a, a0 in zip(seconds["a"], seconds["a0"], strict=False)])
         print(f"throughput vs (a0), the Executor at {args.baseline}: {vs_a0:.2f}x (median of the rounds' ratios)")
         if verdicts["a0"] != verdicts["a"]:
             print("(a0) and (a) disagree")
             return 1
     va, vb, vc = verdicts["a"], verdicts["b"], verdicts["c"]
-    agree_b = sum(x == y for x, y in zip(va, vb))
-    agree_c = sum(x == y for x, y in zip(va, vc))
+    agree_b = sum(x == y for x, y in zip(va, vb, strict=False))
+    agree_c = sum(x == y for x, y in zip(va, vc, strict=False))
     print(f"passes: a={sum(va)} b={sum(vb)} c={sum(vc)} of {n}; agreement a~b {agree_b}/{n}, a~c {agree_c}/{n}")
     if verdicts["b0"] != vb:
         print("(b0) and (b) disagree")

@@ -25,7 +25,7 @@ def test_every_bundled_gt_passes_its_golden_tests_in_the_sandbox(executor):
     results = check_problems(problems, executor)
     failing = [(r.id, r.reason) for r in results if not r.ok]
     assert failing == []
-    assert all(r.tests_passed == r.tests_total == len(p.golden_tests) for r, p in zip(results, problems))
+    assert all(r.tests_passed == r.tests_total == len(p.golden_tests) for r, p in zip(results, problems, strict=False))
 
 
 def test_a_wrong_gt_or_a_wrong_test_is_reported(executor):

@@ -40,7 +40,7 @@ def _run(tmp_path: Path, world: int, *flags: str, name: str = "") -> list[dict]:
 
 
 def _same_update(one: dict, two: dict, rel: float = 1e-5) -> None:
-    for a, b in zip(one["metrics"], two["metrics"]):
+    for a, b in zip(one["metrics"], two["metrics"], strict=False):
         for key in ("loss", "pg_loss", "kl", "grad_norm", "entropy", "clipfrac", "num_samples"):
             assert a[key] == pytest.approx(b[key], rel=rel, abs=1e-7), key
     _same_weights(one["state"], two["state"], rel)

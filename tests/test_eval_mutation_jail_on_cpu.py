@@ -188,8 +188,8 @@ def test_every_probe_gets_the_same_answer_under_gt_and_every_mutant(executor):
     reference = runs[0][1]
     assert all(status == "ok" for status, _ in reference), reference
     assert len(reference) == len(ATTACKS)
-    for program, (_, payload) in zip(programs, runs):
-        for name, ref, got in zip(ATTACKS, reference, payload):
+    for program, (_, payload) in zip(programs, runs, strict=False):
+        for name, ref, got in zip(ATTACKS, reference, payload, strict=False):
             assert got == ref, (name, program)
     # nothing names the other programs or an index; no source text sits in the child
     index, main, gc_probe = reference[0][1], reference[1][1], reference[2][1]

@@ -221,7 +221,7 @@ class LoadedExecutor:
 
         self.batches.append([j.id for j in jobs])
         out = self.inner.run(jobs, progress=progress)
-        for job, res in zip(jobs, out):
+        for job, res in zip(jobs, out, strict=False):
             if job.id.startswith("cand:") and not job.id.endswith(":again") and res.defined and res.results:
                 res.results[0] = CallResult("timeout", error="no result (a loaded machine)", seconds=job.timeout)
             if job.id.startswith("gt-again:") and self.gt_repeat is not None:

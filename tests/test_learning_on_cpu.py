@@ -71,7 +71,7 @@ def run_grpo(steps: int, *, lora: bool = False, lr: float = 2e-3, seed: int = 0)
     curve = []
     for _ in range(steps):
         samples = policy.generate(prompts, gen)
-        rewards = [[expression_reward(s.text, t) for s in row] for row, t in zip(samples, TARGETS)]
+        rewards = [[expression_reward(s.text, t) for s in row] for row, t in zip(samples, TARGETS, strict=False)]
         advantages = group_advantages(rewards)
         policy.train_step([s for row in samples for s in row], [a for row in advantages for a in row])
         curve.append(sum(map(sum, rewards)) / sum(map(len, rewards)))

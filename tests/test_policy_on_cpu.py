@@ -43,7 +43,7 @@ def flat(rows):
 def test_generate_shapes_and_logprobs(policy, samples):
     tok = policy.tokenizer
     assert [len(row) for row in samples] == [3, 3, 3]
-    for row, messages in zip(samples, PROMPTS):
+    for row, messages in zip(samples, PROMPTS, strict=False):
         expected_prompt = tok(
             tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False), add_special_tokens=False
         ).input_ids
@@ -178,7 +178,7 @@ def test_lora_reference_logprobs_over_several_micro_batches(samples):
     prompts, responses = [s.prompt_ids for s in rows], [s.response_ids for s in rows]
     from codea1.rl.logprobs import token_budget_chunks
 
-    assert len(token_budget_chunks([len(p) + len(r) for p, r in zip(prompts, responses)], 40)) > 1
+    assert len(token_budget_chunks([len(p) + len(r) for p, r in zip(prompts, responses, strict=False)], 40)) > 1
     ref = pol.logprobs(prompts, responses, reference=True)
     now = pol.logprobs(prompts, responses)
     for i, s in enumerate(rows):  # the same numbers one row at a time (one micro-batch each)
@@ -200,14 +200,14 @@ def test_save_load_round_trip_continues_identically(tmp_path, samples, lora):
     torch.manual_seed(999)  # disturb the RNG: load must restore it
     b.load(tmp_path / "ckpt")
     assert b.step == 1 and b.lr == a.lr
-    for (n, p), (_, q) in zip(a.model.named_parameters(), b.model.named_parameters()):
+    for (n, p), (_, q) in zip(a.model.named_parameters(), b.model.named_parameters(), strict=False):
         assert torch.equal(p, q), n
     x = torch.rand(3)
     b.load(tmp_path / "ckpt")
     assert torch.equal(torch.rand(3), x)  # RNG restored to the saved state
     ma, mb = a.train_step(rows, adv), b.train_step(rows, adv)
     assert ma["loss"] == pytest.approx(mb["loss"], rel=1e-6) and ma["lr"] == mb["lr"]
-    for (n, p), (_, q) in zip(a.model.named_parameters(), b.model.named_parameters()):
+    for (n, p), (_, q) in zip(a.model.named_parameters(), b.model.named_parameters(), strict=False):
         assert torch.allclose(p, q, atol=1e-7), n
     if not lora:  # a full checkpoint is also a normal model directory
         _model, tok = load_model_and_tokenizer(str(tmp_path / "ckpt"))

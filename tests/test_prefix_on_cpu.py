@@ -67,7 +67,7 @@ def test_prompt_ends_with_the_prefix_and_text_starts_with_it(policy) -> None:
         assert len(s.logprobs) == len(s.response_ids)
     # the stored log-probs are those of the generated tokens given prompt + prefix
     again = policy.logprobs([s.prompt_ids for s in samples], [s.response_ids for s in samples])
-    for s, lp in zip(samples, again):
+    for s, lp in zip(samples, again, strict=False):
         assert torch.allclose(torch.tensor(s.logprobs), torch.tensor(lp), atol=1e-4)
 
 

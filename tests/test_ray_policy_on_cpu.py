@@ -62,7 +62,7 @@ def _train(tmp: Path, name: str, extra: list[str], steps: int, resume: bool = Fa
 
 def _same(local: list[dict], remote: list[dict]) -> None:
     assert [r["step"] for r in local] == [r["step"] for r in remote]
-    for a, b in zip(local, remote):
+    for a, b in zip(local, remote, strict=False):
         keys = {k for k in a if not any(t in k for t in TIMING)}
         assert keys == {k for k in b if not any(t in k for t in TIMING)}
         for k in sorted(keys):
@@ -168,7 +168,7 @@ def test_two_data_parallel_ranks_per_policy_train_as_one(ray_session, tmp_path: 
 def _same_within(a_rows: list[dict], b_rows: list[dict], rel: float) -> None:
     """As _same, with a tolerance for the order in which two ranks' gradients are summed."""
     assert [r["step"] for r in a_rows] == [r["step"] for r in b_rows]
-    for a, b in zip(a_rows, b_rows):
+    for a, b in zip(a_rows, b_rows, strict=False):
         for k in sorted(k for k in a if not any(t in k for t in TIMING)):
             if isinstance(a[k], float):
                 assert math.isclose(a[k], b[k], rel_tol=rel, abs_tol=1e-6), (a["step"], k, a[k], b[k])

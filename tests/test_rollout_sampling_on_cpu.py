@@ -198,7 +198,7 @@ def test_stored_logprobs_equal_the_training_path(policy):
     flat = [s for row in rows for s in row]
     assert len({len(s.response_ids) for s in flat}) > 1
     train = policy.logprobs([s.prompt_ids for s in flat], [s.response_ids for s in flat], temperature=0.8)
-    for s, lp in zip(flat, train):
+    for s, lp in zip(flat, train, strict=False):
         assert s.temperature == 0.8
         assert len(s.logprobs) == len(s.response_ids) <= 14
         assert torch.allclose(torch.tensor(s.logprobs), torch.tensor(lp), atol=1e-5)
@@ -275,7 +275,7 @@ def test_packed_weights_sample_exactly_what_the_plain_loop_samples(tiny, monkeyp
     fast = TransformersRollout(model, tok, no_score).generate(PROMPTS + [PREFILL], gen)
     assert ids_of(fast) == ids_of(plain)
     diffs = [
-        abs(a - b) for rf, rp in zip(fast, plain) for sf, sp in zip(rf, rp) for a, b in zip(sf.logprobs, sp.logprobs)
+        abs(a - b) for rf, rp in zip(fast, plain, strict=False) for sf, sp in zip(rf, rp, strict=False) for a, b in zip(sf.logprobs, sp.logprobs, strict=False)
     ]
     assert diffs and max(diffs) < 1e-5
     # nothing packed where the copy would be too large
@@ -338,7 +338,7 @@ def test_lean_decoder_samples_what_the_model_forward_samples(tiny, arch, monkeyp
         a, b = plain.generate(PROMPTS + [PREFILL], gen), lean.generate(PROMPTS + [PREFILL], gen)
         assert ids_of(a) == ids_of(b)
         assert [[(s.text, s.finished) for s in row] for row in a] == [[(s.text, s.finished) for s in row] for row in b]
-        diffs = [abs(x - y) for ra, rb in zip(a, b) for sa, sb in zip(ra, rb) for x, y in zip(sa.logprobs, sb.logprobs)]
+        diffs = [abs(x - y) for ra, rb in zip(a, b, strict=False) for sa, sb in zip(ra, rb, strict=False) for x, y in zip(sa.logprobs, sb.logprobs, strict=False)]
         assert diffs and max(diffs) < 1e-5
     assert calls  # the lean step really ran
     assert len({len(s.response_ids) for row in b for s in row}) > 1  # rows left the batch at different steps
@@ -377,9 +377,9 @@ def test_a_call_shared_over_ranks_samples_what_one_call_samples(tiny):
         merged = [None] * len(prompts)
         for share in share_blocks(len(prompts), gen.n, gen.rows_per_call, world):
             part = rollout.generate([prompts[i] for i in share], gen, share) if share else []
-            for i, group in zip(share, part):
+            for i, group in zip(share, part, strict=False):
                 merged[i] = group
-        for a, b in zip(whole, merged):
+        for a, b in zip(whole, merged, strict=False):
             assert [s.response_ids for s in a] == [s.response_ids for s in b]
             assert [s.logprobs for s in a] == [s.logprobs for s in b]
     # the chunks do not all sample alike (each chunk has a seed of its own)

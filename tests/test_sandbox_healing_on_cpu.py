@@ -111,7 +111,7 @@ def test_verdict_steps_are_total(ex: Executor) -> None:
         (Job("unencodable_expected", code, ["h()"]), [object()], None),
     ]
     ran = ex.run([job for job, _, _ in cases])
-    judged = [decide(r, expected, tol) for r, (_, expected, tol) in zip(ran, cases)]  # type: ignore[arg-type]
+    judged = [decide(r, expected, tol) for r, (_, expected, tol) in zip(ran, cases, strict=False)]  # type: ignore[arg-type]
     res = {r.id: [c.status for c in r.results] for r in judged}
     assert res == {
         "big_vs_complex": ["fail"],

@@ -595,7 +595,7 @@ def test_hostile_program_is_contained(corpus: dict, name: str) -> None:
     if case.defined is not None:
         assert res.defined is case.defined, (res.error, res.results)
     assert len(res.results) == len(case.calls)
-    for r, allowed in zip(res.results, case.verdicts):
+    for r, allowed in zip(res.results, case.verdicts, strict=False):
         assert r.status in allowed, (name, r)
     if SECRET in case.expected:  # the secret value can only come back by reading a forbidden file
         assert all(r.status != "pass" for r in res.results)

@@ -55,7 +55,7 @@ def test_examples_mask_prompt_and_prefix(problems) -> None:
     tok = policy.tokenizer
     examples, skipped = build_examples("test", problems, tok, cfg)
     assert len(examples) == 2 and skipped == {"no_answer": 0, "prefix": 0, "too_long": 0}
-    for ex, p in zip(examples, problems):
+    for ex, p in zip(examples, problems, strict=False):
         prefix = format_prefix(PREFIX, p)
         assert tok.decode(ex.prompt_ids).endswith(prefix)  # the prefix is prompt: masked
         answer = test_answer(p, 2)

@@ -55,8 +55,8 @@ def test_stored_logprobs_are_of_the_sampling_temperature_for_every_engine(policy
         want = [x for s in flat for x in reference_logprobs(policy.model, s.prompt_ids, s.response_ids, temperature)]
         at_one = [x for s in flat for x in reference_logprobs(policy.model, s.prompt_ids, s.response_ids, 1.0)]
         assert len(got) == len(want) > 0
-        assert max(abs(a - b) for a, b in zip(got, want)) < 1e-4, name
-        assert max(abs(a - b) for a, b in zip(got, at_one)) > 1e-2, name  # really not the T=1 figures
+        assert max(abs(a - b) for a, b in zip(got, want, strict=False)) < 1e-4, name
+        assert max(abs(a - b) for a, b in zip(got, at_one, strict=False)) > 1e-2, name  # really not the T=1 figures
 
 
 def test_greedy_samples_keep_temperature_one(policy):
@@ -64,7 +64,7 @@ def test_greedy_samples_keep_temperature_one(policy):
     s = rows[0][0]
     assert s.temperature == 1.0
     ref = reference_logprobs(policy.model, s.prompt_ids, s.response_ids, 1.0)
-    assert max(abs(a - b) for a, b in zip(s.logprobs, ref)) < 1e-4
+    assert max(abs(a - b) for a, b in zip(s.logprobs, ref, strict=False)) < 1e-4
 
 
 @pytest.mark.parametrize("temperature", [0.7, 1.3])
@@ -81,7 +81,7 @@ def test_first_ppo_ratio_is_one_and_first_kl_zero_at_any_temperature(temperature
     learner = pol.logprobs(
         [s.prompt_ids for s in flat], [s.response_ids for s in flat], temperature=[s.temperature for s in flat]
     )
-    assert max(abs(a - b) for s, lp in zip(flat, learner) for a, b in zip(s.logprobs, lp)) < 1e-5
+    assert max(abs(a - b) for s, lp in zip(flat, learner, strict=False) for a, b in zip(s.logprobs, lp, strict=False)) < 1e-5
     m = pol.train_step(flat, [1.0, -1.0, 0.5] * 3)
     assert m["clipfrac"] == 0.0 and m["clipfrac_lower"] == 0.0
     assert abs(m["ppo_kl"]) < 1e-6 and abs(m["kl"]) < 1e-6
@@ -94,6 +94,6 @@ def test_mixed_temperatures_in_one_batch_are_each_scored_at_their_own(policy):
     scored = policy.logprobs(
         [s.prompt_ids for s in flat], [s.response_ids for s in flat], temperature=[s.temperature for s in flat]
     )
-    for s, lp in zip(flat, scored):
+    for s, lp in zip(flat, scored, strict=False):
         ref = reference_logprobs(policy.model, s.prompt_ids, s.response_ids, s.temperature)
-        assert max(abs(a - b) for a, b in zip(lp, ref)) < 1e-4
+        assert max(abs(a - b) for a, b in zip(lp, ref, strict=False)) < 1e-4

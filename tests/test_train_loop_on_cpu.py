@@ -122,7 +122,7 @@ def test_rollouts_rescore_with_codea1_score(a1_run: Path, tmp_path: Path) -> Non
     logged = [json.loads(x) for x in rollouts.read_text().splitlines()]
     rescored = [json.loads(x) for x in out.read_text().splitlines()]
     assert [r["question_id"] for r in rescored] == [r["question_id"] for r in logged]
-    for line, again in zip(logged, rescored):
+    for line, again in zip(logged, rescored, strict=False):
         assert again["codes"] == line["scores"]["codes"]
         assert again["mistake_book"] == line["scores"]["mistake_book"]
 

@@ -130,7 +130,7 @@ class FakeLLM:
     def generate(self, inputs: list, params: list, use_tqdm: bool = True, lora_request: Any = None) -> list:
         self.log.append(("generate", inputs, params, lora_request))
         outs = []
-        for p, sp in zip(inputs, params):
+        for p, sp in zip(inputs, params, strict=False):
             comps = []
             for k in reversed(range(sp.n)):
                 ids = [10 + k, 11 + len(p["prompt_token_ids"]) % 50, 12]
@@ -277,7 +277,7 @@ def test_prompts_render_with_the_chat_template_and_a_prefill_is_continued(fake_v
     groups = code.generate(PROMPTS, GenerationConfig(n=2, seed=1))
     [(_, inputs, _, _)] = llm.calls("generate")
     tok = code.tokenizer
-    for messages, inp, group in zip(PROMPTS, inputs, groups):
+    for messages, inp, group in zip(PROMPTS, inputs, groups, strict=False):
         if messages[-1]["role"] == "assistant":
             text = tok.apply_chat_template(messages, tokenize=False, continue_final_message=True)
             assert text.endswith(messages[-1]["content"])
@@ -298,7 +298,7 @@ def test_n_samples_grouped_per_prompt_in_order_with_the_engines_logprobs(fake_vl
     code, _ = build(config(), tmp_path, test=False)
     groups = code.generate(PROMPTS, GenerationConfig(n=3, seed=2))
     assert [len(g) for g in groups] == [3, 3, 3]
-    for prompt, g in zip(PROMPTS, groups):
+    for prompt, g in zip(PROMPTS, groups, strict=False):
         # sorted by completion index; the text starts with the response prefix, as the transformers backend's
         prefix = prompt[-1]["content"] if prompt[-1]["role"] == "assistant" else ""
         assert [s.text for s in g] == [prefix + "text-0", prefix + "text-1", prefix + "text-2"]
@@ -334,7 +334,7 @@ def test_the_learner_scores_only_the_rows_it_trains_and_measures_the_engines_gap
     code.logprobs = spy
     metrics = code.train_step(trained, [1.0, -1.0] * (len(trained) // 2) + [0.5] * (len(trained) % 2))
     assert scored == [len(trained)]  # once, and not the rows that are not trained
-    pairs = [(e, lp) for s, row in zip(trained, expected) for e, lp in zip(s.engine_logprobs, row, strict=True)]
+    pairs = [(e, lp) for s, row in zip(trained, expected, strict=False) for e, lp in zip(s.engine_logprobs, row, strict=False)]
     assert metrics["mismatch_abs"] == pytest.approx(sum(abs(e - lp) for e, lp in pairs) / len(pairs), rel=1e-5)
     k3 = [math.exp(lp - e) - (lp - e) - 1 for e, lp in pairs]
     assert metrics["mismatch_kl"] == pytest.approx(sum(k3) / len(k3), rel=1e-5)

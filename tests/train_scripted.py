@@ -66,7 +66,7 @@ class ScriptedPolicy:
         out = self.policy.generate(prompts, gen)
         return [
             [dataclasses.replace(s, text=self._text(self._problem(msgs), s)) for s in row]
-            for msgs, row in zip(prompts, out)
+            for msgs, row in zip(prompts, out, strict=False)
         ]
 
 
@@ -94,7 +94,7 @@ class _SelfPlayScripted(ScriptedPolicy):
     def generate(self, prompts: list, gen: Any) -> list:
         out = self.policy.generate(prompts, gen)
         rows = []
-        for msgs, row in zip(prompts, out):
+        for msgs, row in zip(prompts, out, strict=False):
             text = "\n".join(str(m.get("content", "")) for m in msgs)
             self.role = "test" if "assert" in text else "code"
             rows.append([dataclasses.replace(s, text=self._text(self._problem(msgs), s)) for s in row])

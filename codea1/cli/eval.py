@@ -296,7 +296,7 @@ def _solutions_from_model(problems: list, gen: Any, n: int) -> list[tuple[str, s
 
     with progress_bar(f"sampling {n} x {len(problems)} solutions") as cb:
         texts = gen.sample(code_prompts(problems, gen.sampling.response_prefix), n, progress=cb)
-    return [(p.id, extract_code(t)) for p, group in zip(problems, texts) for t in group]
+    return [(p.id, extract_code(t)) for p, group in zip(problems, texts, strict=True) for t in group]
 
 
 # ------------------------------------------------------------------------------------------- commands
@@ -420,10 +420,10 @@ def cmd_tests(args: argparse.Namespace) -> int:
             with progress_bar(f"sampling tests for {len(functions)} functions") as cb:
                 texts = gen.sample(prompts, 1, progress=cb)
             t_gen = time.monotonic() - t1
-            responses = {f.task_id: g[0] for f, g in zip(functions, texts)}
+            responses = {f.task_id: g[0] for f, g in zip(functions, texts, strict=True)}
             tests = {
                 f.task_id: [t.statement for t in parse_test_suite(g[0], f.func_name).tests]
-                for f, g in zip(functions, texts)
+                for f, g in zip(functions, texts, strict=True)
             }
         t2 = time.monotonic()
         with progress_bar("mutation scoring") as cb:
@@ -471,7 +471,7 @@ def cmd_collab(args: argparse.Namespace) -> int:
         )
     tests = {
         p.id: [t.statement for t in parse_test_suite(g[0], p.entry_point).tests][: args.tests_per_problem]
-        for p, g in zip(problems, texts)
+        for p, g in zip(problems, texts, strict=True)
     }
     with _executor(args) as ex:
         tasks = prepare_tasks(problems, ex)
@@ -495,7 +495,10 @@ def cmd_export(args: argparse.Namespace) -> int:
         texts = gen.sample(
             suite_prompts(problems, gen.sampling.response_prefix, args.tests_per_problem), 1, progress=cb
         )
-    tests = {p.id: [t.statement for t in parse_test_suite(g[0], p.entry_point).tests] for p, g in zip(problems, texts)}
+    tests = {
+        p.id: [t.statement for t in parse_test_suite(g[0], p.entry_point).tests]
+        for p, g in zip(problems, texts, strict=True)
+    }
     with _executor(args) as ex:
         out, stats = validated_golden(problems, tests, ex, max_tests=args.tests_per_problem, min_valid=args.min_valid)
     write_problems_jsonl(out, args.problems_out)

@@ -191,7 +191,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             with LocalExecutor(workers=args.workers, **extra) as executor:
                 results = play_step(chosen, codes, tests, _progress_runner(executor), histories, config)
             summary = book.apply_step(step, merge_updates((r.question_id, r.updates) for r in results))
-        by_line = dict(zip((id(item) for item in good), results))
+        by_line = dict(zip((id(item) for item in good), results, strict=True))
         output = Path(args.output)
         output.parent.mkdir(parents=True, exist_ok=True)
         with output.open("w", encoding="utf-8") as out:

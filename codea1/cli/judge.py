@@ -151,11 +151,11 @@ def run_exec(args: argparse.Namespace) -> int:
 
         if tests_items:
             results = run_assertions(ex, tests_items, timeout=args.timeout, progress=report)
-            for pos, res in zip(tests_pos, results):
+            for pos, res in zip(tests_pos, results, strict=True):
                 rows[pos] = _result_row(res)
             base[0] = len(tests_items)
         if call_jobs:
-            for pos, res in zip(call_pos, ex.run(call_jobs, progress=report)):
+            for pos, res in zip(call_pos, ex.run(call_jobs, progress=report), strict=True):
                 rows[pos] = _result_row(res)
 
     out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")  # noqa: SIM115

@@ -27,9 +27,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codea1.errors import UserError
+
+if TYPE_CHECKING:
+    from codea1.config import Config
 
 
 def _ray() -> Any:
@@ -168,12 +171,12 @@ class RemotePolicy:
         shares = share_blocks(len(prompts), gen.n, gen.rows_per_call, len(self.ranks))
         refs = [
             (share, h.generate.remote(self.role, [prompts[i] for i in share], gen, share))
-            for h, share in zip(self.ranks, shares)
+            for h, share in zip(self.ranks, shares, strict=True)
             if share
         ]
         out: list = [None] * len(prompts)
         for share, ref in refs:
-            for i, group in zip(share, self._get(ref)):
+            for i, group in zip(share, self._get(ref), strict=True):
                 out[i] = group
         return out
 
@@ -207,7 +210,7 @@ class RemotePolicy:
         return self._get(self.ranks[rank].info.remote())
 
 
-def actor_groups(cfg: Any, test: bool) -> list[tuple[str, ...]]:
+def actor_groups(cfg: Config, test: bool) -> list[tuple[str, ...]]:
     """The roles each actor hosts: one actor per policy, except dual-lora (both adapters on one base)."""
     if not test:
         return [("code",)]
@@ -216,7 +219,7 @@ def actor_groups(cfg: Any, test: bool) -> list[tuple[str, ...]]:
     return [("code",), ("test",)]
 
 
-def build_ray_policies(cfg: Any, *, test: bool = True) -> tuple[RemotePolicy, RemotePolicy | None]:
+def build_ray_policies(cfg: Config, *, test: bool = True) -> tuple[RemotePolicy, RemotePolicy | None]:
     """``(code_policy, test_policy)`` as in codea1.rl.build.build_policies, each a RemotePolicy whose
     weights live in a Ray actor (joins the cluster at `ray.address`, or starts a local one)."""
     from codea1.cluster import connect

@@ -295,7 +295,7 @@ class RayExecutor:
                     continue
                 if len(chunk) != len(positions):
                     raise SandboxError(f"RayExecutor: a pool returned {len(chunk)} results for {len(positions)} jobs")
-                for pos, res in zip(positions, chunk):
+                for pos, res in zip(positions, chunk, strict=True):
                     if results[pos] is not None:  # cannot happen: a position is handed out again only
                         continue  # after its chunk was lost
                     results[pos] = then(pos, res) if then is not None else res

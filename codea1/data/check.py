@@ -230,7 +230,7 @@ def check_problems(
             warnings.simplefilter("ignore", SyntaxWarning)
             warnings.simplefilter("ignore", DeprecationWarning)
             ran = run_assertions(ex, cases, timeout=timeout, progress=report) if cases else []
-        for i, job in zip(golden, ran):
+        for i, job in zip(golden, ran, strict=True):
             res = results[i]
             tests = problems[i].golden_tests
             res.tests_total = len(tests)
@@ -241,7 +241,9 @@ def check_problems(
             res.tests_passed = sum(r.status == "pass" for r in job.results)
             res.gt_seconds = max((r.seconds for r in job.results), default=0.0)
             res.failures = [
-                _golden_failure(k, t, r) for k, (t, r) in enumerate(zip(tests, job.results)) if r.status != "pass"
+                _golden_failure(k, t, r)
+                for k, (t, r) in enumerate(zip(tests, job.results, strict=False))
+                if r.status != "pass"
             ]
             if res.failures:
                 res.ok = False
@@ -251,7 +253,7 @@ def check_problems(
             Job(id=problems[i].id, code=programs[i], calls=["__codea1_run_test_code()"], timeout=test_code_timeout)
             for i in with_code
         ]
-        for i, job in zip(with_code, ex.run(jobs, progress=report) if jobs else []):
+        for i, job in zip(with_code, ex.run(jobs, progress=report) if jobs else [], strict=True):
             res = results[i]
             if not job.defined:
                 res.test_code_status = "crash"
@@ -276,7 +278,7 @@ def check_problems(
 def drop_failing(problems: list[Problem], results: list[CheckResult]) -> tuple[list[Problem], list[CheckResult]]:
     """Problems whose GT passed (with their measured GT runtimes put into meta) and the failing results."""
     kept, failed = [], []
-    for problem, res in zip(problems, results):
+    for problem, res in zip(problems, results, strict=True):
         if res.ok:
             problem.meta["gt_seconds"] = round(res.gt_seconds, 6)
             if res.test_code_status:

@@ -226,11 +226,11 @@ def _passes_foreign_tests(
         owners.append(owner)
     found: set[tuple[str, str]] = set()
     ran = run_assertions(executor, cases, timeout=timeout, progress=progress) if cases else []
-    for host, owner, res in zip(hosts, owners, ran):
+    for host, owner, res in zip(hosts, owners, ran, strict=True):
         if not res.defined:
             continue
         verdict: dict[str, bool] = {}
-        for gid, r in zip(owner, res.results):
+        for gid, r in zip(owner, res.results, strict=False):
             verdict[gid] = verdict.get(gid, True) and r.status == "pass"
         found |= {(host.id, gid) for gid, ok in verdict.items() if ok}
     return found

@@ -47,9 +47,9 @@ def prepare_bigcodebench(
             continue
         jobs.append(job_for(f"gt:{t.task_id}", t.problem, t.problem.gt_solution, t.methods, timeout))
         owners.append(t)
-    for t, res in zip(owners, executor.run(jobs, progress)):
+    for t, res in zip(owners, executor.run(jobs, progress), strict=True):
         t.gt_outcomes = outcomes(res, len(t.methods))
-        bad = [(m, o) for m, o in zip(t.methods, t.gt_outcomes) if o not in ("passed", "skipped")]
+        bad = [(m, o) for m, o in zip(t.methods, t.gt_outcomes, strict=True) if o not in ("passed", "skipped")]
         if bad or not res.defined:
             t.excluded = True
             first = f"{bad[0][0]}: {bad[0][1]}" if bad else "undefined"
@@ -80,7 +80,7 @@ def score_bigcodebench(
         )
         for task, res in owners
     ]
-    for (task, res), out in zip(owners, executor.run(jobs, progress)):
+    for (task, res), out in zip(owners, executor.run(jobs, progress), strict=True):
         got = outcomes(out, len(task.methods))
         passed, first = verdict(got, task.gt_outcomes)
         res.passed = passed

@@ -199,7 +199,7 @@ class _HumanEvalRun(_Run):
             self.finish(False, "undefined", out.error)
             return
         self._timed(out.results)
-        for call, r in zip(self.running, out.results):
+        for call, r in zip(self.running, out.results, strict=False):
             key = value_source(call)
             if key not in self.seen:
                 self.seen.add(key)
@@ -264,12 +264,12 @@ def _drive(runs: list[_Run], executor: Executor, progress: OnProgress = None) ->
     active = list(runs)
     total, done = len(active), 0
     while active:
-        for run, out in zip(active, executor.run([r.candidate_job() for r in active])):
+        for run, out in zip(active, executor.run([r.candidate_job() for r in active]), strict=True):
             run.take_candidate(out)
         judged = [(r, r.verdict_job()) for r in active if not r.done]
         judged = [(r, j) for r, j in judged if j is not None]
         if judged:
-            for (run, _), res in zip(judged, executor.run([j for _, j in judged])):
+            for (run, _), res in zip(judged, executor.run([j for _, j in judged]), strict=True):
                 run.take_verdict(res)
         still = [r for r in active if not r.done]
         done += len(active) - len(still)
@@ -314,7 +314,7 @@ def prepare_tasks(
         _new_run(t, t.problem.gt_solution, SampleResult(t.task_id, 0, False, ""), gt_timeout, whole=True) for t in live
     ]
     _gt_expected(runs, executor, progress)
-    for t, run in zip(live, runs):
+    for t, run in zip(live, runs, strict=True):
         if t.excluded:
             continue
         res = run.result
@@ -343,7 +343,7 @@ def _record_humaneval(tasks: list[PreparedTask], executor: Executor, gt_timeout:
         )
         for t in tasks
     ]
-    for t, res in zip(tasks, executor.run(jobs) if jobs else []):
+    for t, res in zip(tasks, executor.run(jobs) if jobs else [], strict=True):
         r = res.results[0] if res.defined and res.results else None
         run = as_check_run(r.value) if r is not None and r.status == "ok" else None
         if run is None:
@@ -379,7 +379,7 @@ def _expected_values(tasks: list[PreparedTask], executor: Executor, gt_timeout: 
                 timeout=gt_timeout,
             )
         )
-    for t, res in zip(need, executor.run(jobs) if jobs else []):
+    for t, res in zip(need, executor.run(jobs) if jobs else [], strict=True):
         bad = next((r for r in res.results if r.status != "ok"), None) if res.defined else None
         if not res.defined or bad is not None:
             t.excluded = True
@@ -396,7 +396,7 @@ def _gt_expected(runs: list[_Run], executor: Executor, progress: OnProgress) -> 
     """Runs GT; where expected values are GT's own outputs (no `results` in the program), takes them first."""
     from_gt = [r for r in runs if r.task.spec.mode != "humaneval" and r.task.spec.expected_calls is None]
     if from_gt:
-        for run, out in zip(from_gt, executor.run([r.candidate_job() for r in from_gt])):
+        for run, out in zip(from_gt, executor.run([r.candidate_job() for r in from_gt]), strict=True):
             t = run.task
             if not out.defined:
                 run.finish(False, "undefined", out.error)
@@ -408,7 +408,7 @@ def _gt_expected(runs: list[_Run], executor: Executor, progress: OnProgress) -> 
                 run.take_candidate(out)  # GT judged on the very outputs it gave
         judged = [(r, r.verdict_job()) for r in from_gt if not r.done]
         judged = [(r, j) for r, j in judged if j is not None]
-        for (run, _), res in zip(judged, executor.run([j for _, j in judged]) if judged else []):
+        for (run, _), res in zip(judged, executor.run([j for _, j in judged]) if judged else [], strict=True):
             run.take_verdict(res)
     _drive([r for r in runs if not r.done], executor, progress)
 

@@ -62,9 +62,11 @@ def collaborate(
         timeout=timeout,
     )
     valid: dict[str, list[str]] = {}
-    for t, res in zip(live, gt_runs):
+    for t, res in zip(live, gt_runs, strict=True):
         stmts = tests.get(t.task_id, [])
-        valid[t.task_id] = [s for s, r in zip(stmts, res.results) if r.status == "pass"] if res.defined else []
+        valid[t.task_id] = (
+            [s for s, r in zip(stmts, res.results, strict=False) if r.status == "pass"] if res.defined else []
+        )
     items, owners = [], []
     for t in live:
         for code in solutions[t.task_id]:
@@ -80,7 +82,7 @@ def collaborate(
             owners.append(t.task_id)
     runs = run_assertions(executor, items, timeout=timeout) if items else []
     passes: dict[str, list[int]] = {}
-    for owner, res in zip(owners, runs):
+    for owner, res in zip(owners, runs, strict=True):
         n = sum(r.status == "pass" for r in res.results) if res.defined else 0
         passes.setdefault(owner, []).append(n)
     pairs = [(t.task_id, code) for t in live for code in solutions[t.task_id]]

@@ -46,8 +46,8 @@ def validated_golden(
     runs = run_assertions(executor, items, timeout=timeout)
     out: list[Problem] = []
     total = valid_total = 0
-    for p, stmts, res in zip(problems, keep, runs):
-        valid = [s for s, r in zip(stmts, res.results) if r.status == "pass"] if res.defined else []
+    for p, stmts, res in zip(problems, keep, runs, strict=True):
+        valid = [s for s, r in zip(stmts, res.results, strict=False) if r.status == "pass"] if res.defined else []
         total += len(stmts)
         valid_total += len(valid)
         if len(valid) >= min_valid:

@@ -198,7 +198,7 @@ class _Finder(ast.NodeVisitor):
     # comparisons --------------------------------------------------------------------------------
     def visit_Compare(self, node: ast.Compare) -> None:
         left = node.left
-        for op, right in zip(node.ops, node.comparators):
+        for op, right in zip(node.ops, node.comparators, strict=True):
             name = type(op).__name__
             tokens = _gap_tokens(self.src.text, self.src.end(left), self.src.start(right))
             if name in COMPARE_OPS:
@@ -270,7 +270,7 @@ class _Finder(ast.NodeVisitor):
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         word, operator = ("and", "ReplaceAndWithOr") if isinstance(node.op, ast.And) else ("or", "ReplaceOrWithAnd")
         replacement = "or" if word == "and" else "and"
-        for left, right in zip(node.values, node.values[1:]):
+        for left, right in zip(node.values, node.values[1:], strict=False):
             tokens = _gap_tokens(self.src.text, self.src.end(left), self.src.start(right))
             if len(tokens) == 1 and tokens[0][2] == word:
                 self.add(operator, tokens[0][0], tokens[0][1], replacement)
@@ -585,7 +585,7 @@ def run_programs(
     # all on one slot: children of different slots differ (uid, cgroup, the zygote's own addresses), so
     # a call could tell them apart, and tell a mutant from GT wherever the two ran on different slots
     results = executor.run([jobs[j] for j in order], progress=progress, one_slot=True) if jobs else []
-    for j, res in zip(order, results):
+    for j, res in zip(order, results, strict=True):
         k = where[j]
         if not res.defined or not res.results:
             out[k] = ("crash", res.error)
@@ -662,7 +662,7 @@ def _unstable(first: tuple[str, Any], second: tuple[str, Any], scored: list[bool
 
     if first[0] != "ran" or second[0] != "ran":
         return
-    for i, ((s1, v1), (s2, v2)) in enumerate(zip(first[1], second[1])):
+    for i, ((s1, v1), (s2, v2)) in enumerate(zip(first[1], second[1], strict=False)):
         if i < len(scored) and (s1 != s2 or (s1 == "ok" and not values_equal(v1, v2))):
             scored[i] = False
 
@@ -683,7 +683,7 @@ def _judge(outcome: MutantOutcome, run: tuple[str, Any], expected: list[Any], sc
     if len(payload) < len(expected) and (not payload or payload[-1][0] == "ok"):
         outcome.killed, outcome.how = True, "crash"  # fewer results than calls: not a clean run
         return
-    for i, ((status, value), exp, counts) in enumerate(zip(payload, expected, scored)):
+    for i, ((status, value), exp, counts) in enumerate(zip(payload, expected, scored, strict=False)):
         if not counts:
             if status != "ok":
                 return  # the run stopped at a call that is not scored: the later ones are unknown
@@ -742,9 +742,9 @@ def score_mutants(
         runs = run_programs(programs, calls, executor, timeout=limit, progress=progress)
         scored = _reference(expected, runs[:REFERENCE_RUNS])
         firsts = runs[REFERENCE_RUNS : REFERENCE_RUNS + len(mutants)]
-        for j, second in zip(again, runs[REFERENCE_RUNS + len(mutants) :]):
+        for j, second in zip(again, runs[REFERENCE_RUNS + len(mutants) :], strict=True):
             _unstable(firsts[j], second, scored)
-        for outcome, run in zip(outcomes, firsts):
+        for outcome, run in zip(outcomes, firsts, strict=True):
             _judge(outcome, run, expected, scored)
     return summarise(outcomes, skipped_points(source))
 

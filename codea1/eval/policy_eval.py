@@ -50,7 +50,7 @@ def distinct_valid(calls: Sequence[str], valid: Sequence[bool]) -> int:
     easy assert four times has one valid test here, not four."""
     seen: set[str] = set()
     count = 0
-    for call, ok in zip(calls, valid):
+    for call, ok in zip(calls, valid, strict=True):
         if call not in seen and ok:
             count += 1
         seen.add(call)
@@ -80,14 +80,14 @@ def evaluate_code(
 
     gen = GenerationConfig.of(cfg.eval, n=spec.code_samples, seed=spec.seed + 1)
     rows = policy.generate(code_prompts(problems, cfg.eval.response_prefix), gen)
-    solutions = [(p.id, extract_code(s.text)) for p, row in zip(problems, rows) for s in row]
+    solutions = [(p.id, extract_code(s.text)) for p, row in zip(problems, rows, strict=True) for s in row]
     summary, results, _tasks = evaluate_samples(problems, solutions, executor)
     per_problem = {tid: t["correct"] / t["n"] for tid, t in summary["tasks"].items() if t["n"]}
     mean, low, high = bootstrap_interval(list(per_problem.values()), samples=spec.bootstrap, seed=spec.seed)
-    texts = [(p.id, s.text) for p, row in zip(problems, rows) for s in row]
+    texts = [(p.id, s.text) for p, row in zip(problems, rows, strict=True) for s in row]
     kept = [
         {"role": "code", "task_id": tid, "response": text, "passed": r.passed, "status": r.status}
-        for (tid, text), r in zip(texts, results)
+        for (tid, text), r in zip(texts, results, strict=True)
     ]
     return {
         "pass@1": mean,
@@ -136,11 +136,13 @@ def evaluate_tests(
         parsed_counts = []
         sample_rows += [
             {"role": "test", "mode": mode, "task_id": p.id, "suite": i, "response": row[i].text}
-            for p, row in zip(problems, rows)
+            for p, row in zip(problems, rows, strict=True)
             for i in range(n)
         ]
         for i in range(n):
-            suites = {p.id: parse_test_suite(row[i].text, p.entry_point).tests for p, row in zip(problems, rows)}
+            suites = {
+                p.id: parse_test_suite(row[i].text, p.entry_point).tests for p, row in zip(problems, rows, strict=True)
+            }
             parsed = {tid: [t.statement for t in tests] for tid, tests in suites.items()}
             parsed_counts += [len(v) for v in parsed.values()]
             summary, records = score_tests(

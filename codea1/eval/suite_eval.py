@@ -128,10 +128,10 @@ def measure_coverage(
             calls=[f"__codea1_coverage({ULT_PRELUDE!r}, {fn.code!r}, {calls!r})"],
             timeout=timeout * max(1, len(calls)),
         )
-        for fn, calls in zip(functions, calls_per_function)
+        for fn, calls in zip(functions, calls_per_function, strict=True)
     ]
     out = []
-    for fn, calls, res in zip(functions, calls_per_function, executor.run(jobs) if jobs else []):
+    for fn, calls, res in zip(functions, calls_per_function, executor.run(jobs) if jobs else [], strict=True):
         r = res.results[0] if res.defined and res.results else None
         if not calls or r is None or r.status != "ok" or type(r.value) is not tuple:
             out.append(Coverage(line=0.0, branch=0.0))
@@ -187,7 +187,7 @@ def score_tests(
     chosen = [first_k(tests.get(fn.task_id, []), k) for fn in functions]
     cases = [
         AssertCase(code=fn.program, tests=t, entry_point=fn.func_name, oracle=fn.program, id=fn.task_id)
-        for fn, t in zip(functions, chosen)
+        for fn, t in zip(functions, chosen, strict=True)
     ]
     ran = run_assertions(executor, cases, timeout=timeout)
     records: list[FunctionTestResult] = []
@@ -367,7 +367,7 @@ def pick_buggy_candidates(
         if not mutants:
             continue
         report = score_mutants(fn.code, calls, executor, prelude=ULT_PRELUDE, mutants=mutants)
-        killed = [m for m, o in zip(mutants, report.outcomes) if o.killed and o.how == "wrong"]
+        killed = [m for m, o in zip(mutants, report.outcomes, strict=True) if o.killed and o.how == "wrong"]
         if killed:
             out[fn.task_id] = killed[0]
     return out

@@ -136,7 +136,7 @@ def ask_gt(
                 Job(id=f"expected:{problem.id}", code=gt_program(problem), calls=[source], timeout=config.test_timeout)
             )
             plan.append((q, "expected", [source]))
-    for (q, kind, sources), result in zip(plan, run_jobs(executor, jobs, progress)):
+    for (q, kind, sources), result in zip(plan, run_jobs(executor, jobs, progress), strict=True):
         answer = answers[q]
         if kind == "gt" and not result.defined and answer.gt_error is None:
             answer.gt_error = result.error or "GT did not run"

@@ -42,7 +42,7 @@ def golden_step(
             )
             plan.append((q, m))
     rewards = [[0.0] * len(code_responses[q]) for q in range(len(problems))]
-    for (q, m), result in zip(plan, run_assertions(executor, cases, config.test_timeout, progress)):
+    for (q, m), result in zip(plan, run_assertions(executor, cases, config.test_timeout, progress), strict=True):
         rewards[q][m] = golden_reward(bool(result.defined), [r.status == "pass" for r in result.results])
     return rewards
 

@@ -183,7 +183,7 @@ def _recheck_timeouts(
         for n, idx in late
     ]
     retry_plan, retry_jobs = [], []
-    for (n, idx), gt in zip(late, executor.run(gt_jobs)):
+    for (n, idx), gt in zip(late, executor.run(gt_jobs), strict=True):
         slow = []
         for k, i in enumerate(idx):
             repeat = gt.results[k] if gt.defined and k < len(gt.results) else None
@@ -202,7 +202,9 @@ def _recheck_timeouts(
         n, slow = retry_plan[j]
         return judge(res, [plan[n][3][i] for i in slow])
 
-    for (n, slow), again in zip(retry_plan, run_jobs(executor, retry_jobs, None, again_judged if judge else None)):
+    for (n, slow), again in zip(
+        retry_plan, run_jobs(executor, retry_jobs, None, again_judged if judge else None), strict=True
+    ):
         for k, i in enumerate(slow):
             if again.defined and k < len(again.results):
                 out[n][0].results[i] = again.results[k]

@@ -160,7 +160,7 @@ class MistakeBook:
 
     def step_log(self) -> list[dict[str, int]]:
         rows = self.conn.execute("SELECT step, added, removed, size, questions FROM steps ORDER BY step")
-        return [dict(zip(("step", "added", "removed", "size", "questions"), r)) for r in rows]
+        return [dict(zip(("step", "added", "removed", "size", "questions"), r, strict=True)) for r in rows]
 
     def stats(self) -> dict[str, Any]:
         total = self.conn.execute(

@@ -96,7 +96,7 @@ def parse_round(
             [parse_test_suite(t, p.entry_point, config.max_tests_per_suite, config.test_validity) for t in per_code]
             for per_code in per_q
         ]
-        for p, per_q in zip(problems, test_responses)
+        for p, per_q in zip(problems, test_responses, strict=True)
     ]
     return ParsedRound(codes, suites)
 
@@ -121,7 +121,7 @@ def play_step(
     histories = histories if histories is not None else [[] for _ in problems]
     if not (len(problems) == len(code_responses) == len(test_responses) == len(histories)):
         raise ValueError("play_step: problems, code_responses, test_responses and histories differ in length")
-    for q, (per_code, per_tests) in enumerate(zip(code_responses, test_responses)):
+    for q, (per_code, per_tests) in enumerate(zip(code_responses, test_responses, strict=True)):
         if len(per_code) != len(per_tests):
             raise ValueError(
                 f"play_step: question {q} has {len(per_code)} code responses but "
@@ -144,7 +144,7 @@ def play_step(
         if config.selfplay_reward == "cure":
             cure_rewards(scores, parsed.suites[q], answers[q], question_runs, config, resolved[q])
         selected = topvar_select([[s.test_reward for s in c.suites] for c in scores], config.topvar_ell)
-        for score, chosen in zip(scores, selected):
+        for score, chosen in zip(scores, selected, strict=True):
             score.topvar_selected = chosen
         results.append(
             QuestionResult(

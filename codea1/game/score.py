@@ -28,7 +28,7 @@ def score_question(
     candidates (book tests they passed, kept tests they failed)."""
     scores: list[CodeScore] = []
     update = BookUpdate()
-    for checked_suites, run in zip(checked, runs):
+    for checked_suites, run in zip(checked, runs, strict=True):
         book_passed = [run.passed.get((t.call, t.expected_json), False) for t in history]
         suites = []
         for suite in checked_suites:
@@ -41,8 +41,8 @@ def score_question(
                 for t, ok in zip(history, book_passed, strict=True)
                 if ok and (t.call, t.expected_json) not in run.excused
             )
-            for suite, verdict in zip(checked_suites, suites):
-                update.failed.extend(k.stored() for k, ok in zip(suite.kept, verdict.passed) if not ok)
+            for suite, verdict in zip(checked_suites, suites, strict=True):
+                update.failed.extend(k.stored() for k, ok in zip(suite.kept, verdict.passed, strict=True) if not ok)
     return scores, update
 
 
@@ -69,7 +69,7 @@ def cure_rewards(
         )
         for m in codes
     ]
-    for score, per_code in zip(scores, parsed):
+    for score, per_code in zip(scores, parsed, strict=True):
         for n, suite in enumerate(per_code):
             firsts: dict[str, Any] = {}
             unresolved = 0
@@ -89,7 +89,7 @@ def cure_rewards(
                         config.test_validity,
                         config.float_tol,
                     )
-                    for call, t in zip(calls, tests)
+                    for call, t in zip(calls, tests, strict=True)
                 ]
                 for c in codes
             ]

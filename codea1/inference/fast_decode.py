@@ -46,7 +46,10 @@ def _linear(weights: list[torch.nn.Linear], rows: int, pack: bool):
     bias = None
     if any(b is not None for b in biases):
         bias = torch.cat(
-            [b.detach() if b is not None else m.weight.new_zeros(m.out_features) for b, m in zip(biases, weights)]
+            [
+                b.detach() if b is not None else m.weight.new_zeros(m.out_features)
+                for b, m in zip(biases, weights, strict=True)
+            ]
         )
     if pack:
         packed = torch.ops.mkl._mkl_reorder_linear_weight(w, rows)

@@ -74,9 +74,19 @@ class RolloutBackend(Protocol):
         """Replace the engine's weights (names as in the learner's ``state_dict``)."""
         ...
 
-    def sync_from(self, policy: Any) -> None:
+    def sync_from(self, policy: WeightSource) -> None:
         """Bring the engine up to date with a learner policy after an update."""
         ...
+
+
+class WeightSource(Protocol):
+    """The learner side of a policy that an engine follows: its model (a transformers module; with LoRA
+    under a peft wrapper whose adapter is `adapter`) and tokenizer. A learner that keeps its weights
+    sharded also has ``engine_weights()``: the full weights, gathered."""
+
+    model: torch.nn.Module
+    tokenizer: Any
+    adapter: str | None
 
 
 def chunk_seed(seed: int, first_row: int) -> int:
@@ -605,7 +615,7 @@ class TransformersRollout:
         for step in range(gen.max_new_tokens):
             token, logp = sample_next(logits, gen.temperature, gen.top_k, gen.top_p)
             keep = []
-            for j, (t, lp) in enumerate(zip(token.tolist(), logp.tolist())):
+            for j, (t, lp) in enumerate(zip(token.tolist(), logp.tolist(), strict=True)):
                 row = active[j]
                 ids[row].append(t)
                 lps[row].append(lp)
@@ -653,7 +663,7 @@ class TransformersRollout:
         if unexpected:
             raise ValueError(f"unexpected weight names for this model: {unexpected[:3]}")
 
-    def sync_from(self, policy: Any) -> None:
+    def sync_from(self, policy: WeightSource) -> None:
         """Nothing to do when the backend samples with the learner's own model (the usual case)."""
         if getattr(policy, "model", None) is self.model:
             return

@@ -51,7 +51,7 @@ import tempfile
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codea1.config import VLLM_MAX_TEMPERATURE, VLLM_MIN_TEMPERATURE, vllm_samples_at
 from codea1.errors import UserError
@@ -63,6 +63,10 @@ from codea1.inference.rollout import (
     rendered_prefix,
 )
 from codea1.inference.vllm_worker import WORKER_EXTENSION
+
+if TYPE_CHECKING:
+    from codea1.config import Config
+    from codea1.inference.rollout import WeightSource
 
 SEED_SPACE = 2**31 - 1
 
@@ -298,7 +302,7 @@ class VLLMRollout:
         *,
         adapter: str | None = None,
         stop_token_ids: Sequence[int] = (),
-        policy: Any = None,
+        policy: WeightSource = None,
     ) -> None:
         self.engine = engine
         self.tokenizer = tokenizer
@@ -348,7 +352,7 @@ class VLLMRollout:
         responses: list[tuple[list[int], str, bool]] = []
         engine_logprobs: list[list[float]] = []
         asked = requested_n(gen)
-        for ids, prefix, out in zip(prompt_ids, prefixes, outputs):
+        for ids, prefix, out in zip(prompt_ids, prefixes, outputs, strict=True):
             completions = sorted(out.outputs, key=lambda c: c.index)
             if len(completions) != asked:
                 raise RuntimeError(f"vLLM returned {len(completions)} samples for n={asked}")
@@ -382,7 +386,7 @@ class VLLMRollout:
         self.engine.load_full_weights((name, tensor.detach()) for name, tensor in state.items())
         self.engine.finish_wake()
 
-    def sync_from(self, policy: Any) -> None:
+    def sync_from(self, policy: WeightSource) -> None:
         """Brings the engine up to date with `policy` now (LoRA: a new adapter id; else full weights)."""
         if self.adapter is not None:
             self._new_adapter(policy)
@@ -410,7 +414,7 @@ class VLLMRollout:
                 self.sync_from(policy)
         engine.wake()
 
-    def _new_adapter(self, policy: Any) -> None:
+    def _new_adapter(self, policy: WeightSource) -> None:
         from peft import get_peft_model_state_dict
         from safetensors.torch import save_file
 
@@ -432,7 +436,7 @@ class VLLMRollout:
 # ------------------------------------------------------------------------------------------- building
 
 
-def _engine_source(name: str, policy: Any, workdir: Path) -> str:
+def _engine_source(name: str, policy: WeightSource, workdir: Path) -> str:
     """What the engine loads at start: a local model directory or hub id; a builtin model (tiny-random,
     smollm2-135m) is saved from the learner first."""
     from codea1.models import BUILTIN_MODELS
@@ -523,7 +527,7 @@ def sleep_mode_available() -> bool:
     return bool(check()) if callable(check) else True
 
 
-def build_engine(cfg: Any, source: str, *, lora: bool, llm_class: Any = None) -> EngineHandle:
+def build_engine(cfg: Config, source: str, *, lora: bool, llm_class: Any = None) -> EngineHandle:
     """A vLLM engine for one base model, configured from the `rollout` section (and model/policy/seed)."""
     r = cfg.rollout
     if lora and r.vllm_sleep_level >= 2:
@@ -605,7 +609,7 @@ def sampling_engine(
 
 
 def attach_vllm(
-    cfg: Any, policies: Sequence[Any], *, llm_class: Any = None, workdir: str | None = None
+    cfg: Config, policies: Sequence[WeightSource | None], *, llm_class: Any = None, workdir: str | None = None
 ) -> list[VLLMRollout]:
     """Gives each policy (None entries skipped) a VLLMRollout: one engine per base model, shared by the
     policies that start from it (dual-lora: one base, two adapters; full: weights swapped per policy)."""

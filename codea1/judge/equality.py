@@ -76,7 +76,7 @@ def _eq(a: Any, b: Any, tol: float | None, depth: int) -> bool:
         ca, cb = complex(a), complex(b)
         return _num_eq(ca.real, cb.real, tol) and _num_eq(ca.imag, cb.imag, tol)
     if ta in (list, tuple, deque) or tb in (list, tuple, deque):
-        return ta is tb and len(a) == len(b) and all(_eq(x, y, tol, depth + 1) for x, y in zip(a, b))
+        return ta is tb and len(a) == len(b) and all(_eq(x, y, tol, depth + 1) for x, y in zip(a, b, strict=True))
     if ta in _DICTS or tb in _DICTS:
         if ta not in _DICTS or tb not in _DICTS:
             return False
@@ -84,7 +84,11 @@ def _eq(a: Any, b: Any, tol: float | None, depth: int) -> bool:
             return all(_eq(dict.get(a, k, 0), dict.get(b, k, 0), tol, depth + 1) for c in (a, b) for k in c)
         if len(a) != len(b):
             return False
-        if ta is OrderedDict and tb is OrderedDict and not all(_eq(x, y, None, depth + 1) for x, y in zip(a, b)):
+        if (
+            ta is OrderedDict
+            and tb is OrderedDict
+            and not all(_eq(x, y, None, depth + 1) for x, y in zip(a, b, strict=True))
+        ):
             return False  # two OrderedDicts: the same keys in the same order
         pairs = _matched_members(list(a), list(b), depth)
         return pairs is not None and all(_eq(a[k], b[j], tol, depth + 1) for k, j in pairs)

@@ -73,7 +73,7 @@ def _paste_loop_rows(
         for n, _, _, src in todo
     ]
     refused: dict[tuple[int, int], str] = {}
-    for (n, t, i, _), res in zip(todo, executor.run(jobs)):
+    for (n, t, i, _), res in zip(todo, executor.run(jobs), strict=True):
         got = res.results[0] if res.defined and res.results else None
         if got is None or got.status != "ok" or contains_unserializable(got.value):
             refused[n, t] = "the loop of the assert could not be evaluated as plain data"
@@ -163,7 +163,7 @@ def run_assertions(
     refused = _paste_loop_rows(executor, cases, read, timeout)
     _resolve_calls(cases, read, refused)
     jobs, spans = [], []
-    for n, (case, row) in enumerate(zip(cases, read)):
+    for n, (case, row) in enumerate(zip(cases, read, strict=True)):
         calls: list[str] = []
         span: list[tuple[int, int]] = []
         for t, a in enumerate(row):
@@ -178,9 +178,9 @@ def run_assertions(
 
     out: list[Any] = []
     pending: list[tuple[int, int, str, list]] = []  # (case, test, `bool(template)` with values pasted in, calls)
-    for n, (case, row, span, res) in enumerate(zip(cases, read, spans, ran)):
+    for n, (case, row, span, res) in enumerate(zip(cases, read, spans, ran, strict=True)):
         results: list[Any] = []
-        for t, (a, (lo, hi)) in enumerate(zip(row, span)):
+        for t, (a, (lo, hi)) in enumerate(zip(row, span, strict=True)):
             if a is None:
                 results.append(CallResult("invalid", error="not one assert statement"))
                 continue
@@ -243,8 +243,8 @@ def run_assertions(
             )
             for n in keys
         ]
-        for n, res in zip(keys, executor.run(oracle_jobs)):
-            for (t, _), r in zip(by_case[n], res.results if res.defined else []):
+        for n, res in zip(keys, executor.run(oracle_jobs), strict=True):
+            for (t, _), r in zip(by_case[n], res.results if res.defined else [], strict=False):
                 prev = out[n].results[t]
                 call = _reached(r, nonce, calls_of[n, t])
                 if r.status == "ok" and type(r.value) is bool:

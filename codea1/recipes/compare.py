@@ -34,7 +34,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codea1.config import Config, migrate
 from codea1.errors import UserError
@@ -42,6 +42,9 @@ from codea1.eval.policy_eval import EvalPlan, evaluate_policies
 from codea1.eval.stats import bootstrap_interval, paired_difference, power_line, power_statement
 from codea1.sandbox.api import Executor
 from codea1.train.run_dir import code_commit
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 METHOD_ORDER = ("base", "golden", "a1", "selfplay")
 TRAINED = ("golden", "a1", "selfplay")
@@ -139,7 +142,7 @@ class Comparison:
         out: Path,
         cfg: Config,
         spec: CompareSpec,
-        console: Any = None,
+        console: Console | None = None,
         expected_train_ids: list[str] | None = None,
     ) -> None:
         from rich.console import Console
@@ -590,7 +593,7 @@ def write_curves(out: Path, methods: list[str]) -> list[Path]:
         ("mistake_book_size", "Mistake Book size"),
     ]
     fig, axes = plt.subplots(2, 2, figsize=(10, 7))
-    for ax, (key, title) in zip(axes.flat, keys):
+    for ax, (key, title) in zip(axes.flat, keys, strict=False):
         for method in methods:
             rows = read_metrics(out / "runs" / method / "metrics.jsonl") if method != "base" else []
             pts = [(r["step"], r[key]) for r in rows if isinstance(r.get(key), (int, float))]
@@ -621,7 +624,11 @@ def write_curves(out: Path, methods: list[str]) -> list[Path]:
 
 
 def compare(
-    out: Path, cfg: Config, spec: CompareSpec, console: Any = None, expected_train_ids: list[str] | None = None
+    out: Path,
+    cfg: Config,
+    spec: CompareSpec,
+    console: Console | None = None,
+    expected_train_ids: list[str] | None = None,
 ) -> dict[str, Any]:
     """Runs (or resumes) a comparison in `out`; returns results.json's content. With
     `expected_train_ids` it stops before any training unless it selected exactly that list."""

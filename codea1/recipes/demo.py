@@ -17,16 +17,22 @@ import itertools
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codea1.config import Config, load_config
 from codea1.sandbox.api import Executor
+
+if TYPE_CHECKING:
+    from codea1.eval.policy_eval import Sampler
+    from codea1.problem import Problem
 
 PRESETS = Path(__file__).resolve().parents[1] / "configs"
 EXPECTED_MINUTES = "12-16"
 
 
-def measure(code_policy: Any, test_policy: Any, problems: list, executor: Executor, cfg: Config) -> dict[str, Any]:
+def measure(
+    code_policy: Sampler, test_policy: Sampler, problems: list[Problem], executor: Executor, cfg: Config
+) -> dict[str, Any]:
     """The demo's two measurements on the held-out problems (codea1.eval.policy_eval): the Code LLM's
     pass@1 and the Test LLM's white-box valid ratio, each per problem with a bootstrap interval."""
     from codea1.eval.policy_eval import EvalPlan, evaluate_code, evaluate_tests

@@ -4,7 +4,7 @@ class and the dual-LoRA pair (codea1.rl.dual, built on Policy) do not import eac
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -12,8 +12,11 @@ from codea1.models import load_model_and_tokenizer
 from codea1.rl.dual import DualPolicy
 from codea1.rl.policy import Policy
 
+if TYPE_CHECKING:
+    from codea1.config import Config
 
-def build_policies(cfg: Any, *, test: bool = True, code: bool = True) -> tuple[Policy | None, Policy | None]:
+
+def build_policies(cfg: Config, *, test: bool = True, code: bool = True) -> tuple[Policy | None, Policy | None]:
     """``(code_policy, test_policy)`` of a training config, each sampling with the rollout backend of
     ``rollout.backend`` (transformers: its own model; vllm: codea1.inference.vllm_backend); see load_policies."""
     code_policy, test_policy = load_policies(cfg, test=test, code=code)
@@ -25,7 +28,7 @@ def build_policies(cfg: Any, *, test: bool = True, code: bool = True) -> tuple[P
     return code_policy, test_policy
 
 
-def load_policies(cfg: Any, *, test: bool = True, code: bool = True) -> tuple[Policy | None, Policy | None]:
+def load_policies(cfg: Config, *, test: bool = True, code: bool = True) -> tuple[Policy | None, Policy | None]:
     """``(code_policy, test_policy)`` of a training config (codea1.config.Config), honouring
     ``model.mode``; with ``test=False`` only the code policy is built (golden, selfplay), with
     ``code=False`` only the test policy (a process that hosts the Test LLM alone: codea1.cluster.policies):

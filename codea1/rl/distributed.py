@@ -54,7 +54,7 @@ class DataParallel:
         flat = torch.cat([g.reshape(-1).float() for g in grads])
         torch.distributed.all_reduce(flat, op=torch.distributed.ReduceOp.SUM, group=self.group)
         offset = 0
-        for p, g in zip(params, grads):
+        for p, g in zip(params, grads, strict=True):
             n = g.numel()
             p.grad = flat[offset : offset + n].view_as(g).to(g.dtype)
             offset += n

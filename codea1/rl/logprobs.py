@@ -50,7 +50,7 @@ def pack(prompts: Sequence[Sequence[int]], responses: Sequence[Sequence[int]], p
     p_len = max((len(p) for p in prompts), default=0)
     r_len = max((len(r) for r in responses), default=0)
     rows, masks, resp, resp_mask = [], [], [], []
-    for p, r in zip(prompts, responses):
+    for p, r in zip(prompts, responses, strict=True):
         lp, lr = p_len - len(p), r_len - len(r)
         rows.append([pad_id] * lp + list(p) + list(r) + [pad_id] * lr)
         masks.append([0] * lp + [1] * (len(p) + len(r)) + [0] * lr)

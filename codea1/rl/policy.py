@@ -278,7 +278,7 @@ class Policy:
         self.model.eval()
         out: list[list[float]] = [[] for _ in prompt_ids]
         try:
-            lengths = [len(p) + len(r) for p, r in zip(prompt_ids, response_ids)]
+            lengths = [len(p) + len(r) for p, r in zip(prompt_ids, response_ids, strict=True)]
             chunks: list[list[int] | None] = list(token_budget_chunks(lengths, self.config.micro_batch_tokens))
             if self.sharded and self.data_parallel is not None and model is not self.replica:
                 # each pass of a sharded model gathers its blocks on every rank: all ranks run as many
@@ -473,7 +473,7 @@ class Policy:
                 dp.all_reduce_grads(self.params)
             names = [*sums, *token_stats]
             summed = dp.all_reduce_sum([{**sums, **token_stats}[k] for k in names])
-            for k, v in zip(names, summed):
+            for k, v in zip(names, summed, strict=True):
                 (sums if k in sums else token_stats)[k] = v
         grad_norm = full_value(torch.nn.utils.clip_grad_norm_(self.params, cfg.grad_clip))
         skipped = not torch.isfinite(grad_norm)

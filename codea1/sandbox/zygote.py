@@ -387,14 +387,14 @@ def _fixed_fds(job_r: int, res_w: int, zygote: int) -> tuple[int, int, int]:
     fds = [job_r, res_w, zygote]
     keep = sorted(set(fds) - {-1})
     os.closerange(3, keep[0])
-    for a, b in zip(keep, [*keep[1:], 1 << 16]):
+    for a, b in zip(keep, [*keep[1:], 1 << 16], strict=True):
         os.closerange(a + 1, b)
     spare = [fcntl.fcntl(fd, fcntl.F_DUPFD, 16) if fd >= 0 else -1 for fd in fds]
     for fd in fds:
         if fd >= 0:
             os.close(fd)
     out = []
-    for target, fd in zip((3, 4, 5), spare):
+    for target, fd in zip((3, 4, 5), spare, strict=False):
         if fd < 0:
             out.append(-1)
             continue

@@ -23,7 +23,7 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codea1.config import Config
 from codea1.errors import UserError
@@ -42,6 +42,13 @@ from codea1.train.checkpoint import (
 from codea1.train.methods import METHODS, StepEnv, derive_seed
 from codea1.train.metrics import MetricsLogger, read_metrics, truncate_metrics
 from codea1.train.run_dir import RunDir
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from codea1.game.mistake_book import MistakeBook
+    from codea1.problem import Problem
+    from codea1.rl.api import PolicyHandle
 
 # ----------------------------------------------------------------------------------------------------
 # small pure helpers
@@ -123,7 +130,9 @@ def on_problem_file(data: dict[str, Any], path: Path) -> dict[str, Any]:
     return data
 
 
-def load_training_problems(cfg: Config, executor: Executor | None = None, console: Any = None) -> list[Any]:
+def load_training_problems(
+    cfg: Config, executor: Executor | None = None, console: Console | None = None
+) -> list[Problem]:
     """The training problems: data.train filtered by difficulty and limit, then (data.require_golden_tests)
     only those with golden tests, then (data.check_gt) only those whose GT passes them. The filters are
     the same for every method, so runs of two methods with one seed and data read the same questions in
@@ -227,7 +236,7 @@ class Trainer:
         *,
         max_steps: int | None = None,
         policy_factory: Callable[[Config], tuple[Any, Any]] | None = None,
-        console: Any = None,
+        console: Console | None = None,
         progress: bool | None = None,
         executor: Executor | None = None,
         new_run: bool = False,
@@ -274,7 +283,7 @@ class Trainer:
         with make_executor(cfg, hide_paths=[str(self.run.root.resolve())]) as executor:
             return self._train_with(executor, console)
 
-    def _train_with(self, executor: Executor, console: Any) -> dict[str, Any]:
+    def _train_with(self, executor: Executor, console: Console | None) -> dict[str, Any]:
         from codea1.game.mistake_book import MistakeBook
 
         cfg = self.cfg
@@ -302,7 +311,9 @@ class Trainer:
             book.close()
         return {"steps": last, "run_dir": str(self.run.root)}
 
-    def _restore(self, code_policy: Any, test_policy: Any, book: Any, console: Any) -> TrainerState:
+    def _restore(
+        self, code_policy: PolicyHandle, test_policy: PolicyHandle, book: MistakeBook, console: Console | None
+    ) -> TrainerState:
         """Loads the newest complete checkpoint (if any) and puts the book, metrics, rollouts in line."""
         removed = remove_stale(self.run.checkpoints_dir)
         if removed:
@@ -334,7 +345,13 @@ class Trainer:
         return state
 
     def _loop(
-        self, state: TrainerState, total: int, problems: list, env: StepEnv, logger: MetricsLogger, console: Any
+        self,
+        state: TrainerState,
+        total: int,
+        problems: list,
+        env: StepEnv,
+        logger: MetricsLogger,
+        console: Console | None,
     ) -> int:
         from rich.progress import (
             BarColumn,
@@ -412,7 +429,7 @@ class Trainer:
                     break
         return state.step
 
-    def _report(self, console: Any) -> None:
+    def _report(self, console: Console | None) -> None:
         """report.html and plots/, rewritten at each checkpoint (a report that fails never stops training)."""
         from codea1.errors import storage_failure
         from codea1.train.report import write_report
@@ -423,7 +440,7 @@ class Trainer:
             why = storage_failure(exc, self.run.root) or f"{type(exc).__name__}: {exc}"
             console.print(f"report not written ({why}); `codea1 report {self.run.root}` writes it later")
 
-    def _checkpoint(self, state: TrainerState, code_policy: Any, test_policy: Any) -> Path:
+    def _checkpoint(self, state: TrainerState, code_policy: PolicyHandle, test_policy: PolicyHandle) -> Path:
         savers = {"code_policy": code_policy.save}
         if test_policy is not None and test_policy is not code_policy:
             savers["test_policy"] = test_policy.save
@@ -470,7 +487,7 @@ def train(
     resume: bool = False,
     max_steps: int | None = None,
     policy_factory: Callable[[Config], tuple[Any, Any]] | None = None,
-    console: Any = None,
+    console: Console | None = None,
     progress: bool | None = None,
     executor: Executor | None = None,
     stop: Callable[[list[dict[str, Any]]], bool] | None = None,

@@ -95,7 +95,7 @@ def timed(seconds: dict[str, float], name: str) -> Iterator[None]:
     seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - start  # a phase may run more than once
 
 
-def sample(policy: Any, prompts: list, sampling: Sampling, n: int, seed: int) -> list[list[Any]]:
+def sample(policy: PolicyHandle, prompts: list, sampling: Sampling, n: int, seed: int) -> list[list[Any]]:
     """n samples per prompt, seeded; the global torch RNG is also set from the seed, so what runs after
     a step does not depend on how many random numbers the sampling drew."""
     import torch
@@ -144,7 +144,7 @@ def sample_tests(
         return [[row[m * N : (m + 1) * N] for m in range(M)] for row in rows]
     prompts = [
         with_prefix(test_messages(p, extract_code(s.text), game), prefix, p)
-        for p, row in zip(batch, codes)
+        for p, row in zip(batch, codes, strict=True)
         for s in row
     ]
     rows = sample(env.test_policy, prompts, cfg.generation.test, N, seed)
@@ -217,7 +217,7 @@ class A1:
     separate_test_policy = True  # the test role needs a policy (and a model) of its own
     needs_golden_tests = False  # problems without golden tests can be played
 
-    def roles(self, code_policy: Any, test_policy: Any) -> tuple[Any, Any]:
+    def roles(self, code_policy: PolicyHandle, test_policy: PolicyHandle) -> tuple[PolicyHandle, PolicyHandle]:
         return code_policy, test_policy
 
     def learn(
@@ -252,7 +252,7 @@ class A1:
             test_samples = sample_tests(env, step, batch, code_samples)
         debug_kill("gen_tests", step)
 
-        rounds = [Round(p, c, t) for p, c, t in zip(batch, code_samples, test_samples)]
+        rounds = [Round(p, c, t) for p, c, t in zip(batch, code_samples, test_samples, strict=True)]
         env.phase("execute")
         with timed(seconds, "execute"):
             code_texts = [r.code_texts for r in rounds]
@@ -290,7 +290,9 @@ class A1:
         metrics.update(_length_metrics("test", [r.test_samples for r in rounds], seconds["gen_tests"]))
         metrics.update(_times(seconds))
         per_question = book.get("questions", {})
-        rollouts = [rollout_line(r, res, per_question.get(r.problem.id)) for r, res in zip(rounds, results)]
+        rollouts = [
+            rollout_line(r, res, per_question.get(r.problem.id)) for r, res in zip(rounds, results, strict=True)
+        ]
         return StepOutput(metrics, rollouts)
 
 
@@ -301,7 +303,7 @@ class SelfPlay(A1):
     name = "selfplay"
     separate_test_policy = False
 
-    def roles(self, code_policy: Any, test_policy: Any) -> tuple[Any, Any]:
+    def roles(self, code_policy: PolicyHandle, test_policy: PolicyHandle) -> tuple[PolicyHandle, PolicyHandle]:
         return code_policy, code_policy
 
     def learn(
@@ -321,7 +323,7 @@ class Golden:
     separate_test_policy = False
     needs_golden_tests = True
 
-    def roles(self, code_policy: Any, test_policy: Any) -> tuple[Any, Any]:
+    def roles(self, code_policy: PolicyHandle, test_policy: PolicyHandle) -> tuple[PolicyHandle, PolicyHandle]:
         return code_policy, None
 
     def step(self, env: StepEnv, step: int, batch: list) -> StepOutput:
@@ -367,7 +369,7 @@ class Golden:
                 "codes": [{"response": s.text, "tests": []} for s in row],
                 "scores": {"golden_rewards": r},
             }
-            for p, row, r in zip(batch, codes, rewards)
+            for p, row, r in zip(batch, codes, rewards, strict=True)
         ]
         return StepOutput(metrics, rollouts)
 
@@ -520,6 +522,9 @@ def rollout_line(round_: Round, result: Any, book_summary: dict | None = None) -
         scores["gt_error"] = result.gt_error
     return {
         "question_id": round_.problem.id,
-        "codes": [{"response": code, "tests": tests} for code, tests in zip(round_.code_texts, round_.suite_texts)],
+        "codes": [
+            {"response": code, "tests": tests}
+            for code, tests in zip(round_.code_texts, round_.suite_texts, strict=True)
+        ],
         "scores": scores,
     }

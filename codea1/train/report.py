@@ -113,8 +113,8 @@ def _phase_plot(path: Path, rows: list[dict]) -> bool:
     for key, label in PHASE_KEYS:
         values = [float(r.get(key) or 0.0) for r in rows]
         ax.bar(steps, values, bottom=bottom, label=label)
-        bottom = [b + v for b, v in zip(bottom, values)]
-    other = [max(float(r.get("time_step") or 0.0) - b, 0.0) for r, b in zip(rows, bottom)]
+        bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+    other = [max(float(r.get("time_step") or 0.0) - b, 0.0) for r, b in zip(rows, bottom, strict=True)]
     ax.bar(steps, other, bottom=bottom, label="other (bookkeeping)")
     _integer_steps(ax)
     ax.set_xlabel("step")
@@ -329,7 +329,7 @@ def _heldout_plot(path: Path, stages: dict) -> bool:
         ("tests", "valid_ratio", "valid_ratio_ci95", "Test LLM valid ratio"),
         ("code", "pass@1", "ci95", "Code LLM pass@1"),
     )
-    for ax, (part, key, ci, title) in zip(axes, panels):
+    for ax, (part, key, ci, title) in zip(axes, panels, strict=False):
         values = [stages[n][part][key] for n in names]
         lows = [max(values[i] - stages[n][part][ci][0], 0.0) for i, n in enumerate(names)]
         highs = [max(stages[n][part][ci][1] - values[i], 0.0) for i, n in enumerate(names)]

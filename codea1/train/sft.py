@@ -33,10 +33,16 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codea1.config import SFT_TEST_ORDERS, Config
 from codea1.errors import UserError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from codea1.problem import Problem
+    from codea1.rl.policy import Policy
 
 SHARED = "shared"
 
@@ -55,12 +61,12 @@ class Example:
 # examples
 
 
-def code_answer(problem: Any) -> str:
+def code_answer(problem: Problem) -> str:
     """What the Code LLM should answer: the GT solution in one ```python block."""
     return f"```python\n{problem.gt_solution.strip()}\n```"
 
 
-def test_answer(problem: Any, n_tests: int, order: str = "given") -> str:
+def test_answer(problem: Problem, n_tests: int, order: str = "given") -> str:
     """What the Test LLM should answer: at most `n_tests` golden asserts in one ```python block, those
     that call the function under test first, "" without golden tests. Within each of those two groups
     the asserts keep the problem's order (order="given") or go shortest first (order="shortest": the
@@ -80,7 +86,7 @@ def test_answer(problem: Any, n_tests: int, order: str = "given") -> str:
 test_answer.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 
-def role_messages(role: str, problem: Any, cfg: Config) -> tuple[list[dict[str, str]], str]:
+def role_messages(role: str, problem: Problem, cfg: Config) -> tuple[list[dict[str, str]], str]:
     """(chat messages with the role's response prefix, full answer) of one problem."""
     from codea1.game.prompts import code_messages, test_messages, with_prefix
 
@@ -130,7 +136,7 @@ def build_examples(
 # loss and training
 
 
-def _batch_loss(policy: Any, examples: Sequence[Example], backward: bool) -> tuple[float, int]:
+def _batch_loss(policy: Policy, examples: Sequence[Example], backward: bool) -> tuple[float, int]:
     """Sum of the target tokens' negative log-likelihoods over `examples` (micro-batched by the policy's
     token budget), and their token count; with `backward`, the gradient of the token mean is accumulated."""
     import torch
@@ -154,7 +160,7 @@ def _batch_loss(policy: Any, examples: Sequence[Example], backward: bool) -> tup
     return nll, total_tokens
 
 
-def sft_loss(policy: Any, examples: Sequence[Example]) -> float:
+def sft_loss(policy: Policy, examples: Sequence[Example]) -> float:
     """Token-mean negative log-likelihood of the examples' targets under the policy (no update)."""
     if not examples:
         return 0.0
@@ -174,7 +180,7 @@ def optimizer_steps(n_examples: int, cfg: Config) -> int:
     return max(1, per_epoch * cfg.sft.epochs)
 
 
-def train_sft(policy: Any, examples: Sequence[Example], cfg: Config, *, progress: Any = None) -> list[float]:
+def train_sft(policy: Policy, examples: Sequence[Example], cfg: Config, *, progress: Any = None) -> list[float]:
     """sft.epochs passes over `examples` in seeded orders, sft.batch_size examples per optimiser step
     (gradient clipped at policy.grad_clip); returns the mean training loss of each epoch. `progress`
     is called with (done, total, loss) after each step."""
@@ -227,7 +233,7 @@ def build_sft_policy(cfg: Config, model: str) -> Any:
     return policy
 
 
-def set_schedule(policy: Any, n_examples: int, cfg: Config) -> int:
+def set_schedule(policy: Policy, n_examples: int, cfg: Config) -> int:
     """Gives the policy the warm-up's learning-rate schedule (sft.warmup_steps of linear warm-up, then
     linear decay to 0) over the optimiser steps of n_examples; returns that number of steps."""
     import torch
@@ -250,7 +256,7 @@ def run_sft(
     cfg: Config,
     out_dir: Path,
     *,
-    console: Any = None,
+    console: Console | None = None,
     progress: bool | None = None,
     problems: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
@@ -333,7 +339,7 @@ def run_sft(
 
 
 def _train_with_bar(
-    policy: Any, examples: list[Example], cfg: Config, label: str, show: bool, console: Any
+    policy: Policy, examples: list[Example], cfg: Config, label: str, show: bool, console: Console | None
 ) -> list[float]:
     if not show:  # a line every fifth of the way (logs, pipes)
         every = max(1, optimizer_steps(len(examples), cfg) // 5)

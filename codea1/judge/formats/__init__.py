@@ -98,6 +98,6 @@ def apply_custom(verdicts: list[Verdict], custom: CustomCheck, res: JobResult) -
         for j in custom.rows:
             verdicts[j] = Verdict(False, "crash", res.error)
         return
-    for j, r in zip(custom.rows, res.results):
+    for j, r in zip(custom.rows, res.results, strict=False):
         ok = r.status == "ok" and r.value is True
         verdicts[j] = Verdict(ok, "pass" if ok else "fail", r.error)

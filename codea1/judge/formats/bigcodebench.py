@@ -230,7 +230,7 @@ def outcomes(result: Any, n: int) -> list[str]:
 def verdict(candidate: list[str], gt: list[str]) -> tuple[bool, int | None]:
     """(passed, index of the first test not passed): a test passes when it returned "passed", or
     "skipped" where the canonical solution's run skipped it too."""
-    for i, (c, g) in enumerate(zip(candidate, gt)):
+    for i, (c, g) in enumerate(zip(candidate, gt, strict=True)):
         if not (c == "passed" or (c == "skipped" and g == "skipped")):
             return False, i
     return len(candidate) == len(gt), None
