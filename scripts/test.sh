@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the default (fast, offline, CPU) test suite. Extra arguments go to pytest.
-# Without arguments (the whole suite, as `make test` and CI run it), the real-engine tier follows: the
-# vLLM tests again in .venv-vllm (scripts/install-vllm.sh), where vLLM's CPU build is installed and its
-# absence is a failure, not a skip.
+# Without arguments (the whole suite, as `make test` and CI run it), two steps follow: the documentation
+# site is built with `mkdocs build --strict` (mkdocs.yml; a broken link or anchor, or a page missing from
+# the nav, fails it), and the real-engine tier: the vLLM tests again in .venv-vllm
+# (scripts/install-vllm.sh), where vLLM's CPU build is installed and its absence is a failure, not a skip.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 VENV="${VENV:-.venv}"
@@ -19,6 +20,12 @@ if [ "$rc" -eq 5 ]; then
   exit 1
 fi
 if [ "$#" -eq 0 ]; then
+  echo "the documentation site: mkdocs build --strict (mkdocs.yml, docs/)"
+  # the docs extra's pin (pyproject.toml); pip does nothing when it is already installed
+  "$VENV/bin/python" -m pip install -q "mkdocs>=1.6,<2" || rc=1
+  site="$(mktemp -d)"
+  "$VENV/bin/python" -m mkdocs build --strict --site-dir "$site" || rc=1
+  rm -rf "$site"
   if [ -x "$VLLM_VENV/bin/python" ]; then
     echo "the real-engine tier: tests/test_vllm_real_engine.py in $VLLM_VENV (vLLM's CPU build)"
     CODEA1_REQUIRE_VLLM=1 OMP_NUM_THREADS=2 "$VLLM_VENV/bin/python" -m pytest -p no:cacheprovider -rA \
