@@ -130,7 +130,11 @@ def main() -> None:
             diff = float("nan")
             if not scored:  # log-probs came from the generation forward: compare with the training path
                 ref = policy.logprobs([s.prompt_ids for s in rows[0]], [s.response_ids for s in rows[0]])
-                diff = max(abs(a - c) for s, lp in zip(rows[0], ref, strict=False) for a, c in zip(s.logprobs, lp, strict=False))
+                diff = max(
+                    abs(a - c)
+                    for s, lp in zip(rows[0], ref, strict=False)
+                    for a, c in zip(s.logprobs, lp, strict=False)
+                )
             if best is None or dt < best[1]:
                 best = (tokens, dt, score_s, diff)
         return best

@@ -34,7 +34,9 @@ PROMPT = [{"role": "user", "content": "Write a Python function `merge(a, b)` tha
 def gap(samples, learner) -> tuple[float, float, float]:
     """(mean |engine - learner|, k3 KL(engine || learner), share of TIS weights above 2) over the tokens."""
     scored = learner.logprobs([s.prompt_ids for s in samples], [s.response_ids for s in samples], temperature=1.0)
-    pairs = [(e, lp) for s, row in zip(samples, scored, strict=False) for e, lp in zip(s.engine_logprobs, row, strict=False)]
+    pairs = [
+        (e, lp) for s, row in zip(samples, scored, strict=False) for e, lp in zip(s.engine_logprobs, row, strict=False)
+    ]
     n = len(pairs)
     return (
         sum(abs(e - lp) for e, lp in pairs) / n,

@@ -1,3 +1,6 @@
+import errno
+import shutil
+
 """Errors a user can cause. The CLI prints them as one sentence and exits non-zero, no traceback."""
 
 
@@ -42,8 +45,6 @@ def storage_failure(exc: BaseException, path: object = None) -> str | None:
     with the OS message inside, and torch.save's RuntimeError ("iostream error", "unexpected pos") with
     none. Given the `path` being written, an error of those kinds with less than LOW_SPACE_BYTES free on
     its file system is taken for a full disk too."""
-    import errno
-    import shutil
 
     write_error = isinstance(exc, (OSError, RuntimeError)) or type(exc).__name__ == "SafetensorError"
     if path is not None and write_error:

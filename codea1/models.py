@@ -20,6 +20,7 @@ import contextlib
 import functools
 import importlib.util
 import inspect
+import json
 import os
 import re
 import shutil
@@ -300,7 +301,6 @@ def _load_hf_dir(path: Path, dt: Any) -> tuple[Any, Any]:
 
 def _load_adapter_dir(path: Path, dtype: str, device: str) -> tuple[Any, Any]:
     """A LoRA adapter directory (e.g. a LoRA policy checkpoint): load its base, merge the adapter in."""
-    import json
 
     from peft import PeftModel
 

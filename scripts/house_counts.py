@@ -144,16 +144,14 @@ def collect() -> dict:
 
 
 def _edge(mod: str, target: str, local: bool, line: int, lazy: list, edges: dict, upward: list) -> None:
-    """Records one import: function-level or not, and whether it runs up the floors. A front end
-    (`*.cli`) may use any room of its own floor or below, never a higher room (other front ends aside:
-    `codea1.cli` registers them all)."""
+    """Records one import: function-level or not, and whether it runs up the floors."""
     if local:
         lazy.append(f"{mod}:{line} -> {target}")
     edges.setdefault(mod, set()).add(target)
     if any(_in(mod, a) and _in(target, b) for a, b in NEVER):
         upward.append(f"{mod}:{line} -> {target} (never)")
         return
-    if mod == "codea1" or (mod.endswith(".cli") and target.endswith(".cli")):
+    if mod == "codea1":
         return
     if floor(target) > floor(mod):
         upward.append(f"{mod}:{line} -> {target}")

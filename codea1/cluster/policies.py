@@ -26,9 +26,12 @@ the last checkpoint and replays the step exactly, as after any crash.
 from __future__ import annotations
 
 import os
+import random
+import socket
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from codea1.cluster import connect
 from codea1.errors import UserError
 
 if TYPE_CHECKING:
@@ -56,7 +59,6 @@ class _PolicyHost:
         learners' process group must exist before any engine is built (an in-process vLLM engine sets up
         torch.distributed for itself otherwise, and the ranks would train separate models), and each
         policy is then sharded with FSDP2 (placement.fsdp) or replicated over the group."""
-        import random
 
         import numpy as np
         import torch
@@ -84,7 +86,6 @@ class _PolicyHost:
         return rank
 
     def info(self) -> dict[str, Any]:
-        import socket
 
         import torch
 
@@ -104,7 +105,6 @@ class _PolicyHost:
 
     def address(self) -> tuple[str, int]:
         """Where rank 0 of a data-parallel group listens: this node's address and a free port."""
-        import socket
 
         ray = _ray()
         with socket.socket() as s:
@@ -222,7 +222,6 @@ def actor_groups(cfg: Config, test: bool) -> list[tuple[str, ...]]:
 def build_ray_policies(cfg: Config, *, test: bool = True) -> tuple[RemotePolicy, RemotePolicy | None]:
     """``(code_policy, test_policy)`` as in codea1.rl.build.build_policies, each a RemotePolicy whose
     weights live in a Ray actor (joins the cluster at `ray.address`, or starts a local one)."""
-    from codea1.cluster import connect
 
     ray = _ray()
     place = cfg.placement

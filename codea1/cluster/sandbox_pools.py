@@ -26,12 +26,14 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
+import socket
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from codea1.cluster import connect
 from codea1.sandbox.api import Job, JobResult, SandboxError
+from codea1.sandbox.executor import LocalExecutor
 
 DEFAULT_IN_FLIGHT = 2  # chunks per actor: one running and one queued behind it keeps every slot busy
 CHUNK_PER_SLOT = 8  # default jobs per chunk, per slot of the pool: fewer round trips (see
@@ -50,12 +52,10 @@ class _Pool:
     """What runs inside each actor: a local Executor, built on the actor's node (its uids, its cgroups)."""
 
     def __init__(self, executor_kwargs: dict[str, Any]) -> None:
-        from codea1.sandbox.executor import LocalExecutor
 
         self.executor = LocalExecutor(**executor_kwargs)
 
     def info(self) -> dict[str, Any]:
-        import socket
 
         return {
             "workers": self.executor.workers,

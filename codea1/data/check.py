@@ -24,6 +24,7 @@ from typing import Any
 from codea1.data.static import gt_problem
 from codea1.judge.oracle import AssertCase, run_assertions
 from codea1.problem import Problem
+from codea1.sandbox import Job, LocalExecutor
 from codea1.sandbox.api import Executor
 
 TEST_CODE_FORMATS = ("evalplus", "humaneval", "pytest")
@@ -188,7 +189,6 @@ def check_problems(
     timeout: per golden-test call, seconds. test_code_timeout: for the whole test_code run.
     progress(done, total) is called as sandbox jobs finish.
     """
-    from codea1.sandbox import Job, LocalExecutor
 
     results = [CheckResult(id=p.id, ok=True) for p in problems]
     runnable: list[int] = []

@@ -46,8 +46,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from codea1.judge.oracle import AssertCase, run_assertions
 from codea1.problem import Problem
-from codea1.sandbox.api import Executor
+from codea1.sandbox.api import Executor, Job
 
 STOP_WORDS = frozenset(
     [
@@ -211,7 +212,6 @@ def _passes_foreign_tests(
 ) -> set[tuple[str, str]]:
     """(host id, guest id) for every guest whose first tests all pass on the host's GT (renamed to it):
     one sandbox case per host holding every guest's tests."""
-    from codea1.judge.oracle import AssertCase, run_assertions
 
     cases, owners = [], []
     for host in hosts:
@@ -425,7 +425,6 @@ def _run_values(
 ) -> list[list[Any] | None]:
     """Each (problem, calls): the tolerant value of every call of the problem's GT (None for a call that
     did not return), or None when the GT did not define."""
-    from codea1.sandbox.api import Job
 
     batch = [
         Job(id=f"decontam-values:{p.id}:{n}", code=_program(p), calls=calls, timeout=timeout)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+from codea1.data.benchmarks import benchmark_problems
 from codea1.errors import UserError
 from codea1.problem import Problem, require_unique_ids
 
@@ -118,7 +119,6 @@ def load_problems(
 def load_benchmark(spec: str, data: str | None = None, limit: int | None = None) -> list[Problem]:
     """Problems of a benchmark for `codea1 eval code`: humaneval+ | mbpp+ | bigcodebench[-complete] (from
     `data`) | any other source `load_problems` reads (humaneval, bundled[:split], a file path)."""
-    from codea1.data.benchmarks import benchmark_problems
 
     if spec in BENCHMARKS:
         problems = benchmark_problems(spec, data)

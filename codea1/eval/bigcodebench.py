@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from codea1.eval.code_eval import sample_records, summarize
 from codea1.judge.formats.bigcodebench import candidate_program, job_for, outcomes, test_methods, verdict
 from codea1.problem import Problem
 from codea1.sandbox.api import Executor
@@ -66,7 +67,6 @@ def score_bigcodebench(
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Any]:
     """Verdicts (code_eval.SampleResult) for (task_id, solution) pairs, in input order."""
-    from codea1.eval.code_eval import sample_records
 
     records = sample_records(tasks, samples)
     owners = [(task, res) for res, task in records if task is not None]
@@ -106,7 +106,6 @@ def evaluate_bigcodebench(
     timeout: float = DEFAULT_TEST_TIMEOUT,
 ) -> tuple[dict[str, Any], list[Any], list[BCBTask]]:
     """prepare + score + summarize (the same summary as the other code benchmarks)."""
-    from codea1.eval.code_eval import summarize
 
     t0 = time.monotonic()
     tasks = prepare_bigcodebench(problems, executor, timeout=timeout, progress=progress_prepare)

@@ -35,7 +35,9 @@ from codea1.judge.formats.humaneval import (
 )
 from codea1.judge.formats.spec import value_source
 from codea1.problem import Problem
+from codea1.sandbox import Job
 from codea1.sandbox.api import Executor, OnProgress
+from codea1.sandbox.values import contains_unserializable
 
 REPLAY_MIN_TIMEOUT = 10.0  # seconds a replay of check() may take at least
 
@@ -116,7 +118,6 @@ class _Run:
         self.done = True
 
     def _job(self, calls: list[str]) -> Any:
-        from codea1.sandbox import Job
 
         return Job(id=self.task.task_id, code=self.task.program(self.solution), calls=calls, timeout=self.timeout)
 
@@ -207,7 +208,6 @@ class _HumanEvalRun(_Run):
         self.chunk *= 4
 
     def verdict_job(self) -> Any:
-        from codea1.sandbox import Job
 
         code = humaneval_check_code(self.task.spec, [(k[0], k[1]) for k in self.known])
         if code is None:
@@ -247,7 +247,6 @@ class _HumanEvalRun(_Run):
 
 def _outcome(r: Any) -> tuple[tuple, str, str | None]:
     """A candidate call's outcome: (form for the replay child, status, error)."""
-    from codea1.sandbox.values import contains_unserializable
 
     if r.status == "ok":
         if contains_unserializable(r.value) or value_source(r.value) is None:
@@ -332,7 +331,6 @@ def prepare_tasks(
 
 def _record_humaneval(tasks: list[PreparedTask], executor: Executor, gt_timeout: float, factor: float) -> None:
     """The calls each HumanEval check() makes against GT (a trusted child per task, nothing known yet)."""
-    from codea1.sandbox import Job
 
     jobs = [
         Job(
@@ -365,7 +363,6 @@ def _record_humaneval(tasks: list[PreparedTask], executor: Executor, gt_timeout:
 
 def _expected_values(tasks: list[PreparedTask], executor: Executor, gt_timeout: float) -> None:
     """Expected values (and a special oracle's values) from the benchmark's own code, in clean children."""
-    from codea1.sandbox import Job
 
     need = [t for t in tasks if t.spec.expected_calls is not None or t.spec.alt_calls]
     jobs = []

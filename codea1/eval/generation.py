@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from codea1.config import Sampling
+from codea1.models import load_model_and_tokenizer
 
 
 def sampling_record(model: str, sampling: Sampling, *, dtype: str, seed: int) -> dict[str, Any]:
@@ -40,7 +41,6 @@ class Generator:
         import torch
 
         from codea1.inference.rollout import TransformersRollout
-        from codea1.models import load_model_and_tokenizer
 
         torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1") or 1))
         self.sampling, self.seed, self.engine = sampling, seed, engine

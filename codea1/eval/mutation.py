@@ -24,6 +24,7 @@ import io
 import marshal
 import random
 import re
+import time
 import tokenize
 import warnings
 from collections import Counter
@@ -33,7 +34,11 @@ from functools import lru_cache
 from typing import Any
 
 from codea1.data.check import time_limit
+from codea1.judge.equality import values_equal
+from codea1.sandbox import Job
 from codea1.sandbox.api import Executor
+from codea1.sandbox.preload import FLAVOURS, flavour
+from codea1.sandbox.values import contains_unserializable
 
 BINARY_OPS = {  # ast class name -> (Cosmic-Ray name, source text)
     "Add": ("Add", "+"),
@@ -556,8 +561,6 @@ def run_programs(
     ends at its first raising call (its list is then shorter than `calls`). `batch` is accepted for
     compatibility and ignored: programs never share a child.
     """
-    from codea1.sandbox import Job
-    from codea1.sandbox.preload import FLAVOURS, flavour
 
     del batch
     calls = list(calls)
@@ -613,7 +616,6 @@ def run_ground_truth(source: str, calls: list[str], executor: Executor, *, timeo
 
     This run only sets the time limit and which calls are scored; the values mutants are compared with
     come from GT runs that look exactly like the mutants' (see score_mutants)."""
-    from codea1.sandbox.values import contains_unserializable
 
     (outcome,) = run_programs([source], calls, executor, timeout=timeout, stop_on_error=False)
     seconds = 0.0
@@ -637,8 +639,6 @@ def _reference(gt_values: list[Any], refs: list[tuple[str, Any]]) -> list[bool]:
     """Which calls are scored: GT gave the same plain value in the timing run and in every reference run
     (a value that changes from run to run, such as a clock or anything a child could learn about its
     place in the run, would otherwise tell every mutant apart from GT)."""
-    from codea1.judge.equality import values_equal
-    from codea1.sandbox.values import contains_unserializable
 
     scored = []
     for i, expected in enumerate(gt_values):
@@ -658,7 +658,6 @@ def _reference(gt_values: list[Any], refs: list[tuple[str, Any]]) -> list[bool]:
 def _unstable(first: tuple[str, Any], second: tuple[str, Any], scored: list[bool]) -> None:
     """Unscores (in place) the calls on which two runs of one program disagree: a call whose outcome
     changes from run to run (a clock, a coin) under any program tells nothing about the program."""
-    from codea1.judge.equality import values_equal
 
     if first[0] != "ran" or second[0] != "ran":
         return
@@ -669,7 +668,6 @@ def _unstable(first: tuple[str, Any], second: tuple[str, Any], scored: list[bool
 
 def _judge(outcome: MutantOutcome, run: tuple[str, Any], expected: list[Any], scored: list[bool]) -> None:
     """Kills `outcome` (in place) from a mutant's run: the parent's verdict, on plain values only."""
-    from codea1.judge.equality import values_equal
 
     kind, payload = run
     if kind == "undefined":
@@ -721,7 +719,6 @@ def score_mutants(
     (values_equal), or its run exceeds the limit or crashes. With no scored calls nothing is killed but
     mutants that do not define.
     """
-    import time
 
     mutants = generate_mutants(source) if mutants is None else mutants
     full = f"{prelude}\n{source}" if prelude else source

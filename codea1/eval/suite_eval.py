@@ -40,6 +40,7 @@ from codea1.eval.mutation import (
 from codea1.judge.asserts import read_assertion, split_assert
 from codea1.judge.oracle import AssertCase, run_assertions
 from codea1.judge.resolve import CallSet, resolve_calls
+from codea1.sandbox import Job
 from codea1.sandbox.api import Executor, JobResult, OnProgress
 
 REFERENCE_RUNS = 2  # GT runs of the tests beside the mutants: a test counts only where GT passed it each time
@@ -119,7 +120,6 @@ def measure_coverage(
     functions: list[UltFunction], calls_per_function: list[list[str]], executor: Executor, timeout: float = 5.0
 ) -> list[Coverage]:
     """Coverage of each function by its calls, traced in a sandbox child."""
-    from codea1.sandbox import Job
 
     jobs = [
         Job(

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import itertools
 import os
 import shutil
@@ -62,7 +63,8 @@ from codea1.inference.rollout import (
     prompt_positions,
     rendered_prefix,
 )
-from codea1.inference.vllm_worker import WORKER_EXTENSION
+from codea1.inference.vllm_worker import RELOAD_METHOD, WORKER_EXTENSION
+from codea1.models import BUILTIN_MODELS
 
 if TYPE_CHECKING:
     from codea1.config import Config
@@ -83,7 +85,6 @@ def _lora_request_class() -> Any:
     """vllm.lora.request.LoRARequest, imported as a module of its own (the `vllm` package does not import
     its `lora.request` submodule itself)."""
     _vllm()
-    import importlib
 
     return importlib.import_module("vllm.lora.request").LoRARequest
 
@@ -261,7 +262,6 @@ class EngineHandle:
         engine in this process, in its own processes (vLLM's default, whose message encoder does not carry
         tensors in an RPC's arguments), and with tensor parallelism; and the workers reload through vLLM's
         own path (`reload_weights`), which every weight of the model must reach in one call."""
-        from codea1.inference.vllm_worker import RELOAD_METHOD
 
         if not hasattr(self.llm, "collective_rpc"):
             raise UserError("syncing full weights into vLLM needs LLM.collective_rpc (vLLM >= 0.32)")
@@ -439,7 +439,6 @@ class VLLMRollout:
 def _engine_source(name: str, policy: WeightSource, workdir: Path) -> str:
     """What the engine loads at start: a local model directory or hub id; a builtin model (tiny-random,
     smollm2-135m) is saved from the learner first."""
-    from codea1.models import BUILTIN_MODELS
 
     if name not in BUILTIN_MODELS:
         return name
@@ -580,7 +579,6 @@ def sampling_engine(
     log-probs (evaluation needs none). `model` and `tokenizer` are the loaded checkpoint (codea1.models):
     the tokenizer renders the prompts exactly as the transformers engine does, and a checkpoint the engine
     cannot open by name (a builtin model, a LoRA adapter directory) is first saved, merged, to `workdir`."""
-    from codea1.models import BUILTIN_MODELS
 
     path = Path(name).expanduser()
     adapter_only = path.is_dir() and not (path / "config.json").is_file()

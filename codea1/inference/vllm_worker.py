@@ -10,6 +10,8 @@ Imports nothing of vLLM: the engine resolves this class by its qualified name (W
 
 from __future__ import annotations
 
+import glob
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,8 +43,6 @@ class WeightSync:
         """Reloads this worker's weights from a folder of safetensors files the learner wrote (names as in
         its state_dict): through the model runner's `reload_weights` (vLLM's path, which processes the new
         weights as a first load does) where it has one; else the files' tensors into `load_weights`."""
-        import glob
-        import os
 
         reload = getattr(self.model_runner, "reload_weights", None)
         if callable(reload):

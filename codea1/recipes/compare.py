@@ -36,11 +36,22 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codea1.config import Config, migrate
+from codea1.config import Config, config_from_dict, migrate
+from codea1.data import decontam, load_problems, write_problems_jsonl
 from codea1.errors import UserError
 from codea1.eval.policy_eval import EvalPlan, evaluate_policies
 from codea1.eval.stats import bootstrap_interval, paired_difference, power_line, power_statement
 from codea1.sandbox.api import Executor
+from codea1.train.checkpoint import latest_checkpoint, read_state
+from codea1.train.loop import (
+    KeptPolicies,
+    load_training_problems,
+    make_executor,
+    method_policies,
+    on_problem_file,
+    train,
+)
+from codea1.train.metrics import read_metrics
 from codea1.train.run_dir import code_commit
 
 if TYPE_CHECKING:
@@ -180,8 +191,6 @@ class Comparison:
 
     def method_config(self, method: str) -> Config:
         """The method's run config: the comparison's, training on the problems selected once for all."""
-        from codea1.config import config_from_dict
-        from codea1.train.loop import on_problem_file
 
         data = on_problem_file(self.cfg.to_dict(), self.train_path)
         data["method"] = "a1" if method == "base" else method
@@ -194,8 +203,6 @@ class Comparison:
         return self.out / "evals" / method / f"step_{step}.json"
 
     def run(self) -> dict[str, Any]:
-        from codea1.data import load_problems
-        from codea1.train.loop import make_executor
 
         spec = self.spec
         problems = load_problems(spec.eval_problems)
@@ -221,9 +228,6 @@ class Comparison:
         decontamination report. Every method trains on train_problems.jsonl."""
         if self.train_path.is_file():
             return
-        from codea1.config import config_from_dict
-        from codea1.data import decontam, write_problems_jsonl
-        from codea1.train.loop import load_training_problems
 
         data = self.cfg.to_dict()
         data["method"] = "golden"  # the strictest requirements, applied to every method
@@ -296,7 +300,6 @@ class Comparison:
         path = self.eval_path("base", 0)
         if path.is_file():
             return
-        from codea1.train.loop import method_policies
 
         cfg = self.method_config("base")
         self.console.print(f"[bold]base[/bold]: evaluating the start policies on {len(problems)} problems")
@@ -311,8 +314,6 @@ class Comparison:
         )
 
     def _method(self, method: str, problems: list, executor: Executor) -> None:
-        from codea1.train.loop import KeptPolicies, train
-        from codea1.train.metrics import read_metrics
 
         cfg = self.method_config(method)
         run_dir = self.out / "runs" / method
@@ -372,7 +373,6 @@ class Comparison:
         return sorted(rows, key=lambda r: r["step"])
 
     def write_results(self) -> dict[str, Any]:
-        from codea1.train.metrics import read_metrics
 
         spec = self.spec
         base_rows = self.evals("base")
@@ -475,7 +475,6 @@ def by_source(
 
 
 def _last_step(run_dir: Path) -> int:
-    from codea1.train.checkpoint import latest_checkpoint, read_state
 
     ckpt = latest_checkpoint(run_dir / "checkpoints") if (run_dir / "checkpoints").is_dir() else None
     return read_state(ckpt).step if ckpt is not None else 0
@@ -483,7 +482,6 @@ def _last_step(run_dir: Path) -> int:
 
 def _budget_spent(run_dir: Path, spec: CompareSpec) -> bool:
     """Whether the method's run has used its budget: all its steps, or (with minutes) its training time."""
-    from codea1.train.metrics import read_metrics
 
     step = _last_step(run_dir)
     if step >= spec.steps:
@@ -581,8 +579,6 @@ def write_curves(out: Path, methods: list[str]) -> list[Path]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from codea1.train.metrics import read_metrics
 
     plots = out / "plots"
     plots.mkdir(parents=True, exist_ok=True)

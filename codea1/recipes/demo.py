@@ -19,8 +19,23 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codea1.config import Config, load_config
+from codea1.config import Config, apply_overrides, config_from_dict, load_config
+from codea1.data import load_problems, write_problems_jsonl
+from codea1.data.decontam import decontaminate
+from codea1.eval.stats import paired_difference
+from codea1.models import cache_dir
 from codea1.sandbox.api import Executor
+from codea1.train.loop import (
+    KeptPolicies,
+    load_training_problems,
+    make_executor,
+    method_policies,
+    on_problem_file,
+    train,
+)
+from codea1.train.report import write_report
+from codea1.train.run_dir import RunDir
+from codea1.train.sft import run_sft
 
 if TYPE_CHECKING:
     from codea1.eval.policy_eval import Sampler
@@ -55,9 +70,6 @@ def measure(
 
 def with_training_problems(cfg: Config, problems: list, path: Path) -> Config:
     """The config training on exactly `problems` (written to `path`; already checked, so no GT check)."""
-    from codea1.config import config_from_dict
-    from codea1.data import write_problems_jsonl
-    from codea1.train.loop import on_problem_file
 
     write_problems_jsonl(problems, path)
     return config_from_dict(on_problem_file(cfg.to_dict(), path))
@@ -81,7 +93,6 @@ def drop_optimizer_state(checkpoints: Path) -> int:
 
 def disk_line(run_dir: Path, freed: int) -> str:
     """What the demo keeps on disk, and where."""
-    from codea1.models import cache_dir
 
     mb = 1 << 20
     parts = ", ".join(f"{name}/ {dir_bytes(run_dir / name) / mb:.0f} MB" for name in ("sft", "train"))
@@ -94,7 +105,6 @@ def disk_line(run_dir: Path, freed: int) -> str:
 
 def change_line(label: str, before: dict[str, float], after: dict[str, float], seed: int) -> str:
     """ "label: a -> b (paired difference d [lo, hi])" and whether the interval supports a change."""
-    from codea1.eval.stats import paired_difference
 
     d, lo, hi = paired_difference(after, before, samples=4000, seed=seed)
     a = sum(before.values()) / max(len(before), 1)
@@ -124,14 +134,6 @@ def run_demo(
 ) -> dict[str, Any]:
     """Runs the demo and returns its summary (also written to RUN_DIR/eval.json)."""
     from rich.console import Console
-
-    from codea1.config import apply_overrides, config_from_dict
-    from codea1.data import load_problems
-    from codea1.data.decontam import decontaminate
-    from codea1.train.loop import KeptPolicies, load_training_problems, make_executor, method_policies, train
-    from codea1.train.report import write_report
-    from codea1.train.run_dir import RunDir
-    from codea1.train.sft import run_sft
 
     console = Console(stderr=True)
     start = time.perf_counter()

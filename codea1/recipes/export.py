@@ -21,13 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from codea1.errors import UserError
+from codea1.models import load_model_and_tokenizer, torch_dtype
+from codea1.train.checkpoint import latest_checkpoint, list_checkpoints, read_state, step_dir_name
+from codea1.train.metrics import read_metrics
 
 DTYPES = ("float32", "bfloat16", "float16")
 
 
 def policy_folder(run_root: Path, role: str, step: int | None) -> tuple[Path, int]:
     """The checkpoint folder of `role`'s policy at `step` (default: the newest complete checkpoint)."""
-    from codea1.train.checkpoint import latest_checkpoint, list_checkpoints, read_state, step_dir_name
     from codea1.train.run_dir import RunDir
 
     run = RunDir.open(run_root)
@@ -153,8 +155,6 @@ def export_policy(
 ) -> dict[str, Any]:
     """Writes the clean model directory; returns {"out", "step", "role", "merged_lora", "files"}.
     `evaluation`: a `codea1 compare` evaluation of this step (evals/METHOD/step_K.json) for the card."""
-    from codea1.models import load_model_and_tokenizer, torch_dtype
-    from codea1.train.metrics import read_metrics
     from codea1.train.run_dir import RunDir
 
     if role not in ("code", "test"):

@@ -23,6 +23,7 @@ single-process format whatever the layout, so a run saved by N ranks resumes on 
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -165,7 +166,6 @@ def join(init_method: str, rank: int, world_size: int, backend: str | None = Non
     A group that already exists must be this one: an in-process engine (vLLM) that set torch.distributed
     up for itself leaves a world of 1, and joining it would train world_size separate models without a
     word (the gradients never summed). That is refused; the learner's group must come first."""
-    import datetime
 
     if backend is None:
         backend = "nccl" if torch.cuda.is_available() else "gloo"

@@ -31,7 +31,15 @@ import torch
 from codea1.config import PolicyConfig
 from codea1.errors import UserError
 from codea1.inference.rollout import GenerationConfig, RolloutBackend, Sample, TransformersRollout
-from codea1.rl.distributed import DataParallel, full_value
+from codea1.rl.distributed import (
+    DataParallel,
+    full_value,
+    fully_shard_model,
+    is_sharded,
+    optimizer_state_by_index,
+    optimizer_state_by_name,
+    stream_full_weights,
+)
 from codea1.rl.grpo import agg_loss, kl_penalty, masked_mean, mismatch_stats, policy_loss, tis_weights
 from codea1.rl.logprobs import (
     forward_logprobs,
@@ -185,7 +193,6 @@ class Policy:
         a full replica of the weights, refreshed after every update, which samples its share of the
         prompts (the transformers loop; on the learner's device) or feeds its engine (vLLM; on the CPU);
         rank 0's is what checkpoints are written from."""
-        from codea1.rl.distributed import fully_shard_model, is_sharded
 
         if self.adapter is not None:
             raise UserError(
@@ -229,7 +236,6 @@ class Policy:
     def _publish(self) -> None:
         """Sharded: refreshes every rank's replica from the shards, one parameter at a time (each gather
         gives every rank the whole parameter)."""
-        from codea1.rl.distributed import stream_full_weights
 
         if self.sharded:
             stream_full_weights(self.model, self.replica)
@@ -612,8 +618,6 @@ class Policy:
         None on the other ranks."""
         from torch.distributed.checkpoint.state_dict import StateDictOptions, get_optimizer_state_dict
 
-        from codea1.rl.distributed import optimizer_state_by_index
-
         full = get_optimizer_state_dict(
             self.model, self.optimizer, options=StateDictOptions(full_state_dict=True, cpu_offload=True)
         )
@@ -625,8 +629,6 @@ class Policy:
         """Sharded: the whole AdamW state (`Optimizer.state_dict()`'s form) on rank 0, None on the others;
         rank 0 broadcasts it as each rank takes its shards."""
         from torch.distributed.checkpoint.state_dict import StateDictOptions, set_optimizer_state_dict
-
-        from codea1.rl.distributed import optimizer_state_by_name
 
         set_optimizer_state_dict(
             self.model,

@@ -9,8 +9,8 @@ Rooms: api (Job, JobResult, the Executor Protocol), executor (LocalExecutor: the
 zygotes, the parent's side of a job), zygote (the warm interpreters and their children), wire (the frames
 a child sends, both ends), values (the plain-value encoding both ends use), jail (namespaces, mounts,
 seccomp, capabilities: what a child enters), allowlist (the bubblewrap root), cgroups, uids (leased
-sandbox uids), isolation (the layers in words), preload (which zygote a job forks from), ray_backend
-(RayExecutor). Whether a value passes a test is codea1.judge's.
+sandbox uids), isolation (the layers in words), preload (which zygote a job forks from). A pool per Ray node:
+codea1.cluster.sandbox_pools (RayExecutor). Whether a value passes a test is codea1.judge's.
 
 The names below are loaded on first use, so that the zygote (which imports `codea1.sandbox.values`)
 does not also load the executor and what it imports: every module the zygote holds makes each fork dearer.

@@ -30,7 +30,7 @@ import time
 import warnings
 import weakref
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from codea1.errors import UserError
@@ -516,8 +516,6 @@ class LocalExecutor:
         if progress is not None:
             done = 0
             pending = set(futures)
-            from concurrent.futures import FIRST_COMPLETED, wait
-
             while pending:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 done += len(finished)

@@ -4,7 +4,9 @@ uid, so a uid must belong to one slot only, not to system daemons or to another 
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pwd
 import tempfile
 from pathlib import Path
 
@@ -15,7 +17,6 @@ UID_RANGE = 4096
 
 
 def _uid_has_account(uid: int) -> bool:
-    import pwd
 
     try:
         pwd.getpwuid(uid)
@@ -28,7 +29,6 @@ class UidLease:
     """An exclusive, machine-wide claim on one sandbox uid (an flock held while the slot lives)."""
 
     def __init__(self, first: int, count: int = UID_RANGE) -> None:
-        import fcntl
 
         lock_dir = Path(tempfile.gettempdir()) / "codea1-sandbox-uids"
         lock_dir.mkdir(mode=0o700, exist_ok=True)

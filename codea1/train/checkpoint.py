@@ -15,6 +15,7 @@ import json
 import os
 import random
 import shutil
+import signal
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -59,8 +60,6 @@ def debug_kill(phase: str, step: int) -> None:
     """Test hook: CODEA1_DEBUG_KILL_AT=<phase>:<step> sends SIGKILL to this process at that point."""
     want = os.environ.get("CODEA1_DEBUG_KILL_AT")
     if want and want == f"{phase}:{step}":
-        import signal
-
         os.kill(os.getpid(), signal.SIGKILL)
 
 

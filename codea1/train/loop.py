@@ -26,7 +26,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codea1.config import Config
-from codea1.errors import UserError
+from codea1.data import check_problems, load_problems
+from codea1.errors import UserError, storage_failure
+from codea1.game.mistake_book import MistakeBook
+from codea1.sandbox import LocalExecutor
 from codea1.sandbox.api import Executor
 from codea1.train import health
 from codea1.train.checkpoint import (
@@ -41,12 +44,12 @@ from codea1.train.checkpoint import (
 )
 from codea1.train.methods import METHODS, StepEnv, derive_seed
 from codea1.train.metrics import MetricsLogger, read_metrics, truncate_metrics
+from codea1.train.report import write_report
 from codea1.train.run_dir import RunDir
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from codea1.game.mistake_book import MistakeBook
     from codea1.problem import Problem
     from codea1.rl.api import PolicyHandle
 
@@ -137,7 +140,6 @@ def load_training_problems(
     only those with golden tests, then (data.check_gt) only those whose GT passes them. The filters are
     the same for every method, so runs of two methods with one seed and data read the same questions in
     the same order."""
-    from codea1.data import check_problems, load_problems
 
     try:
         problems = load_problems(cfg.data.train, difficulty=cfg.data.difficulty, limit=cfg.data.limit)
@@ -188,7 +190,6 @@ def make_executor(cfg: Config, hide_paths: list[str] | None = None) -> Any:
             max_in_flight=cfg.ray.sandbox_chunks_in_flight,
             **kwargs,
         )
-    from codea1.sandbox import LocalExecutor
 
     return LocalExecutor(**kwargs)
 
@@ -284,7 +285,6 @@ class Trainer:
             return self._train_with(executor, console)
 
     def _train_with(self, executor: Executor, console: Console | None) -> dict[str, Any]:
-        from codea1.game.mistake_book import MistakeBook
 
         cfg = self.cfg
         problems = load_training_problems(cfg, executor, console)
@@ -431,8 +431,6 @@ class Trainer:
 
     def _report(self, console: Console | None) -> None:
         """report.html and plots/, rewritten at each checkpoint (a report that fails never stops training)."""
-        from codea1.errors import storage_failure
-        from codea1.train.report import write_report
 
         try:
             write_report(self.run.root)
@@ -555,7 +553,6 @@ RUN_FOLDERS = ("rollouts", "checkpoints", "tensorboard", "plots")
 
 def _has_progress(root: Path) -> bool:
     """Whether a run directory holds a completed step (a metrics row or a checkpoint)."""
-    from codea1.train.checkpoint import latest_checkpoint
 
     metrics = root / "metrics.jsonl"
     return (metrics.is_file() and metrics.stat().st_size > 0) or latest_checkpoint(root / "checkpoints") is not None

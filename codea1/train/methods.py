@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from codea1.config import Config, Sampling
+from codea1.game import extract_code, golden_step, merge_updates, play_step
+from codea1.game.prompts import code_messages, test_messages, with_prefix
 from codea1.rl.api import ConcurrentLearner, PolicyHandle
 from codea1.train.checkpoint import debug_kill
 
@@ -108,7 +110,6 @@ def sample(policy: PolicyHandle, prompts: list, sampling: Sampling, n: int, seed
 
 def sample_codes(env: StepEnv, step: int, batch: list, tag: str = "gen_code") -> list[list[Any]]:
     """codes[b][m]: the M code samples of question b (seeded by step and `tag`)."""
-    from codea1.game.prompts import code_messages, with_prefix
 
     cfg = env.cfg
     prefix = cfg.generation.code.response_prefix
@@ -126,8 +127,6 @@ def sample_tests(
 ) -> list[list[list[Any]]]:
     """tests[b][m]: the N test suites written for code m of question b. White-box: one prompt per code,
     N samples each; black-box: one prompt per question, M*N samples cut into M groups of N."""
-    from codea1.game import extract_code
-    from codea1.game.prompts import test_messages, with_prefix
 
     cfg, game = env.cfg, env.cfg.game
     M, N = game.M, game.N
@@ -163,7 +162,6 @@ def refill_equal_groups(
     again (seeds of their own, so a resume repeats them) and played against the same Mistake Book tests;
     a new group with unequal rewards replaces the old one in `rounds` and `results` (in place). Returns
     the step's refill metrics."""
-    from codea1.game import play_step
 
     cfg = env.cfg
     if cfg.train.refill_rounds == 0:
@@ -239,7 +237,6 @@ class A1:
         return code_metrics, test_metrics
 
     def step(self, env: StepEnv, step: int, batch: list) -> StepOutput:
-        from codea1.game import golden_step, merge_updates, play_step
 
         cfg, game, seconds = env.cfg, env.cfg.game, {}
         env.phase("generate code")
@@ -327,7 +324,6 @@ class Golden:
         return code_policy, None
 
     def step(self, env: StepEnv, step: int, batch: list) -> StepOutput:
-        from codea1.game import golden_step
 
         cfg, seconds = env.cfg, {}
         env.phase("generate code")
@@ -379,7 +375,6 @@ class Golden:
     ) -> dict[str, float]:
         """Dynamic sampling for Golden-Tests RL (see refill_equal_groups): codes sampled again for the
         questions whose M codes passed the same share of golden tests; `codes` and `rewards` in place."""
-        from codea1.game import golden_step
 
         if env.cfg.train.refill_rounds == 0:
             return {}

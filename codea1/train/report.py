@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 
 from codea1.errors import UserError
@@ -301,7 +302,6 @@ def collapses(rows: list[dict], window: int = 3, min_start: float = 0.1, ratio: 
 
 def health_flags(rows: list[dict]) -> list[str]:
     """The run-health sentences of the last step that had any, each with the step its rule first fired."""
-    import re
 
     def rule(sentence: str) -> str:  # the sentence without its figures: one per rule
         return re.sub(r"[-+]?\d[\d.,e]*%?", "#", sentence)

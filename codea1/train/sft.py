@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,9 @@ from typing import TYPE_CHECKING, Any
 
 from codea1.config import SFT_TEST_ORDERS, Config
 from codea1.errors import UserError
+from codea1.game.prompts import code_messages, test_messages, with_prefix
+from codea1.train.loop import load_training_problems, make_executor
+from codea1.train.methods import derive_seed
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -88,7 +92,6 @@ test_answer.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 def role_messages(role: str, problem: Problem, cfg: Config) -> tuple[list[dict[str, str]], str]:
     """(chat messages with the role's response prefix, full answer) of one problem."""
-    from codea1.game.prompts import code_messages, test_messages, with_prefix
 
     if role == "code":
         messages, answer = code_messages(problem), code_answer(problem)
@@ -186,8 +189,6 @@ def train_sft(policy: Policy, examples: Sequence[Example], cfg: Config, *, progr
     is called with (done, total, loss) after each step."""
     import torch
 
-    from codea1.train.methods import derive_seed
-
     examples = list(examples)
     if not examples:
         return []
@@ -262,11 +263,8 @@ def run_sft(
 ) -> dict[str, Any]:
     """Builds the examples of the training problems (data.train; GTs checked in the sandbox when
     data.check_gt), trains, writes the model directories and OUT/sft.json; returns that summary."""
-    import sys
 
     from rich.console import Console
-
-    from codea1.train.loop import load_training_problems, make_executor
 
     console = console or Console(stderr=True)
     out_dir = Path(out_dir)
