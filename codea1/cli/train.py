@@ -13,6 +13,17 @@ from codea1.errors import UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """The training commands, in the order `codea1 --help` lists them."""
+    _add_train(sub)
+    _add_sft(sub)
+    _add_demo(sub)
+    _add_compare(sub)
+    _add_export(sub)
+    _add_report(sub)
+
+
+def _add_train(sub: argparse._SubParsersAction) -> None:
+    """`codea1 train`: a run from a config, or a resumed one."""
     p = sub.add_parser(
         "train",
         help="train the Code LLM and Test LLM (a1), or a baseline (golden, selfplay)",
@@ -32,6 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. game.M=4")
     p.set_defaults(func=_train)
 
+
+def _add_sft(sub: argparse._SubParsersAction) -> None:
+    """`codea1 sft`: the supervised warm-up before RL."""
     s = sub.add_parser(
         "sft",
         help="supervised warm-up of the policies before RL (GT code, golden asserts)",
@@ -47,6 +61,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. sft.epochs=3")
     s.set_defaults(func=_sft)
 
+
+def _add_demo(sub: argparse._SubParsersAction) -> None:
+    """`codea1 demo`: the short CPU run with its before/after eval."""
     d = sub.add_parser(
         "demo",
         help="a short Code-A1 run of SmolLM2-135M on CPU, then a before/after eval",
@@ -60,6 +77,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
     d.set_defaults(func=_demo)
 
+
+def _add_compare(sub: argparse._SubParsersAction) -> None:
+    """`codea1 compare`: the methods from one start on one budget."""
     c = sub.add_parser(
         "compare",
         help="base, golden, a1 and selfplay from one start on one budget, evaluated alike",
@@ -107,6 +127,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
     c.set_defaults(func=_compare)
 
+
+def _add_export(sub: argparse._SubParsersAction) -> None:
+    """`codea1 export`: one policy of a run as a Hugging Face model directory."""
     e = sub.add_parser(
         "export",
         help="one trained policy of a run as a clean Hugging Face model directory",
@@ -135,6 +158,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--private", action="store_true", help="with --push-to-hub: a private repository")
     e.set_defaults(func=_export)
 
+
+def _add_report(sub: argparse._SubParsersAction) -> None:
+    """`codea1 report`: report.html and plots for a run directory."""
     r = sub.add_parser("report", help="write report.html and PNG plots for a run directory")
     r.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     r.add_argument("--examples", type=int, default=3, help="example rollouts shown")
