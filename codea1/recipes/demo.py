@@ -38,6 +38,8 @@ from codea1.train.run_dir import RunDir
 from codea1.train.sft import run_sft
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from codea1.eval.policy_eval import Sampler
     from codea1.problem import Problem
 
@@ -126,24 +128,12 @@ def _row(name: str, m: dict[str, Any]) -> str:
     )
 
 
-def run_demo(
-    run_dir: Path | None = None,
-    steps: int | None = None,
-    config: Path | None = None,
-    overrides: list[str] | None = None,
-) -> dict[str, Any]:
-    """Runs the demo and returns its summary (also written to RUN_DIR/eval.json)."""
-    from rich.console import Console
-
-    console = Console(stderr=True)
-    start = time.perf_counter()
-    cfg = load_config(config or PRESETS / "smollm2-cpu.yaml", overrides)
-    run_dir = Path(run_dir or Path("runs") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}")
-    total_steps = steps or cfg.train.max_steps
+def _announce(console: Console, cfg: Config, run_dir: Path, total_steps: int, preset_as_is: bool) -> None:
+    """Prints what the demo does, about how long it takes, and its run directory."""
     duration = (
         f"This takes about {EXPECTED_MINUTES} minutes on 2 CPU cores (the first run also converts "
         f"the bundled model once)."
-        if config is None and not overrides and steps is None
+        if preset_as_is
         else "The duration depends on the preset and overrides given."
     )
     console.print(
@@ -154,44 +144,33 @@ def run_demo(
     )
     console.print(f"run directory: {run_dir}")
 
-    eval_problems = load_problems(cfg.eval.problems)[: cfg.eval.limit]
-    RunDir.check_new(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)  # must exist for the sandbox to hide it
-    stages: dict[str, dict[str, Any]] = {}
-    with make_executor(cfg, hide_paths=[str(run_dir.resolve())]) as executor:
-        console.print("[bold]1/4[/bold] measuring the start model ...")
-        code_policy, test_policy = method_policies(cfg)
-        stages["start"] = measure(code_policy, test_policy, eval_problems, executor, cfg)
-        del code_policy, test_policy
-        console.print(_row("start", stages["start"]))
 
-        console.print("[bold]2/4[/bold] cold start: supervised warm-up on the train split (codea1 sft) ...")
-        problems = load_training_problems(cfg, executor, console)
-        problems, pairs = decontaminate(problems, eval_problems, executor)
-        for pair in pairs:  # a training problem that near-duplicates a held-out one would inflate the gain
-            console.print(
-                f"  dropped {pair.train_id} ({pair.train_entry_point}) from training: a near-duplicate "
-                f"of held-out {pair.held_out_id} ({pair.held_out_entry_point}; {', '.join(pair.signals)})",
-                highlight=False,
-                soft_wrap=True,
-            )
-        cfg = with_training_problems(cfg, problems, run_dir / "train_problems.jsonl")
-        sft = run_sft(cfg, run_dir / "sft", console=console, problems=problems)
-        warm = config_from_dict(apply_overrides(cfg.to_dict(), sft["overrides"]))
-        policies = KeptPolicies()
-        code_policy, test_policy = policies(warm)
-        stages["after cold start"] = measure(code_policy, test_policy, eval_problems, executor, warm)
-        console.print(_row("after cold start", stages["after cold start"]))
+def _measure_start(cfg: Config, eval_problems: list[Problem], executor: Executor) -> dict[str, Any]:
+    """The start model's measurements (its policies are released on return, before the warm-up loads more)."""
+    code_policy, test_policy = method_policies(cfg)
+    return measure(code_policy, test_policy, eval_problems, executor, cfg)
 
-        console.print(f"[bold]3/4[/bold] {total_steps} Code-A1 steps from the warmed-up model ...")
-        train(
-            warm, run_dir / "train", max_steps=total_steps, policy_factory=policies, console=console, executor=executor
+
+def _training_config(
+    cfg: Config, eval_problems: list[Problem], executor: Executor, run_dir: Path, console: Console
+) -> tuple[Config, list[Problem]]:
+    """The train split less any problem that near-duplicates a held-out one (each dropped pair printed), and the
+    config training on exactly it."""
+    problems = load_training_problems(cfg, executor, console)
+    problems, pairs = decontaminate(problems, eval_problems, executor)
+    for pair in pairs:  # a training problem that near-duplicates a held-out one would inflate the gain
+        console.print(
+            f"  dropped {pair.train_id} ({pair.train_entry_point}) from training: a near-duplicate "
+            f"of held-out {pair.held_out_id} ({pair.held_out_entry_point}; {', '.join(pair.signals)})",
+            highlight=False,
+            soft_wrap=True,
         )
-        console.print("[bold]4/4[/bold] measuring after training ...")
-        stages[f"after {total_steps} a1 steps"] = measure(code_policy, test_policy, eval_problems, executor, warm)
+    return with_training_problems(cfg, problems, run_dir / "train_problems.jsonl"), problems
 
-    freed = drop_optimizer_state(run_dir / "train" / "checkpoints")
-    n = len(eval_problems)
+
+def _result_lines(stages: dict[str, dict[str, Any]], cfg: Config, n: int) -> list[str]:
+    """The table of stages and the paired differences: each stage against the start, and the a1 steps against
+    the cold start they began from."""
     names = list(stages)
     intro = (
         f"held-out problems: {n} ({cfg.eval.problems}); Test LLM: 2 white-box suites per problem against "
@@ -200,7 +179,6 @@ def run_demo(
     )
     lines = [intro, f"{'stage':<22} {'Test LLM valid ratio':<22} Code LLM pass@1"]
     lines += [_row(name, stages[name]) for name in names]
-    # each stage against the start, and the a1 steps against the cold start they began from
     pairs = [("start", later) for later in names[1:]] + list(itertools.pairwise(names[1:]))
     for before, later in pairs:
         lines.append(
@@ -219,6 +197,63 @@ def run_demo(
                 cfg.seed,
             )
         )
+    return lines
+
+
+def _print_finish(summary: dict[str, Any], run_dir: Path, freed: int, report: Path) -> None:
+    """Prints the duration, the disk used, the result lines and where the run and its report are."""
+    print(f"demo finished in {summary['seconds'] / 60:.1f} min")
+    print(disk_line(run_dir, freed))
+    for line in summary["lines"]:
+        print(line)
+    print(f"run directory: {run_dir}")
+    print(f"report: {report}")
+
+
+def run_demo(
+    run_dir: Path | None = None,
+    steps: int | None = None,
+    config: Path | None = None,
+    overrides: list[str] | None = None,
+) -> dict[str, Any]:
+    """Runs the demo and returns its summary (also written to RUN_DIR/eval.json)."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    start = time.perf_counter()
+    cfg = load_config(config or PRESETS / "smollm2-cpu.yaml", overrides)
+    run_dir = Path(run_dir or Path("runs") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}")
+    total_steps = steps or cfg.train.max_steps
+    _announce(console, cfg, run_dir, total_steps, config is None and not overrides and steps is None)
+
+    eval_problems = load_problems(cfg.eval.problems)[: cfg.eval.limit]
+    RunDir.check_new(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)  # must exist for the sandbox to hide it
+    stages: dict[str, dict[str, Any]] = {}
+    with make_executor(cfg, hide_paths=[str(run_dir.resolve())]) as executor:
+        console.print("[bold]1/4[/bold] measuring the start model ...")
+        stages["start"] = _measure_start(cfg, eval_problems, executor)
+        console.print(_row("start", stages["start"]))
+
+        console.print("[bold]2/4[/bold] cold start: supervised warm-up on the train split (codea1 sft) ...")
+        cfg, problems = _training_config(cfg, eval_problems, executor, run_dir, console)
+        sft = run_sft(cfg, run_dir / "sft", console=console, problems=problems)
+        warm = config_from_dict(apply_overrides(cfg.to_dict(), sft["overrides"]))
+        policies = KeptPolicies()
+        code_policy, test_policy = policies(warm)
+        stages["after cold start"] = measure(code_policy, test_policy, eval_problems, executor, warm)
+        console.print(_row("after cold start", stages["after cold start"]))
+
+        console.print(f"[bold]3/4[/bold] {total_steps} Code-A1 steps from the warmed-up model ...")
+        train(
+            warm, run_dir / "train", max_steps=total_steps, policy_factory=policies, console=console, executor=executor
+        )
+        console.print("[bold]4/4[/bold] measuring after training ...")
+        stages[f"after {total_steps} a1 steps"] = measure(code_policy, test_policy, eval_problems, executor, warm)
+
+    freed = drop_optimizer_state(run_dir / "train" / "checkpoints")
+    n = len(eval_problems)
+    lines = _result_lines(stages, cfg, n)
     summary = {
         "stages": stages,
         "steps": total_steps,
@@ -230,10 +265,5 @@ def run_demo(
     }
     (run_dir / "eval.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     report = write_report(run_dir / "train")
-    print(f"demo finished in {summary['seconds'] / 60:.1f} min")
-    print(disk_line(run_dir, freed))
-    for line in lines:
-        print(line)
-    print(f"run directory: {run_dir}")
-    print(f"report: {report}")
+    _print_finish(summary, run_dir, freed, report)
     return summary
