@@ -25,7 +25,7 @@ from codea1.data.static import gt_problem
 from codea1.judge.oracle import AssertCase, run_assertions
 from codea1.problem import Problem
 from codea1.sandbox import Job, LocalExecutor
-from codea1.sandbox.api import Executor
+from codea1.sandbox.api import Executor, JobResult
 
 TEST_CODE_FORMATS = ("evalplus", "humaneval", "pytest")
 MAX_REASON = 240
@@ -171,6 +171,71 @@ def _golden_failure(index: int, test: str, result: Any) -> str:
     return _short(f"golden test {index + 1} {result.status}: {test} ({result.error or 'no detail'})")
 
 
+def _static_results(problems: list[Problem]) -> tuple[list[CheckResult], list[int]]:
+    """One result per problem, failed where the GT does not parse or lacks its entry point, and the indices
+    of the problems whose GT can run."""
+    results = [CheckResult(id=p.id, ok=True) for p in problems]
+    runnable: list[int] = []
+    for i, problem in enumerate(problems):
+        error = gt_problem(problem.gt_solution, problem.entry_point)
+        if error is not None:
+            results[i] = CheckResult(
+                id=problem.id,
+                ok=False,
+                reason=_short(problem.meta.get("gt_error") or error),
+                tests_total=len(problem.golden_tests),
+            )
+        else:
+            runnable.append(i)
+    return results, runnable
+
+
+def _golden_cases(problems: list[Problem], golden: list[int]) -> list[AssertCase]:
+    """The GT against its own golden tests, one case per problem in `golden` (the GT is its own oracle)."""
+    return [
+        AssertCase(
+            code=_gt_program(problems[i]),
+            tests=list(problems[i].golden_tests),
+            entry_point=problems[i].entry_point,
+            oracle=_gt_program(problems[i]),
+            id=problems[i].id,
+        )
+        for i in golden
+    ]
+
+
+def _record_golden(res: CheckResult, tests: list[str], job: JobResult) -> None:
+    """Puts one GT's golden-test run into its result: passes, slowest call, failures and the first as reason."""
+    res.tests_total = len(tests)
+    if not job.defined:
+        res.ok = False
+        res.reason = _short(f"GT does not run: {job.error}")
+        return
+    res.tests_passed = sum(r.status == "pass" for r in job.results)
+    res.gt_seconds = max((r.seconds for r in job.results), default=0.0)
+    res.failures = [
+        _golden_failure(k, t, r) for k, (t, r) in enumerate(zip(tests, job.results, strict=False)) if r.status != "pass"
+    ]
+    if res.failures:
+        res.ok = False
+        res.reason = res.failures[0]
+
+
+def _record_test_code(res: CheckResult, job: JobResult) -> None:
+    """Puts one GT's test_code run into its result; a failure is the reason unless a golden test gave one."""
+    if not job.defined:
+        res.test_code_status = "crash"
+        detail = f"test_code could not start: {job.error}"
+    else:
+        call = job.results[0]
+        res.test_code_seconds = call.seconds
+        res.test_code_status = {"ok": "pass", "error": "fail"}.get(call.status, call.status)
+        detail = f"test_code {res.test_code_status}: {call.error or 'no detail'}"
+    if res.test_code_status != "pass":
+        res.ok = False
+        res.reason = res.reason or _short(detail)
+
+
 def check_problems(
     problems: list[Problem],
     executor: Executor | None = None,
@@ -190,19 +255,7 @@ def check_problems(
     progress(done, total) is called as sandbox jobs finish.
     """
 
-    results = [CheckResult(id=p.id, ok=True) for p in problems]
-    runnable: list[int] = []
-    for i, problem in enumerate(problems):
-        error = gt_problem(problem.gt_solution, problem.entry_point)
-        if error is not None:
-            results[i] = CheckResult(
-                id=problem.id,
-                ok=False,
-                reason=_short(problem.meta.get("gt_error") or error),
-                tests_total=len(problem.golden_tests),
-            )
-        else:
-            runnable.append(i)
+    results, runnable = _static_results(problems)
     golden = [i for i in runnable if problems[i].golden_tests]
     programs = {i: test_code_program(problems[i]) for i in runnable} if run_test_code else {}
     with_code = [i for i in runnable if programs.get(i)]
@@ -216,56 +269,20 @@ def check_problems(
     own = executor is None
     ex = LocalExecutor(workers=workers, memory_mb=memory_mb) if own else executor
     try:
-        cases = [
-            AssertCase(
-                code=_gt_program(problems[i]),
-                tests=list(problems[i].golden_tests),
-                entry_point=problems[i].entry_point,
-                oracle=_gt_program(problems[i]),
-                id=problems[i].id,
-            )
-            for i in golden
-        ]
+        cases = _golden_cases(problems, golden)
         with warnings.catch_warnings():  # tests parsed in this process may hold odd escapes in strings
             warnings.simplefilter("ignore", SyntaxWarning)
             warnings.simplefilter("ignore", DeprecationWarning)
             ran = run_assertions(ex, cases, timeout=timeout, progress=report) if cases else []
         for i, job in zip(golden, ran, strict=True):
-            res = results[i]
-            tests = problems[i].golden_tests
-            res.tests_total = len(tests)
-            if not job.defined:
-                res.ok = False
-                res.reason = _short(f"GT does not run: {job.error}")
-                continue
-            res.tests_passed = sum(r.status == "pass" for r in job.results)
-            res.gt_seconds = max((r.seconds for r in job.results), default=0.0)
-            res.failures = [
-                _golden_failure(k, t, r)
-                for k, (t, r) in enumerate(zip(tests, job.results, strict=False))
-                if r.status != "pass"
-            ]
-            if res.failures:
-                res.ok = False
-                res.reason = res.failures[0]
+            _record_golden(results[i], problems[i].golden_tests, job)
         done_before = len(golden)
         jobs = [
             Job(id=problems[i].id, code=programs[i], calls=["__codea1_run_test_code()"], timeout=test_code_timeout)
             for i in with_code
         ]
         for i, job in zip(with_code, ex.run(jobs, progress=report) if jobs else [], strict=True):
-            res = results[i]
-            if not job.defined:
-                res.test_code_status = "crash"
-                detail = f"test_code could not start: {job.error}"
-            else:
-                call = job.results[0]
-                res.test_code_seconds = call.seconds
-                res.test_code_status = {"ok": "pass", "error": "fail"}.get(call.status, call.status)
-                detail = f"test_code {res.test_code_status}: {call.error or 'no detail'}"
-            if res.test_code_status != "pass":
-                res.ok = False
-                res.reason = res.reason or _short(detail)
+            _record_test_code(results[i], job)
     finally:
         if own:
             ex.close()
