@@ -25,7 +25,14 @@ import argparse
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from codea1.data.check import CheckResult
 
 SPEC_HELP = (
     "problem source: bundled, bundled:train, bundled:eval, humaneval, kodcode, kodcode:PATH, "
@@ -124,8 +131,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     dedup.set_defaults(func=run_deduplicate)
 
 
-def run_check(args: argparse.Namespace) -> int:
-    from rich.console import Console
+def _check_bar(console: Console) -> Progress:
+    """The transient progress bar of `codea1 data check`."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -134,7 +141,60 @@ def run_check(args: argparse.Namespace) -> int:
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
+
+    return Progress(
+        TextColumn("checking GT"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
+
+
+def _failing_table(failing: list[CheckResult]) -> Table:
+    """One row per problem whose GT fails: its golden tests passed, test_code status and reason."""
     from rich.table import Table
+
+    table = Table(title=f"{len(failing)} problem(s) whose GT fails", show_lines=False)
+    table.add_column("id", no_wrap=True)
+    table.add_column("golden", justify="right")
+    table.add_column("test_code")
+    table.add_column("reason", overflow="fold")
+    for r in failing:
+        table.add_row(r.id, f"{r.tests_passed}/{r.tests_total}", r.test_code_status or "-", r.reason)
+    return table
+
+
+def _check_summary(spec: str, results: list[CheckResult], failing: int, elapsed: float, isolation: str) -> str:
+    """The closing line of `codea1 data check`: counts, time, the sandbox and the slowest GT."""
+    slowest = max(results, key=lambda r: max(r.gt_seconds, r.test_code_seconds))
+    no_tests = sum(r.note == "no tests" for r in results)
+    return (
+        f"{spec}: {len(results)} problems, {len(results) - failing} ok, {failing} failing"
+        + (f" ({no_tests} with no tests to run)" if no_tests else "")
+        + f"; {sum(r.tests_total for r in results)} golden tests; checked in {elapsed:.1f} s "
+        f"(sandbox: {isolation}); slowest GT: {slowest.id} "
+        f"({max(slowest.gt_seconds, slowest.test_code_seconds):.2f} s)"
+    )
+
+
+def _check_report(spec: str, results: list[CheckResult], failing: int, elapsed: float, isolation: str) -> dict:
+    """The JSON report of `codea1 data check --output`."""
+    return {
+        "spec": spec,
+        "problems": len(results),
+        "ok": len(results) - failing,
+        "failing": failing,
+        "seconds": round(elapsed, 2),
+        "isolation": isolation,
+        "results": [r.to_dict() for r in results],
+    }
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from rich.console import Console
 
     from codea1.data.check import check_problems
     from codea1.data.loaders import load_problems
@@ -149,18 +209,7 @@ def run_check(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise UserError("--workers must be at least 1")
     started = time.perf_counter()
-    with (
-        LocalExecutor(workers=args.workers, memory_mb=args.memory_mb) as executor,
-        Progress(
-            TextColumn("checking GT"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            console=console,
-            transient=True,
-        ) as bar,
-    ):
+    with LocalExecutor(workers=args.workers, memory_mb=args.memory_mb) as executor, _check_bar(console) as bar:
         task = bar.add_task("check", total=None)
 
         def progress(done: int, total: int) -> None:
@@ -179,33 +228,10 @@ def run_check(args: argparse.Namespace) -> int:
     failing = [r for r in results if not r.ok]
     out = Console()
     if failing:
-        table = Table(title=f"{len(failing)} problem(s) whose GT fails", show_lines=False)
-        table.add_column("id", no_wrap=True)
-        table.add_column("golden", justify="right")
-        table.add_column("test_code")
-        table.add_column("reason", overflow="fold")
-        for r in failing:
-            table.add_row(r.id, f"{r.tests_passed}/{r.tests_total}", r.test_code_status or "-", r.reason)
-        out.print(table)
-    slowest = max(results, key=lambda r: max(r.gt_seconds, r.test_code_seconds))
-    no_tests = sum(r.note == "no tests" for r in results)
-    print(
-        f"{args.spec}: {len(results)} problems, {len(results) - len(failing)} ok, {len(failing)} failing"
-        + (f" ({no_tests} with no tests to run)" if no_tests else "")
-        + f"; {sum(r.tests_total for r in results)} golden tests; checked in {elapsed:.1f} s "
-        f"(sandbox: {isolation}); slowest GT: {slowest.id} "
-        f"({max(slowest.gt_seconds, slowest.test_code_seconds):.2f} s)"
-    )
+        out.print(_failing_table(failing))
+    print(_check_summary(args.spec, results, len(failing), elapsed, isolation))
     if args.output is not None:
-        report = {
-            "spec": args.spec,
-            "problems": len(results),
-            "ok": len(results) - len(failing),
-            "failing": len(failing),
-            "seconds": round(elapsed, 2),
-            "isolation": isolation,
-            "results": [r.to_dict() for r in results],
-        }
+        report = _check_report(args.spec, results, len(failing), elapsed, isolation)
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(json.dumps(report, indent=1), encoding="utf-8")
         print(f"report written to {args.output}")
