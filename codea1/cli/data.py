@@ -58,10 +58,19 @@ def selection(args: argparse.Namespace) -> dict:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """`codea1 data` and its subcommands, in the order its help lists them."""
     data = sub.add_parser("data", help="problem sets: check ground truth, convert formats")
     data_sub = data.add_subparsers(dest="data_command", metavar="SUBCOMMAND")
     data.set_defaults(func=lambda args: (data.print_help(), 2)[1])
+    _add_check(data_sub)
+    _add_convert(data_sub)
+    _add_split(data_sub)
+    _add_decontaminate(data_sub)
+    _add_deduplicate(data_sub)
 
+
+def _add_check(data_sub: argparse._SubParsersAction) -> None:
+    """`codea1 data check`: every GT against its own tests."""
     check = data_sub.add_parser("check", help="run every GT solution against its own tests (in the sandbox)")
     check.add_argument("spec", metavar="SPEC", help=SPEC_HELP)
     check.add_argument("--workers", type=int, default=None, help="sandbox workers (default: CPUs available)")
@@ -80,6 +89,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--output", type=Path, default=None, help="write a JSON report here")
     check.set_defaults(func=run_check)
 
+
+def _add_convert(data_sub: argparse._SubParsersAction) -> None:
+    """`codea1 data convert`: a problem source as JSONL of Problem rows."""
     convert = data_sub.add_parser("convert", help="write a problem source as JSONL of Problem rows")
     convert.add_argument("spec", metavar="SPEC", help=SPEC_HELP)
     convert.add_argument("--output", type=Path, required=True, help="the .jsonl file to write")
@@ -87,6 +99,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     convert.add_argument("--check", action="store_true", help="drop problems whose GT fails its tests")
     convert.set_defaults(func=run_convert)
 
+
+def _add_split(data_sub: argparse._SubParsersAction) -> None:
+    """`codea1 data split`: a fixed-seed split into training and held-out problems."""
     split = data_sub.add_parser("split", help="a fixed-seed split into training and held-out problems")
     split.add_argument("spec", metavar="SPEC", help=SPEC_HELP)
     split.add_argument("--held-out", type=int, required=True, help="how many problems to hold out")
@@ -96,6 +111,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_selection(split)
     split.set_defaults(func=run_split)
 
+
+def _add_decontaminate(data_sub: argparse._SubParsersAction) -> None:
+    """`codea1 data decontaminate`: training problems less near-duplicates of held-out ones."""
     dec = data_sub.add_parser("decontaminate", help="drop training problems that near-duplicate held-out ones")
     dec.add_argument("spec", metavar="SPEC", help=SPEC_HELP + " (the training problems)")
     dec.add_argument(
@@ -119,6 +137,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_selection(dec)
     dec.set_defaults(func=run_decontaminate)
 
+
+def _add_deduplicate(data_sub: argparse._SubParsersAction) -> None:
+    """`codea1 data deduplicate`: one set less the later problem of each near-duplicate pair."""
     dedup = data_sub.add_parser(
         "deduplicate", help="drop the later problem of each near-duplicate pair inside one set (a held-out set)"
     )
