@@ -372,71 +372,90 @@ class Comparison:
         )
         return sorted(rows, key=lambda r: r["step"])
 
-    def write_results(self) -> dict[str, Any]:
-
-        spec = self.spec
-        base_rows = self.evals("base")
-        base = base_rows[0] if base_rows else None
+    def _heldout_sources(self) -> dict[str, str]:
+        """The source of each held-out problem, or {} when the held-out set is one part (pooled figures say it
+        all)."""
         ids_path = self.out / "heldout_ids.json"
         sources = json.loads(ids_path.read_text(encoding="utf-8")) if ids_path.is_file() else {}
-        if len(set(sources.values())) < 2:
-            sources = {}  # one part: the pooled figures say it all
-        k = spec.test_k
-        table: dict[str, Any] = {}
-        for method in spec.methods:
-            rows = base_rows if method == "base" else self.evals(method)
-            if not rows:
-                continue
-            final = rows[-1]
-            entry: dict[str, Any] = {
-                "step": final["step"],
-                "code": {k2: v for k2, v in final["code"].items() if k2 != "per_problem"},
-            }
-            if base is not None and method != "base":
-                d, lo, hi = paired_difference(
-                    final["code"]["per_problem"], base["code"]["per_problem"], samples=spec.bootstrap, seed=spec.seed
-                )
-                entry["code"]["delta_vs_base"] = d
-                entry["code"]["delta_ci95"] = [lo, hi]
-            tests = final.get("tests") or (base or {}).get("tests")
-            if tests is not None:
-                tests = json.loads(json.dumps(tests))
-                for mode, scores in tests.items():
-                    before = ((base or {}).get("tests") or {}).get(mode, {}).get("per_problem")
-                    if method != "base" and final.get("tests") and before and "per_problem" in scores:
-                        d, lo, hi = paired_difference(
-                            scores["per_problem"], before, samples=spec.bootstrap, seed=spec.seed
-                        )
-                        scores["valid_delta_vs_base"], scores["valid_delta_ci95"] = d, [lo, hi]
-                entry["tests"] = tests
-                entry["tests_from"] = method if final.get("tests") else "base (not trained)"
-            if base is not None and sources:
-                entry["code"]["by_source"] = by_source(
-                    final["code"]["per_problem"], base["code"]["per_problem"], sources, method != "base", spec
-                )
-            if method != "base":
-                metrics = read_metrics(self.out / "runs" / method / "metrics.jsonl")
-                entry["train_seconds"] = round(train_seconds(metrics), 1)
-                entry["first_step_code_reward"] = metrics[0].get("code_reward") if metrics else None
-                entry["epochs_seen"] = (max(int(r.get("epoch", 0)) for r in metrics) + 1) if metrics else 0
-                if any("mistake_book_replayed" in r for r in metrics):
-                    entry["mistake_book_replayed"] = sum(float(r.get("mistake_book_replayed", 0)) for r in metrics)
-                    entry["steps_with_replay"] = sum(1 for r in metrics if r.get("mistake_book_replayed"))
-            table[method] = entry
+        return sources if len(set(sources.values())) >= 2 else {}
+
+    def _training_figures(self, method: str) -> dict[str, Any]:
+        """A trained method's figures from its metrics: training time, first code reward, epochs, replays."""
+        metrics = read_metrics(self.out / "runs" / method / "metrics.jsonl")
+        out: dict[str, Any] = {
+            "train_seconds": round(train_seconds(metrics), 1),
+            "first_step_code_reward": metrics[0].get("code_reward") if metrics else None,
+            "epochs_seen": (max(int(r.get("epoch", 0)) for r in metrics) + 1) if metrics else 0,
+        }
+        if any("mistake_book_replayed" in r for r in metrics):
+            out["mistake_book_replayed"] = sum(float(r.get("mistake_book_replayed", 0)) for r in metrics)
+            out["steps_with_replay"] = sum(1 for r in metrics if r.get("mistake_book_replayed"))
+        return out
+
+    def _method_entry(
+        self, method: str, final: dict[str, Any], base: dict[str, Any] | None, sources: dict[str, str]
+    ) -> dict[str, Any]:
+        """One method's row of results.json: its final evaluation and its paired differences to base."""
+        spec = self.spec
+        entry: dict[str, Any] = {
+            "step": final["step"],
+            "code": {k2: v for k2, v in final["code"].items() if k2 != "per_problem"},
+        }
+        if base is not None and method != "base":
+            d, lo, hi = paired_difference(
+                final["code"]["per_problem"], base["code"]["per_problem"], samples=spec.bootstrap, seed=spec.seed
+            )
+            entry["code"]["delta_vs_base"] = d
+            entry["code"]["delta_ci95"] = [lo, hi]
+        tests = final.get("tests") or (base or {}).get("tests")
+        if tests is not None:
+            entry["tests"] = _tests_vs_base(tests, final, base, method, spec)
+            entry["tests_from"] = method if final.get("tests") else "base (not trained)"
+        if base is not None and sources:
+            entry["code"]["by_source"] = by_source(
+                final["code"]["per_problem"], base["code"]["per_problem"], sources, method != "base", spec
+            )
+        if method != "base":
+            entry.update(self._training_figures(method))
+        return entry
+
+    def _versus(self, table: dict[str, Any]) -> list[dict[str, Any]]:
+        """The paired pass@1 differences between trained methods: a1 vs golden, a1 vs selfplay, golden vs selfplay."""
+        spec = self.spec
         versus = []
         for new, old in (("a1", "golden"), ("a1", "selfplay"), ("golden", "selfplay")):
             if new in table and old in table and new != "base":
                 a, b = self.evals(new)[-1]["code"]["per_problem"], self.evals(old)[-1]["code"]["per_problem"]
                 d, lo, hi = paired_difference(a, b, samples=spec.bootstrap, seed=spec.seed)
                 versus.append({"new": new, "old": old, "delta": d, "ci95": [lo, hi]})
-        commits = sorted(
+        return versus
+
+    def _code_commits(self, base_rows: list[dict[str, Any]]) -> list[str]:
+        """The code commits the evaluations were made at, sorted."""
+        return sorted(
             {
                 r.get("code_commit")
-                for m in spec.methods
+                for m in self.spec.methods
                 for r in (base_rows if m == "base" else self.evals(m))
                 if r.get("code_commit")
             }
         )
+
+    def write_results(self) -> dict[str, Any]:
+        """Writes results.json, results.md and the curves from the evaluations on disk; returns the results."""
+        spec = self.spec
+        base_rows = self.evals("base")
+        base = base_rows[0] if base_rows else None
+        sources = self._heldout_sources()
+        k = spec.test_k
+        table: dict[str, Any] = {}
+        for method in spec.methods:
+            rows = base_rows if method == "base" else self.evals(method)
+            if not rows:
+                continue
+            table[method] = self._method_entry(method, rows[-1], base, sources)
+        versus = self._versus(table)
+        commits = self._code_commits(base_rows)
         power_path = self.out / "power.json"
         results = {
             "spec": asdict(spec),
@@ -457,6 +476,20 @@ class Comparison:
         (self.out / "results.md").write_text(comparison_table(results, k), encoding="utf-8")
         write_curves(self.out, spec.methods)
         return results
+
+
+def _tests_vs_base(
+    tests: dict[str, Any], final: dict[str, Any], base: dict[str, Any] | None, method: str, spec: CompareSpec
+) -> dict[str, Any]:
+    """A copy of the Test LLM's scores, each mode with its valid-ratio difference to base where the method
+    trained a Test LLM and base measured that mode per problem."""
+    tests = json.loads(json.dumps(tests))
+    for mode, scores in tests.items():
+        before = ((base or {}).get("tests") or {}).get(mode, {}).get("per_problem")
+        if method != "base" and final.get("tests") and before and "per_problem" in scores:
+            d, lo, hi = paired_difference(scores["per_problem"], before, samples=spec.bootstrap, seed=spec.seed)
+            scores["valid_delta_vs_base"], scores["valid_delta_ci95"] = d, [lo, hi]
+    return tests
 
 
 def by_source(
