@@ -16,10 +16,15 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codea1.errors import UserError
+
+if TYPE_CHECKING:
+    from codea1.judge.oracle import AssertCase
+    from codea1.sandbox import Job
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -83,50 +88,58 @@ def _result_row(res: Any) -> dict:
     }
 
 
-def run_exec(args: argparse.Namespace) -> int:
-    """Handler of `codea1 exec`."""
-    if args.isolation:
-        from codea1.sandbox import isolation_report
+def _read_lines(source: str) -> list[str]:
+    """The input's lines: stdin for '-', else the file (a missing file is a user error)."""
+    if source == "-":
+        return sys.stdin.read().split("\n")  # JSONL: "\n" only, never splitlines()
+    path = Path(source)
+    if not path.is_file():
+        raise UserError(f"--input {source}: no such file; pass a JSONL file of jobs")
+    return path.read_text(encoding="utf-8", errors="replace").split("\n")
 
-        print(isolation_report())
-        return 0
-    if not args.input or not args.output:
-        raise UserError("codea1 exec needs --input and --output (or --isolation to see the sandbox's layers)")
-    from codea1.judge.oracle import AssertCase, run_assertions
-    from codea1.sandbox import Job, LocalExecutor
 
-    if args.input == "-":
-        lines = sys.stdin.read().split("\n")  # JSONL: "\n" only, never splitlines()
-    else:
-        path = Path(args.input)
-        if not path.is_file():
-            raise UserError(f"--input {args.input}: no such file; pass a JSONL file of jobs")
-        lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
-    if args.timeout <= 0 or args.define_timeout <= 0:
-        raise UserError("--timeout and --define-timeout must be positive numbers of seconds")
+def _bad_line_row(line: str, err: str | None) -> dict:
+    """The output row of an input line that is not a job: its id where one can be read, and the error."""
+    raw_id = None
+    try:
+        obj = json.loads(line)
+        raw_id = obj.get("id") if type(obj) is dict else None
+    except ValueError:
+        pass
+    return {"id": raw_id if type(raw_id) is str else None, "defined": False, "error": err, "results": []}
 
-    rows: list[dict | None] = []
-    tests_items, tests_pos, call_jobs, call_pos = [], [], [], []
+
+@dataclass
+class _Plan:
+    """The output rows in input order (None where a job's result goes), and the jobs with their rows' places."""
+
+    rows: list[dict | None] = field(default_factory=list)
+    cases: list[AssertCase] = field(default_factory=list)  # (code, tests) lines
+    case_pos: list[int] = field(default_factory=list)
+    jobs: list[Job] = field(default_factory=list)  # (code, calls) lines
+    job_pos: list[int] = field(default_factory=list)
+
+
+def _plan(lines: list[str], timeout: float) -> _Plan:
+    """Parses the input lines into assert cases and call jobs; a bad line gets its error row at once."""
+    from codea1.judge.oracle import AssertCase
+    from codea1.sandbox import Job
+
+    plan = _Plan()
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
         rec, err = parse_line(line, lineno)
-        pos = len(rows)
+        pos = len(plan.rows)
         if rec is None:
-            raw_id = None
-            try:
-                obj = json.loads(line)
-                raw_id = obj.get("id") if type(obj) is dict else None
-            except ValueError:
-                pass
-            rows.append({"id": raw_id if type(raw_id) is str else None, "defined": False, "error": err, "results": []})
+            plan.rows.append(_bad_line_row(line, err))
             continue
-        rows.append(None)
+        plan.rows.append(None)
         rid = rec.get("id")
         rid = rid if type(rid) is str else str(lineno)
         if "tests" in rec:
             entry = rec.get("entry_point")
-            tests_items.append(
+            plan.cases.append(
                 AssertCase(
                     code=rec["code"],
                     tests=rec["tests"],
@@ -134,12 +147,20 @@ def run_exec(args: argparse.Namespace) -> int:
                     entry_point=entry if type(entry) is str and entry else None,
                 )
             )
-            tests_pos.append(pos)
+            plan.case_pos.append(pos)
         else:
-            call_jobs.append(Job(id=rid, code=rec["code"], calls=rec["calls"], timeout=args.timeout))
-            call_pos.append(pos)
+            plan.jobs.append(Job(id=rid, code=rec["code"], calls=rec["calls"], timeout=timeout))
+            plan.job_pos.append(pos)
+    return plan
 
-    total = len(tests_items) + len(call_jobs)
+
+def _run_plan(plan: _Plan, args: argparse.Namespace) -> None:
+    """Runs the plan's cases, then its jobs, in one sandbox, filling their rows."""
+    from codea1.judge.oracle import run_assertions
+    from codea1.sandbox import LocalExecutor
+
+    rows = plan.rows
+    total = len(plan.cases) + len(plan.jobs)
     with (
         LocalExecutor(args.workers, memory_mb=args.memory_mb, define_timeout=args.define_timeout) as ex,
         _progress(total, not args.no_progress) as tick,
@@ -149,22 +170,43 @@ def run_exec(args: argparse.Namespace) -> int:
         def report(done: int, _total: int) -> None:
             tick(base[0] + done)
 
-        if tests_items:
-            results = run_assertions(ex, tests_items, timeout=args.timeout, progress=report)
-            for pos, res in zip(tests_pos, results, strict=True):
+        if plan.cases:
+            results = run_assertions(ex, plan.cases, timeout=args.timeout, progress=report)
+            for pos, res in zip(plan.case_pos, results, strict=True):
                 rows[pos] = _result_row(res)
-            base[0] = len(tests_items)
-        if call_jobs:
-            for pos, res in zip(call_pos, ex.run(call_jobs, progress=report), strict=True):
+            base[0] = len(plan.cases)
+        if plan.jobs:
+            for pos, res in zip(plan.job_pos, ex.run(plan.jobs, progress=report), strict=True):
                 rows[pos] = _result_row(res)
 
-    out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
+
+def _write_rows(rows: list[dict | None], output: str) -> None:
+    """One JSON line per row, to stdout for '-', else to the file."""
+    out = sys.stdout if output == "-" else open(output, "w", encoding="utf-8")  # noqa: SIM115
     try:
         for row in rows:
             out.write(json.dumps(row) + "\n")
     finally:
         if out is not sys.stdout:
             out.close()
+
+
+def run_exec(args: argparse.Namespace) -> int:
+    """Handler of `codea1 exec`."""
+    if args.isolation:
+        from codea1.sandbox import isolation_report
+
+        print(isolation_report())
+        return 0
+    if not args.input or not args.output:
+        raise UserError("codea1 exec needs --input and --output (or --isolation to see the sandbox's layers)")
+    lines = _read_lines(args.input)
+    if args.timeout <= 0 or args.define_timeout <= 0:
+        raise UserError("--timeout and --define-timeout must be positive numbers of seconds")
+    plan = _plan(lines, args.timeout)
+    _run_plan(plan, args)
+    _write_rows(plan.rows, args.output)
+    rows = plan.rows
     bad = sum(1 for r in rows if r and r["error"] and not r["results"])
     print(f"codea1 exec: {len(rows)} lines, {bad} without results -> {args.output}", file=sys.stderr)
     return 0
