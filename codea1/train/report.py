@@ -126,6 +126,77 @@ def _phase_plot(path: Path, rows: list[dict]) -> bool:
     return True
 
 
+# the line plots: (file name, title, [(metric key, label), ...], y label)
+LINE_PLOTS: list[tuple[str, str, list[tuple[str, str]], str]] = [
+    (
+        "rewards.png",
+        "Mean rewards of both policies",
+        [
+            ("code_reward", "code reward R_C"),
+            ("test_reward", "test reward R_T (all suites)"),
+            ("test_reward_selected", "R_T (TopVar-selected)"),
+        ],
+        "reward",
+    ),
+    (
+        "pass_rates.png",
+        "Pass rates of the Code LLM",
+        [
+            ("golden_pass_rate", "golden tests"),
+            ("gen_pass", "generated tests (gen_pass)"),
+            ("hist_pass", "Mistake Book (hist_pass)"),
+            ("code_valid_frac", "valid codes"),
+        ],
+        "rate",
+    ),
+    (
+        "mistake_book.png",
+        "Mistake Book",
+        [
+            ("mistake_book_size", "size"),
+            ("mistake_book_added", "added"),
+            ("mistake_book_removed", "removed"),
+            ("mistake_book_replayed", "replayed (retrieved for the step)"),
+        ],
+        "tests",
+    ),
+    (
+        "policy_stats.png",
+        "GRPO statistics",
+        [
+            ("code_kl", "code KL"),
+            ("test_kl", "test KL"),
+            ("code_clipfrac", "code clip fraction"),
+            ("test_clipfrac", "test clip fraction"),
+        ],
+        "value",
+    ),
+    (
+        "mismatch.png",
+        "Sampling engine against learner, on the trained tokens (engines that report their own log-probs)",
+        [
+            ("code_mismatch_abs", "code: mean |engine - learner| log-prob"),
+            ("test_mismatch_abs", "test: mean |engine - learner| log-prob"),
+            ("code_mismatch_kl", "code: KL(engine || learner), k3"),
+            ("test_mismatch_kl", "test: KL(engine || learner), k3"),
+        ],
+        "nats",
+    ),
+    (
+        "health.png",
+        "Run health (codea1.train.health): collapse and reward-hacking signals",
+        [
+            ("code_zero_var_groups", "code groups with equal rewards"),
+            ("test_zero_var_groups", "trained test groups with equal rewards"),
+            ("tests_not_calling", "kept tests not calling the function"),
+            ("tests_refused", "written tests refused by the judge"),
+            ("book_fresh_gap", "fresh minus book pass rate"),
+        ],
+        "share",
+    ),
+]
+
+
 def make_plots(rows: list[dict], plots_dir: Path) -> list[tuple[str, str]]:
     """Writes the PNGs; returns (file name, caption) of those that had data."""
     import matplotlib
@@ -133,75 +204,7 @@ def make_plots(rows: list[dict], plots_dir: Path) -> list[tuple[str, str]]:
     matplotlib.use("Agg")
     plots_dir.mkdir(parents=True, exist_ok=True)
     out = []
-    specs = [
-        (
-            "rewards.png",
-            "Mean rewards of both policies",
-            [
-                ("code_reward", "code reward R_C"),
-                ("test_reward", "test reward R_T (all suites)"),
-                ("test_reward_selected", "R_T (TopVar-selected)"),
-            ],
-            "reward",
-        ),
-        (
-            "pass_rates.png",
-            "Pass rates of the Code LLM",
-            [
-                ("golden_pass_rate", "golden tests"),
-                ("gen_pass", "generated tests (gen_pass)"),
-                ("hist_pass", "Mistake Book (hist_pass)"),
-                ("code_valid_frac", "valid codes"),
-            ],
-            "rate",
-        ),
-        (
-            "mistake_book.png",
-            "Mistake Book",
-            [
-                ("mistake_book_size", "size"),
-                ("mistake_book_added", "added"),
-                ("mistake_book_removed", "removed"),
-                ("mistake_book_replayed", "replayed (retrieved for the step)"),
-            ],
-            "tests",
-        ),
-        (
-            "policy_stats.png",
-            "GRPO statistics",
-            [
-                ("code_kl", "code KL"),
-                ("test_kl", "test KL"),
-                ("code_clipfrac", "code clip fraction"),
-                ("test_clipfrac", "test clip fraction"),
-            ],
-            "value",
-        ),
-        (
-            "mismatch.png",
-            "Sampling engine against learner, on the trained tokens (engines that report their own log-probs)",
-            [
-                ("code_mismatch_abs", "code: mean |engine - learner| log-prob"),
-                ("test_mismatch_abs", "test: mean |engine - learner| log-prob"),
-                ("code_mismatch_kl", "code: KL(engine || learner), k3"),
-                ("test_mismatch_kl", "test: KL(engine || learner), k3"),
-            ],
-            "nats",
-        ),
-        (
-            "health.png",
-            "Run health (codea1.train.health): collapse and reward-hacking signals",
-            [
-                ("code_zero_var_groups", "code groups with equal rewards"),
-                ("test_zero_var_groups", "trained test groups with equal rewards"),
-                ("tests_not_calling", "kept tests not calling the function"),
-                ("tests_refused", "written tests refused by the judge"),
-                ("book_fresh_gap", "fresh minus book pass rate"),
-            ],
-            "share",
-        ),
-    ]
-    for name, title, keys, ylabel in specs:
+    for name, title, keys, ylabel in LINE_PLOTS:
         note = _line_plot(plots_dir / name, rows, keys, title, ylabel)
         if note is not False:
             out.append((name, title + note))
