@@ -253,6 +253,76 @@ def shares_one_model(cfg: Config) -> bool:
     return cfg.model.mode == "dual-lora" or cfg.method != "a1" or cfg.test_model_name == cfg.model.code_model
 
 
+def _sft_roles(cfg: Config, console: Console) -> list[str]:
+    """The roles to warm up: sft.roles, less the test role under method golden (which has no Test LLM)."""
+    roles = list(cfg.sft.roles)
+    if cfg.method == "golden" and "test" in roles:
+        roles.remove("test")
+        console.print("method golden has no Test LLM: training the code role only")
+        if not roles:
+            raise UserError("config key 'sft.roles' names only the test role, but method golden has no Test LLM")
+    return roles
+
+
+def _training_problems(cfg: Config, console: Console) -> list[Problem]:
+    """The training problems (data.train), their GTs checked in the sandbox when data.check_gt."""
+    if cfg.data.check_gt:
+        with make_executor(cfg) as executor:
+            return load_training_problems(cfg, executor, console)
+    return load_training_problems(cfg, None, console)
+
+
+def _group_examples(
+    group_roles: list[str], problems: Sequence[Any], tokenizer: Any, cfg: Config, summary: dict[str, Any]
+) -> list[Example]:
+    """The examples of one model's roles, counted (and the skipped ones) into the summary; none is an error."""
+    examples: list[Example] = []
+    for role in group_roles:
+        role_examples, skipped = build_examples(role, problems, tokenizer, cfg)
+        examples.extend(role_examples)
+        summary["examples"][role] = len(role_examples)
+        summary["skipped"][role] = skipped
+    if not examples:
+        raise UserError(
+            f"no SFT examples for {', '.join(group_roles)} (skipped: {summary['skipped']}); "
+            f"check data.train, the response prefixes and generation.*.max_new_tokens"
+        )
+    return examples
+
+
+def _train_model(
+    cfg: Config,
+    name: str,
+    group_roles: list[str],
+    problems: Sequence[Any],
+    out_dir: Path,
+    summary: dict[str, Any],
+    progress: bool | None,
+    console: Console,
+) -> None:
+    """Warms up one model on its roles' examples and writes it to OUT/NAME; its losses go into the summary.
+    The policy is released on return, before the next model is built."""
+    base_name = cfg.model.code_model if name in (SHARED, "code") else cfg.test_model_name
+    policy = build_sft_policy(cfg, base_name)
+    examples = _group_examples(group_roles, problems, policy.tokenizer, cfg, summary)
+    total = set_schedule(policy, len(examples), cfg)
+    console.print(
+        f"SFT {name}: {len(examples)} examples ({', '.join(group_roles)}), {cfg.sft.epochs} "
+        f"epoch(s), {total} optimiser steps, {cfg.model.mode}, lr {cfg.sft.lr:g}"
+    )
+    summary["loss_before"][name] = sft_loss(policy, examples)
+    show = progress if progress is not None else sys.stderr.isatty()
+    history = _train_with_bar(policy, examples, cfg, f"SFT {name}", show, console)
+    summary["epoch_losses"][name] = history
+    summary["loss_after"][name] = sft_loss(policy, examples)
+    target = out_dir / name
+    policy.save_weights(target)  # a directory load_model_and_tokenizer loads
+    summary["models"][name] = str(target)
+    console.print(
+        f"SFT {name}: loss {summary['loss_before'][name]:.3f} -> {summary['loss_after'][name]:.3f}; written to {target}"
+    )
+
+
 def run_sft(
     cfg: Config,
     out_dir: Path,
@@ -270,18 +340,9 @@ def run_sft(
     out_dir = Path(out_dir)
     if out_dir.exists() and any(out_dir.iterdir()):
         raise UserError(f"{out_dir}: the SFT output directory exists and is not empty; choose a new one")
-    roles = list(cfg.sft.roles)
-    if cfg.method == "golden" and "test" in roles:
-        roles.remove("test")
-        console.print("method golden has no Test LLM: training the code role only")
-        if not roles:
-            raise UserError("config key 'sft.roles' names only the test role, but method golden has no Test LLM")
+    roles = _sft_roles(cfg, console)
     if problems is None:
-        if cfg.data.check_gt:
-            with make_executor(cfg) as executor:
-                problems = load_training_problems(cfg, executor, console)
-        else:
-            problems = load_training_problems(cfg, None, console)
+        problems = _training_problems(cfg, console)
     shared = shares_one_model(cfg)
     groups = {SHARED: roles} if shared else {role: [role] for role in roles}
 
@@ -300,37 +361,7 @@ def run_sft(
         "overrides": [],
     }
     for name, group_roles in groups.items():
-        base_name = cfg.model.code_model if name in (SHARED, "code") else cfg.test_model_name
-        policy = build_sft_policy(cfg, base_name)
-        examples: list[Example] = []
-        for role in group_roles:
-            role_examples, skipped = build_examples(role, problems, policy.tokenizer, cfg)
-            examples.extend(role_examples)
-            summary["examples"][role] = len(role_examples)
-            summary["skipped"][role] = skipped
-        if not examples:
-            raise UserError(
-                f"no SFT examples for {', '.join(group_roles)} (skipped: {summary['skipped']}); "
-                f"check data.train, the response prefixes and generation.*.max_new_tokens"
-            )
-        total = set_schedule(policy, len(examples), cfg)
-        console.print(
-            f"SFT {name}: {len(examples)} examples ({', '.join(group_roles)}), {cfg.sft.epochs} "
-            f"epoch(s), {total} optimiser steps, {cfg.model.mode}, lr {cfg.sft.lr:g}"
-        )
-        summary["loss_before"][name] = sft_loss(policy, examples)
-        show = progress if progress is not None else sys.stderr.isatty()
-        history = _train_with_bar(policy, examples, cfg, f"SFT {name}", show, console)
-        summary["epoch_losses"][name] = history
-        summary["loss_after"][name] = sft_loss(policy, examples)
-        target = out_dir / name
-        policy.save_weights(target)  # a directory load_model_and_tokenizer loads
-        summary["models"][name] = str(target)
-        console.print(
-            f"SFT {name}: loss {summary['loss_before'][name]:.3f} -> {summary['loss_after'][name]:.3f}; "
-            f"written to {target}"
-        )
-        del policy
+        _train_model(cfg, name, group_roles, problems, out_dir, summary, progress, console)
     summary["overrides"] = start_overrides(cfg, summary["models"])
     (out_dir / "sft.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     return summary
