@@ -8,11 +8,16 @@ import json
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codea1.config import GameConfig
 from codea1.errors import UserError
 from codea1.sandbox.api import Executor
+
+if TYPE_CHECKING:
+    from codea1.game.mistake_book import MistakeBook
+    from codea1.game.play import QuestionResult
+    from codea1.problem import Problem
 
 BOOK_FILE = "mistake_book.sqlite"
 # every game key is an option of `codea1 score` (--history-size is game.history_size), except those that
@@ -144,17 +149,9 @@ def _config(args: argparse.Namespace):
 
 
 # ---------------------------------------------------------------------------- score
-def cmd_score(args: argparse.Namespace) -> int:
-    from codea1.game.mistake_book import MistakeBook, merge_updates
-    from codea1.game.play import play_step
-    from codea1.sandbox import LocalExecutor
-
-    config = _config(args)
-    problems = {p.id: p for p in load_problem_set(args.problems)}
-    rollouts = Path(args.rollouts)
-    if not rollouts.is_file():
-        raise UserError(f"--rollouts {rollouts}: no such file")
-    lines: list[dict[str, Any]] = []  # per input line: {"lineno", "row"} or {"lineno", "error"}
+def _read_rollouts(rollouts: Path, problems: dict[str, Problem]) -> list[dict[str, Any]]:
+    """Per non-blank input line: {"lineno", "row", "error"}; error is None for a line that can be scored."""
+    lines: list[dict[str, Any]] = []
     with rollouts.open(encoding="utf-8", errors="surrogateescape") as handle:
         for lineno, text in enumerate(handle, 1):
             if not text.strip():
@@ -166,6 +163,67 @@ def cmd_score(args: argparse.Namespace) -> int:
                 continue
             error = _check_rollout(row, problems)
             lines.append({"lineno": lineno, "row": row, "error": error})
+    return lines
+
+
+def _score_step(
+    good: list[dict[str, Any]],
+    problems: dict[str, Problem],
+    book: MistakeBook,
+    step: int,
+    config: GameConfig,
+    args: argparse.Namespace,
+) -> tuple[list[QuestionResult], dict[str, Any]]:
+    """Plays the good lines as one game step in the sandbox and applies its updates to the book; returns the
+    results (one per line) and the book's summary of the step."""
+    from codea1.game.mistake_book import merge_updates
+    from codea1.game.play import play_step
+    from codea1.sandbox import LocalExecutor
+
+    chosen = [problems[item["row"]["question_id"]] for item in good]
+    histories = [book.retrieve(p.id, config.history_size) for p in chosen]
+    codes = [[c["response"] for c in item["row"]["codes"]] for item in good]
+    tests = [[list(c.get("tests", [])) for c in item["row"]["codes"]] for item in good]
+    extra = {"uid_base": args.uid_base} if args.uid_base is not None else {}
+    with LocalExecutor(workers=args.workers, **extra) as executor:
+        results = play_step(chosen, codes, tests, _progress_runner(executor), histories, config)
+    summary = book.apply_step(step, merge_updates((r.question_id, r.updates) for r in results))
+    return results, summary
+
+
+def _write_scores(
+    output: Path,
+    lines: list[dict[str, Any]],
+    by_line: dict[int, QuestionResult],
+    summary: dict[str, Any] | None,
+    rollouts: Path,
+) -> None:
+    """One output line per input line: its rewards and Mistake Book change, or its error (also on stderr)."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with output.open("w", encoding="utf-8") as out:
+        for item in lines:
+            row = item["row"]
+            qid = row.get("question_id") if isinstance(row, dict) else None
+            if item["error"] is not None:
+                message = f"{rollouts}:{item['lineno']}: {item['error']}"
+                print(f"codea1 score: {message}", file=sys.stderr)
+                out.write(json.dumps({"line": item["lineno"], "question_id": qid, "error": message}) + "\n")
+                continue
+            result = by_line[id(item)]
+            record = result.to_dict()
+            record["mistake_book"] = summary["questions"].get(result.question_id, {"added": 0, "removed": 0, "size": 0})
+            out.write(json.dumps(record, ensure_ascii=True) + "\n")
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from codea1.game.mistake_book import MistakeBook
+
+    config = _config(args)
+    problems = {p.id: p for p in load_problem_set(args.problems)}
+    rollouts = Path(args.rollouts)
+    if not rollouts.is_file():
+        raise UserError(f"--rollouts {rollouts}: no such file")
+    lines = _read_rollouts(rollouts, problems)
     good = [item for item in lines if item["error"] is None]
 
     temp = None
@@ -181,34 +239,9 @@ def cmd_score(args: argparse.Namespace) -> int:
                 f"--step {step}: the Mistake Book {args.mistake_book} is already at step "
                 f"{book.last_step}; give a later step or leave --step out"
             )
-        results = []
-        if good:
-            chosen = [problems[item["row"]["question_id"]] for item in good]
-            histories = [book.retrieve(p.id, config.history_size) for p in chosen]
-            codes = [[c["response"] for c in item["row"]["codes"]] for item in good]
-            tests = [[list(c.get("tests", [])) for c in item["row"]["codes"]] for item in good]
-            extra = {"uid_base": args.uid_base} if args.uid_base is not None else {}
-            with LocalExecutor(workers=args.workers, **extra) as executor:
-                results = play_step(chosen, codes, tests, _progress_runner(executor), histories, config)
-            summary = book.apply_step(step, merge_updates((r.question_id, r.updates) for r in results))
+        results, summary = _score_step(good, problems, book, step, config, args) if good else ([], None)
         by_line = dict(zip((id(item) for item in good), results, strict=True))
-        output = Path(args.output)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        with output.open("w", encoding="utf-8") as out:
-            for item in lines:
-                row = item["row"]
-                qid = row.get("question_id") if isinstance(row, dict) else None
-                if item["error"] is not None:
-                    message = f"{rollouts}:{item['lineno']}: {item['error']}"
-                    print(f"codea1 score: {message}", file=sys.stderr)
-                    out.write(json.dumps({"line": item["lineno"], "question_id": qid, "error": message}) + "\n")
-                    continue
-                result = by_line[id(item)]
-                record = result.to_dict()
-                record["mistake_book"] = summary["questions"].get(
-                    result.question_id, {"added": 0, "removed": 0, "size": 0}
-                )
-                out.write(json.dumps(record, ensure_ascii=True) + "\n")
+        _write_scores(Path(args.output), lines, by_line, summary, rollouts)
     finally:
         book.close()
         if temp is not None:
