@@ -31,7 +31,7 @@ import gzip
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -419,12 +419,13 @@ class Comparison:
             entry.update(self._training_figures(method))
         return entry
 
-    def _versus(self, table: dict[str, Any]) -> list[dict[str, Any]]:
-        """The paired pass@1 differences between trained methods: a1 vs golden, a1 vs selfplay, golden vs selfplay."""
+    def _versus(self, evaluated: Collection[str]) -> list[dict[str, Any]]:
+        """The paired pass@1 differences between the evaluated trained methods: a1 vs golden, a1 vs selfplay,
+        golden vs selfplay."""
         spec = self.spec
         versus = []
         for new, old in (("a1", "golden"), ("a1", "selfplay"), ("golden", "selfplay")):
-            if new in table and old in table and new != "base":
+            if new in evaluated and old in evaluated and new != "base":
                 a, b = self.evals(new)[-1]["code"]["per_problem"], self.evals(old)[-1]["code"]["per_problem"]
                 d, lo, hi = paired_difference(a, b, samples=spec.bootstrap, seed=spec.seed)
                 versus.append({"new": new, "old": old, "delta": d, "ci95": [lo, hi]})
@@ -454,7 +455,7 @@ class Comparison:
             if not rows:
                 continue
             table[method] = self._method_entry(method, rows[-1], base, sources)
-        versus = self._versus(table)
+        versus = self._versus(table.keys())
         commits = self._code_commits(base_rows)
         power_path = self.out / "power.json"
         results = {

@@ -200,11 +200,11 @@ def _result_lines(stages: dict[str, dict[str, Any]], cfg: Config, n: int) -> lis
     return lines
 
 
-def _print_finish(summary: dict[str, Any], run_dir: Path, freed: int, report: Path) -> None:
+def _print_finish(seconds: float, lines: list[str], run_dir: Path, freed: int, report: Path) -> None:
     """Prints the duration, the disk used, the result lines and where the run and its report are."""
-    print(f"demo finished in {summary['seconds'] / 60:.1f} min")
+    print(f"demo finished in {seconds / 60:.1f} min")
     print(disk_line(run_dir, freed))
-    for line in summary["lines"]:
+    for line in lines:
         print(line)
     print(f"run directory: {run_dir}")
     print(f"report: {report}")
@@ -265,5 +265,5 @@ def run_demo(
     }
     (run_dir / "eval.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     report = write_report(run_dir / "train")
-    _print_finish(summary, run_dir, freed, report)
+    _print_finish(summary["seconds"], lines, run_dir, freed, report)
     return summary

@@ -273,7 +273,7 @@ def _training_problems(cfg: Config, console: Console) -> list[Problem]:
 
 
 def _group_examples(
-    group_roles: list[str], problems: Sequence[Any], tokenizer: Any, cfg: Config, summary: dict[str, Any]
+    group_roles: list[str], problems: Sequence[Problem], tokenizer: Any, cfg: Config, summary: dict[str, Any]
 ) -> list[Example]:
     """The examples of one model's roles, counted (and the skipped ones) into the summary; none is an error."""
     examples: list[Example] = []
@@ -294,7 +294,7 @@ def _train_model(
     cfg: Config,
     name: str,
     group_roles: list[str],
-    problems: Sequence[Any],
+    problems: Sequence[Problem],
     out_dir: Path,
     summary: dict[str, Any],
     progress: bool | None,
