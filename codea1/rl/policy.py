@@ -19,7 +19,6 @@ import copy
 import dataclasses
 import json
 import math
-import random
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import asdict
@@ -48,6 +47,7 @@ from codea1.rl.logprobs import (
     prompt_groups,
     token_budget_chunks,
 )
+from codea1.rl.rng import rng_state, set_rng_state
 
 __all__ = ["GenerationConfig", "Policy", "PolicyConfig", "Sample", "lr_factor"]
 
@@ -132,12 +132,7 @@ class Policy:
         if cfg.kl_coef > 0 and self.adapter is None:
             self.reference = reference if reference is not None else make_reference(model, cfg.dtype)
 
-        self.optimizer = torch.optim.AdamW(
-            self.params, lr=cfg.lr, betas=tuple(cfg.betas), weight_decay=cfg.weight_decay
-        )
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lambda s: lr_factor(s, cfg.warmup_steps, cfg.total_steps, cfg.schedule, cfg.min_lr_ratio)
-        )
+        self._new_optimizer()
         # the sampling forward's log-probs equal ``logprobs`` only when that runs without autocast; else
         # train_step scores the rows it trains
         self.rollout: RolloutBackend = rollout or TransformersRollout(
@@ -219,8 +214,13 @@ class Policy:
         if self.reference is not None and not is_sharded(self.reference):
             fully_shard_model(self.reference, dp.group)
         self.data_parallel, self.sharded = dp, True
-        cfg = self.config
         self.params = list(self.model.parameters())
+        self._new_optimizer()
+
+    def _new_optimizer(self) -> None:
+        """AdamW over `self.params` with the configured learning-rate schedule (built again when sharding
+        replaces the parameters)."""
+        cfg = self.config
         self.optimizer = torch.optim.AdamW(
             self.params, lr=cfg.lr, betas=tuple(cfg.betas), weight_decay=cfg.weight_decay
         )
@@ -510,7 +510,7 @@ class Policy:
         self.save_weights(d)
         torch.save(optimizer if optimizer is not None else self.optimizer.state_dict(), d / "optimizer.pt")
         torch.save(self.scheduler.state_dict(), d / "scheduler.pt")
-        torch.save(_rng_state(), d / "rng.pt")
+        torch.save(rng_state(), d / "rng.pt")
         info = {"step": self.step, "adapter": self.adapter, "config": asdict(self.config)}
         (d / "policy_state.json").write_text(json.dumps(info, indent=1, default=str))
 
@@ -569,7 +569,7 @@ class Policy:
         else:
             self.optimizer.load_state_dict(torch.load(d / "optimizer.pt", map_location=self.device))
         self.scheduler.load_state_dict(torch.load(d / "scheduler.pt"))
-        _set_rng_state(torch.load(d / "rng.pt", weights_only=False))
+        set_rng_state(torch.load(d / "rng.pt", weights_only=False))
         self.step = int(json.loads((d / "policy_state.json").read_text())["step"])
         self._publish()
 
@@ -668,22 +668,3 @@ def _tied_names(model: Any) -> set[str]:
             tied.add(seen[id(p)])
         seen[id(p)] = name
     return tied
-
-
-def _rng_state() -> dict[str, Any]:
-    import numpy as np
-
-    state = {"torch": torch.get_rng_state(), "python": random.getstate(), "numpy": np.random.get_state()}
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
-    return state
-
-
-def _set_rng_state(state: Mapping[str, Any]) -> None:
-    import numpy as np
-
-    torch.set_rng_state(state["torch"])
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])

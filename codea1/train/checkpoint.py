@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 import signal
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
 
 from codea1.errors import UserError, storage_failure
 
@@ -63,22 +61,6 @@ def debug_kill(phase: str, step: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def capture_rng() -> dict[str, Any]:
-    import numpy as np
-    import torch
-
-    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
-
-
-def restore_rng(state: dict[str, Any]) -> None:
-    import numpy as np
-    import torch
-
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
-    torch.set_rng_state(state["torch"])
-
-
 def save_checkpoint(checkpoints_dir: Path, state: TrainerState, savers: dict[str, Callable[[Path], None]]) -> Path:
     """Writes checkpoint `step_K` atomically; `savers` map a sub-folder name to a policy's save(dir).
 
@@ -98,7 +80,9 @@ def save_checkpoint(checkpoints_dir: Path, state: TrainerState, savers: dict[str
             sub.mkdir()
             save(sub)
         debug_kill("checkpoint", state.step)
-        torch.save(capture_rng(), tmp / RNG_FILE)
+        from codea1.rl.rng import rng_state  # torch: only when a checkpoint is written or read
+
+        torch.save(rng_state(), tmp / RNG_FILE)
         (tmp / STATE_FILE).write_text(json.dumps(asdict(state), indent=1), encoding="utf-8")
         _fsync_tree(tmp)
         (tmp / MARKER).write_text(f"{state.step}\n", encoding="utf-8")
@@ -173,4 +157,6 @@ def read_state(path: Path) -> TrainerState:
 def load_rng(path: Path) -> None:
     import torch
 
-    restore_rng(torch.load(path / RNG_FILE, weights_only=False))
+    from codea1.rl.rng import set_rng_state
+
+    set_rng_state(torch.load(path / RNG_FILE, weights_only=False))
