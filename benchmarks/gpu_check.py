@@ -42,6 +42,9 @@ def main() -> None:
     ap.add_argument("--qwen-rows", type=int, default=16, help="rows of the 1.5B learner step")
     ap.add_argument("--qwen-tokens", type=int, default=1024, help="tokens per row of the 1.5B learner step")
     ap.add_argument(
+        "--qwen-vocab", type=int, default=151936, help="vocabulary of the 1.5B shape (its own; smaller for a smoke run)"
+    )
+    ap.add_argument(
         "--peak-tflops", type=float, default=989.0, help="the device's dense bf16 peak (H100/H200 SXM: 989)"
     )
     args = ap.parse_args()
@@ -220,7 +223,7 @@ def learner_checks(args: argparse.Namespace) -> None:
     cuda = args.device.startswith("cuda")
     layers = args.qwen_layers or (28 if cuda else 2)
     config = Qwen2Config(  # Qwen2.5-Coder-1.5B's published config.json, random weights
-        vocab_size=151936,
+        vocab_size=args.qwen_vocab,
         hidden_size=1536,
         intermediate_size=8960,
         num_hidden_layers=layers,
@@ -253,7 +256,8 @@ def learner_checks(args: argparse.Namespace) -> None:
         dt = time.perf_counter() - t0
     mfu = 6 * params * tokens / dt / (args.peak_tflops * 1e12)
     line = (
-        f"learner at Qwen2.5-Coder-1.5B's shape ({layers} layers, {params / 1e9:.2f}B params, {args.dtype}): "
+        f"learner at Qwen2.5-Coder-1.5B's shape ({layers} layers, vocabulary {config.vocab_size}, "
+        f"{params / 1e9:.2f}B params, {args.dtype}): "
         f"{args.qwen_rows} rows x {args.qwen_tokens} tokens in {dt:.2f}s ({tokens / dt:.0f} tokens/s, "
         f"MFU {100 * mfu:.1f}% of {args.peak_tflops:g} TFLOPS)"
     )

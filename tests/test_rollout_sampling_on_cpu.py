@@ -275,7 +275,10 @@ def test_packed_weights_sample_exactly_what_the_plain_loop_samples(tiny, monkeyp
     fast = TransformersRollout(model, tok, no_score).generate(PROMPTS + [PREFILL], gen)
     assert ids_of(fast) == ids_of(plain)
     diffs = [
-        abs(a - b) for rf, rp in zip(fast, plain, strict=False) for sf, sp in zip(rf, rp, strict=False) for a, b in zip(sf.logprobs, sp.logprobs, strict=False)
+        abs(a - b)
+        for rf, rp in zip(fast, plain, strict=False)
+        for sf, sp in zip(rf, rp, strict=False)
+        for a, b in zip(sf.logprobs, sp.logprobs, strict=False)
     ]
     assert diffs and max(diffs) < 1e-5
     # nothing packed where the copy would be too large
@@ -338,7 +341,12 @@ def test_lean_decoder_samples_what_the_model_forward_samples(tiny, arch, monkeyp
         a, b = plain.generate(PROMPTS + [PREFILL], gen), lean.generate(PROMPTS + [PREFILL], gen)
         assert ids_of(a) == ids_of(b)
         assert [[(s.text, s.finished) for s in row] for row in a] == [[(s.text, s.finished) for s in row] for row in b]
-        diffs = [abs(x - y) for ra, rb in zip(a, b, strict=False) for sa, sb in zip(ra, rb, strict=False) for x, y in zip(sa.logprobs, sb.logprobs, strict=False)]
+        diffs = [
+            abs(x - y)
+            for ra, rb in zip(a, b, strict=False)
+            for sa, sb in zip(ra, rb, strict=False)
+            for x, y in zip(sa.logprobs, sb.logprobs, strict=False)
+        ]
         assert diffs and max(diffs) < 1e-5
     assert calls  # the lean step really ran
     assert len({len(s.response_ids) for row in b for s in row}) > 1  # rows left the batch at different steps

@@ -81,7 +81,10 @@ def test_first_ppo_ratio_is_one_and_first_kl_zero_at_any_temperature(temperature
     learner = pol.logprobs(
         [s.prompt_ids for s in flat], [s.response_ids for s in flat], temperature=[s.temperature for s in flat]
     )
-    assert max(abs(a - b) for s, lp in zip(flat, learner, strict=False) for a, b in zip(s.logprobs, lp, strict=False)) < 1e-5
+    assert (
+        max(abs(a - b) for s, lp in zip(flat, learner, strict=False) for a, b in zip(s.logprobs, lp, strict=False))
+        < 1e-5
+    )
     m = pol.train_step(flat, [1.0, -1.0, 0.5] * 3)
     assert m["clipfrac"] == 0.0 and m["clipfrac_lower"] == 0.0
     assert abs(m["ppo_kl"]) < 1e-6 and abs(m["kl"]) < 1e-6

@@ -334,7 +334,11 @@ def test_the_learner_scores_only_the_rows_it_trains_and_measures_the_engines_gap
     code.logprobs = spy
     metrics = code.train_step(trained, [1.0, -1.0] * (len(trained) // 2) + [0.5] * (len(trained) % 2))
     assert scored == [len(trained)]  # once, and not the rows that are not trained
-    pairs = [(e, lp) for s, row in zip(trained, expected, strict=False) for e, lp in zip(s.engine_logprobs, row, strict=False)]
+    pairs = [
+        (e, lp)
+        for s, row in zip(trained, expected, strict=False)
+        for e, lp in zip(s.engine_logprobs, row, strict=False)
+    ]
     assert metrics["mismatch_abs"] == pytest.approx(sum(abs(e - lp) for e, lp in pairs) / len(pairs), rel=1e-5)
     k3 = [math.exp(lp - e) - (lp - e) - 1 for e, lp in pairs]
     assert metrics["mismatch_kl"] == pytest.approx(sum(k3) / len(k3), rel=1e-5)

@@ -71,7 +71,9 @@ def _gap(samples, policy) -> float:
     learner = policy.logprobs(
         [s.prompt_ids for s in samples], [s.response_ids for s in samples], temperature=[s.temperature for s in samples]
     )
-    pairs = [(e, lp) for s, row in zip(samples, learner, strict=False) for e, lp in zip(s.engine_logprobs, row, strict=False)]
+    pairs = [
+        (e, lp) for s, row in zip(samples, learner, strict=False) for e, lp in zip(s.engine_logprobs, row, strict=False)
+    ]
     return sum(abs(e - lp) for e, lp in pairs) / len(pairs)
 
 
