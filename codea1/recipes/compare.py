@@ -530,6 +530,59 @@ def _pct(x: float) -> str:
     return f"{100.0 * x:.1f}"
 
 
+def _method_row(method: str, e: dict[str, Any], k: int) -> str:
+    """One method's row of the markdown table: code pass@1 and its difference to base, then the Test LLM's
+    white-box and black-box scores ("-" where it has none)."""
+    c = e["code"]
+    lo, hi = c["ci95"]
+    delta = "-"
+    if "delta_vs_base" in c:
+        dlo, dhi = c["delta_ci95"]
+        delta = f"{100 * c['delta_vs_base']:+.1f} [{100 * dlo:+.1f}, {100 * dhi:+.1f}]"
+    cells = [method, str(e["step"]), f"{_pct(c['pass@1'])} [{_pct(lo)}, {_pct(hi)}]", delta]
+    t = e.get("tests")
+    if t:
+        wb, bb = t["whitebox"], t["blackbox"]
+        note = "" if e.get("tests_from") == method else " (base)"
+        repeats = _pct(wb["valid_ratio_distinct"]) if "valid_ratio_distinct" in wb else "-"
+        cells += [
+            f"{_pct(wb['valid_ratio'])}{note}",
+            repeats,
+            f"{wb[f'pass@{k}']:.1f}",
+            f"{wb[f'mut@{k}']:.1f}",
+            f"{wb['Mul']:.1f}",
+            f"{_pct(bb['valid_ratio'])}",
+            f"{bb[f'mut@{k}']:.1f}",
+        ]
+    else:
+        cells += ["-"] * 7
+    return "| " + " | ".join(cells) + " |"
+
+
+def _by_source_lines(parts: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """The table of code pass@1 by part of the held-out set, one row per method and part."""
+    lines = [
+        "",
+        "Code pass@1 by part of the held-out set:",
+        "",
+        "| method | part | problems | pass@1 | vs base |",
+        "|---|---|---|---|---|",
+    ]
+    for method, table in parts:
+        for source, c in table.items():
+            delta = "-"
+            if "delta_vs_base" in c:
+                delta = (
+                    f"{100 * c['delta_vs_base']:+.1f} [{100 * c['delta_ci95'][0]:+.1f}, "
+                    f"{100 * c['delta_ci95'][1]:+.1f}]"
+                )
+            lines.append(
+                f"| {method} | {source} | {c['problems']} | {_pct(c['pass@1'])} "
+                f"[{_pct(c['ci95'][0])}, {_pct(c['ci95'][1])}] | {delta} |"
+            )
+    return lines
+
+
 def comparison_table(results: dict[str, Any], k: int) -> str:
     """The comparison as a markdown table (percent), intervals in brackets."""
     spec = results["spec"]
@@ -545,52 +598,10 @@ def comparison_table(results: dict[str, Any], k: int) -> str:
         f"mut@{k} | Mul | test valid (black-box) | mut@{k} (black-box) |"
     )
     lines = [intro, "", header, "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for method, e in results["methods"].items():
-        c = e["code"]
-        lo, hi = c["ci95"]
-        delta = "-"
-        if "delta_vs_base" in c:
-            dlo, dhi = c["delta_ci95"]
-            delta = f"{100 * c['delta_vs_base']:+.1f} [{100 * dlo:+.1f}, {100 * dhi:+.1f}]"
-        cells = [method, str(e["step"]), f"{_pct(c['pass@1'])} [{_pct(lo)}, {_pct(hi)}]", delta]
-        t = e.get("tests")
-        if t:
-            wb, bb = t["whitebox"], t["blackbox"]
-            note = "" if e.get("tests_from") == method else " (base)"
-            repeats = _pct(wb["valid_ratio_distinct"]) if "valid_ratio_distinct" in wb else "-"
-            cells += [
-                f"{_pct(wb['valid_ratio'])}{note}",
-                repeats,
-                f"{wb[f'pass@{k}']:.1f}",
-                f"{wb[f'mut@{k}']:.1f}",
-                f"{wb['Mul']:.1f}",
-                f"{_pct(bb['valid_ratio'])}",
-                f"{bb[f'mut@{k}']:.1f}",
-            ]
-        else:
-            cells += ["-"] * 7
-        lines.append("| " + " | ".join(cells) + " |")
+    lines += [_method_row(method, e, k) for method, e in results["methods"].items()]
     parts = [(m, e["code"]["by_source"]) for m, e in results["methods"].items() if e["code"].get("by_source")]
     if parts:
-        lines += [
-            "",
-            "Code pass@1 by part of the held-out set:",
-            "",
-            "| method | part | problems | pass@1 | vs base |",
-            "|---|---|---|---|---|",
-        ]
-        for method, table in parts:
-            for source, c in table.items():
-                delta = "-"
-                if "delta_vs_base" in c:
-                    delta = (
-                        f"{100 * c['delta_vs_base']:+.1f} [{100 * c['delta_ci95'][0]:+.1f}, "
-                        f"{100 * c['delta_ci95'][1]:+.1f}]"
-                    )
-                lines.append(
-                    f"| {method} | {source} | {c['problems']} | {_pct(c['pass@1'])} "
-                    f"[{_pct(c['ci95'][0])}, {_pct(c['ci95'][1])}] | {delta} |"
-                )
+        lines += _by_source_lines(parts)
     for v in results.get("versus") or []:
         lines += [
             "",
