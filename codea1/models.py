@@ -29,9 +29,13 @@ import sysconfig
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codea1.errors import UserError
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 TINY_RANDOM = "tiny-random"
 SMOLLM2_135M = "smollm2-135m"
@@ -329,7 +333,7 @@ def _load_hub(name: str, dt: Any) -> tuple[Any, Any]:
     return model, tok
 
 
-def _finish_tokenizer(tok: Any, model: Any) -> None:
+def _finish_tokenizer(tok: PreTrainedTokenizerBase, model: PreTrainedModel) -> None:
     """Make sure a pad token and a chat template exist, and mirror pad/eos ids into the model config."""
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
@@ -359,13 +363,13 @@ def _atomic_save(target: Path, write: Any) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def generation_config_holder(model: Any) -> Any:
+def generation_config_holder(model: torch.nn.Module) -> PreTrainedModel:
     """The transformers model whose ``generation_config`` ``generate`` reads (under a peft wrapper)."""
     get_base = getattr(model, "get_base_model", None)
     return get_base() if callable(get_base) else model
 
 
-def cache_argument(model: Any) -> str:
+def cache_argument(model: torch.nn.Module) -> str:
     """The forward argument that takes a KV cache: ``cache`` in newer transformers, else
     ``past_key_values``."""
     try:

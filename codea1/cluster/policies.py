@@ -29,6 +29,7 @@ import os
 import random
 import socket
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codea1.cluster import connect
@@ -198,11 +199,11 @@ class RemotePolicy:
     def train_step(self, samples: Sequence[Any], advantages: Sequence[float]) -> dict[str, Any]:
         return self.submit_train_step(samples, advantages)()
 
-    def save(self, directory: Any) -> None:
+    def save(self, directory: str | Path) -> None:
         for ref in [h.save.remote(self.role, str(directory)) for h in self.ranks]:
             self._get(ref)
 
-    def load(self, directory: Any) -> None:
+    def load(self, directory: str | Path) -> None:
         for ref in [h.load.remote(self.role, str(directory)) for h in self.ranks]:
             self._get(ref)
 

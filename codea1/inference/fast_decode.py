@@ -26,9 +26,12 @@ plain forward (``LlamaDecoder.supports``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 SUPPORTED = ("LlamaForCausalLM", "Qwen2ForCausalLM")
 GROW = 256  # positions the key/value buffers add when full
@@ -61,7 +64,7 @@ class LlamaDecoder:
     """Decoding steps for the rows of one chunk, continuing from a prefill's cache."""
 
     @staticmethod
-    def supports(model: Any) -> bool:
+    def supports(model: PreTrainedModel) -> bool:
         if type(model).__name__ not in SUPPORTED:
             return False
         config = model.config
@@ -98,7 +101,7 @@ class LlamaDecoder:
         weight = model.lm_head.weight
         return weight.device.type == "cpu" and weight.dtype == torch.float32
 
-    def __init__(self, model: Any, rows: int, pack: bool) -> None:
+    def __init__(self, model: PreTrainedModel, rows: int, pack: bool) -> None:
         config = model.config
         self.model = model
         self.inner = model.model

@@ -14,13 +14,16 @@ import hashlib
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
 from codea1.config import Sampling, knob
 from codea1.inference.fast_decode import LlamaDecoder
 from codea1.models import cache_argument, generation_config_holder, output_cache
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 
 @dataclass
@@ -85,7 +88,7 @@ class WeightSource(Protocol):
     sharded also has ``engine_weights()``: the full weights, gathered."""
 
     model: torch.nn.Module
-    tokenizer: Any
+    tokenizer: PreTrainedTokenizerBase
     adapter: str | None
 
 
@@ -122,7 +125,9 @@ def share_blocks(prompts: int, n: int, rows_per_call: int, world: int) -> list[l
 
 
 def render_prompts(
-    tokenizer: Any, prompts: Sequence[Sequence[Mapping[str, str]]], max_prompt_tokens: int | None = None
+    tokenizer: PreTrainedTokenizerBase,
+    prompts: Sequence[Sequence[Mapping[str, str]]],
+    max_prompt_tokens: int | None = None,
 ) -> list[list[int]]:
     """Chat messages -> token ids through the tokenizer's chat template, with the generation prompt.
 
@@ -153,7 +158,7 @@ def prefill_text(messages: Sequence[Mapping[str, str]]) -> str | None:
     return None
 
 
-def rendered_prefix(tokenizer: Any, messages: Sequence[Mapping[str, str]]) -> str:
+def rendered_prefix(tokenizer: PreTrainedTokenizerBase, messages: Sequence[Mapping[str, str]]) -> str:
     """The response prefix as the rendered prompt ends with it (a chat template may trim the final
     message's trailing whitespace): the text a response of this prompt starts with; "" without one."""
     prefix = prefill_text(list(messages))
@@ -295,7 +300,7 @@ def _growing_layer_class(base: type) -> type:
 
 
 def _cut_response(
-    ids: list[int], tokenizer: Any, eos_ids: set[int], stop: Sequence[str]
+    ids: list[int], tokenizer: PreTrainedTokenizerBase, eos_ids: set[int], stop: Sequence[str]
 ) -> tuple[list[int], str, bool]:
     """Cut generated ids after the first EOS, then after the token completing the first stop string."""
     finished = False
@@ -414,7 +419,7 @@ class TransformersRollout:
     def __init__(
         self,
         model: torch.nn.Module,
-        tokenizer: Any,
+        tokenizer: PreTrainedTokenizerBase,
         score: Callable[[list[list[int]], list[list[int]]], list[list[float]]] | None = None,
         *,
         engine: str = "loop",

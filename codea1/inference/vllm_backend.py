@@ -67,6 +67,8 @@ from codea1.inference.vllm_worker import RELOAD_METHOD, WORKER_EXTENSION
 from codea1.models import BUILTIN_MODELS
 
 if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
     from codea1.config import Config
     from codea1.inference.rollout import WeightSource
 
@@ -89,7 +91,9 @@ def _lora_request_class() -> Any:
     return importlib.import_module("vllm.lora.request").LoRARequest
 
 
-def render(tokenizer: Any, messages: Sequence[Mapping[str, str]], max_prompt_tokens: int | None) -> list[int]:
+def render(
+    tokenizer: PreTrainedTokenizerBase, messages: Sequence[Mapping[str, str]], max_prompt_tokens: int | None
+) -> list[int]:
     """One chat prompt -> token ids: the generation prompt added, or a final assistant message continued."""
     messages = [dict(m) for m in messages]
     prefill = bool(messages) and messages[-1].get("role") == "assistant"
@@ -297,7 +301,7 @@ class VLLMRollout:
     def __init__(
         self,
         engine: EngineHandle,
-        tokenizer: Any,
+        tokenizer: PreTrainedTokenizerBase,
         score: Callable[[list[list[int]], list[list[int]]], list[list[float]]] | None = None,
         *,
         adapter: str | None = None,
@@ -449,7 +453,7 @@ def _engine_source(name: str, policy: WeightSource, workdir: Path) -> str:
     return str(out)
 
 
-def _eos_ids(model: Any) -> list[int]:
+def _eos_ids(model: PreTrainedModel) -> list[int]:
     """The model's generation-config end ids (the transformers backend stops on them too)."""
     gc = getattr(model, "generation_config", None)
     eos = getattr(gc, "eos_token_id", None) if gc is not None else None
@@ -564,8 +568,8 @@ def build_engine(cfg: Config, source: str, *, lora: bool, llm_class: Any = None)
 
 def sampling_engine(
     name: str,
-    model: Any,
-    tokenizer: Any,
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
     *,
     seed: int,
     dtype: str,

@@ -4,6 +4,7 @@ codea1.rl.policy.Policy (this process) and codea1.cluster.policies.RemotePolicy 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -20,9 +21,9 @@ class PolicyHandle(Protocol):
 
     def train_step(self, samples: Sequence[Sample], advantages: Sequence[float]) -> dict[str, Any]: ...
 
-    def save(self, directory: Any) -> None: ...
+    def save(self, directory: str | Path) -> None: ...
 
-    def load(self, directory: Any) -> None: ...
+    def load(self, directory: str | Path) -> None: ...
 
 
 @runtime_checkable

@@ -12,9 +12,12 @@ come from the same model with adapters disabled.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from codea1.rl.policy import Policy, PolicyConfig, lora_config
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 CODE_ADAPTER = "code"
 TEST_ADAPTER = "test"
@@ -25,8 +28,8 @@ class DualPolicy:
 
     def __init__(
         self,
-        model: Any,
-        tokenizer: Any,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
         code_config: PolicyConfig | None = None,
         test_config: PolicyConfig | None = None,
     ):

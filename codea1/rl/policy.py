@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -49,6 +49,9 @@ from codea1.rl.logprobs import (
 )
 from codea1.rl.rng import rng_state, set_rng_state
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
 __all__ = ["GenerationConfig", "Policy", "PolicyConfig", "Sample", "lr_factor"]
 
 
@@ -68,7 +71,7 @@ def lr_factor(step: int, warmup: int, total: int, schedule: str = "cosine", min_
     return min_ratio + (1.0 - min_ratio) * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
-def _is_peft(model: Any) -> bool:
+def _is_peft(model: torch.nn.Module) -> bool:
     return hasattr(model, "peft_config") and hasattr(model, "disable_adapter")
 
 
@@ -92,8 +95,8 @@ class Policy:
 
     def __init__(
         self,
-        model: Any,
-        tokenizer: Any,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
         config: PolicyConfig | None = None,
         *,
         adapter_name: str | None = None,
@@ -273,7 +276,7 @@ class Policy:
     @torch.no_grad()
     def _logprobs_of(
         self,
-        model: Any,
+        model: PreTrainedModel,
         prompt_ids: Sequence[Sequence[int]],
         response_ids: Sequence[Sequence[int]],
         *,
@@ -377,7 +380,9 @@ class Policy:
         gradient checkpointing, which turns off the key/value cache it needs)."""
         return self.config.shared_prompt and not self.config.gradient_checkpointing
 
-    def _rows_logprobs(self, model: Any, rows: list[Sample], **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def _rows_logprobs(
+        self, model: torch.nn.Module, rows: list[Sample], **kwargs: Any
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Per-token log-probs ``[rows, R]`` (and entropies) of the rows' responses under ``model``: with
         the prompt run once when the rows share it (shares_prompts), else packed."""
         prompt = rows[0].prompt_ids
@@ -648,7 +653,7 @@ def _engine_row(sample: Sample, width: int) -> list[float]:
     return row + [0.0] * (width - len(row))
 
 
-def make_reference(model: Any, dtype: str = "float32") -> Any:
+def make_reference(model: torch.nn.Module, dtype: str = "float32") -> torch.nn.Module:
     """A frozen copy of ``model`` for the KL term (in the compute dtype, to halve it under bf16)."""
     ref = copy.deepcopy(model)
     if dtype in ("bfloat16", "float16"):
@@ -659,7 +664,7 @@ def make_reference(model: Any, dtype: str = "float32") -> Any:
     return ref
 
 
-def _tied_names(model: Any) -> set[str]:
+def _tied_names(model: torch.nn.Module) -> set[str]:
     seen: dict[int, str] = {}
     tied = set()
     for name, p in model.named_parameters(remove_duplicate=False):

@@ -44,6 +44,7 @@ from codea1.train.methods import derive_seed
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from transformers import PreTrainedTokenizerBase
 
     from codea1.problem import Problem
     from codea1.rl.policy import Policy
@@ -103,7 +104,7 @@ def role_messages(role: str, problem: Problem, cfg: Config) -> tuple[list[dict[s
 
 
 def build_examples(
-    role: str, problems: Sequence[Any], tokenizer: Any, cfg: Config
+    role: str, problems: Sequence[Any], tokenizer: PreTrainedTokenizerBase, cfg: Config
 ) -> tuple[list[Example], dict[str, int]]:
     """The examples of one role (at most sft.max_examples) and how many problems were skipped, by
     reason: no_answer (no golden tests), prefix (the answer does not start with the response prefix),
@@ -273,7 +274,11 @@ def _training_problems(cfg: Config, console: Console) -> list[Problem]:
 
 
 def _group_examples(
-    group_roles: list[str], problems: Sequence[Problem], tokenizer: Any, cfg: Config, summary: dict[str, Any]
+    group_roles: list[str],
+    problems: Sequence[Problem],
+    tokenizer: PreTrainedTokenizerBase,
+    cfg: Config,
+    summary: dict[str, Any],
 ) -> list[Example]:
     """The examples of one model's roles, counted (and the skipped ones) into the summary; none is an error."""
     examples: list[Example] = []
