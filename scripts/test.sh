@@ -2,7 +2,7 @@
 # Runs the default (fast, offline, CPU) test suite. Extra arguments go to pytest.
 # Without arguments (the whole suite, as `make test` and CI run it), two steps follow: the documentation
 # site is built with `mkdocs build --strict` (mkdocs.yml; a broken link or anchor, or a page missing from
-# the nav, fails it), and the real-engine tier: the vLLM tests again in .venv-vllm
+# the nav, fails it), and the real-engine tier: the vLLM tests and benchmarks again in .venv-vllm
 # (scripts/install-vllm.sh), where vLLM's CPU build is installed and its absence is a failure, not a skip.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,9 +27,10 @@ if [ "$#" -eq 0 ]; then
   "$VENV/bin/python" -m mkdocs build --strict --site-dir "$site" || rc=1
   rm -rf "$site"
   if [ -x "$VLLM_VENV/bin/python" ]; then
-    echo "the real-engine tier: tests/test_vllm_real_engine.py in $VLLM_VENV (vLLM's CPU build)"
+    echo "the real-engine tier: tests/test_vllm_real_engine.py and the vLLM benchmarks in $VLLM_VENV (vLLM's CPU build)"
     CODEA1_REQUIRE_VLLM=1 OMP_NUM_THREADS=2 "$VLLM_VENV/bin/python" -m pytest -p no:cacheprovider -rA \
-      tests/test_vllm_real_engine.py || rc=1
+      tests/test_vllm_real_engine.py "tests/test_benchmarks_on_cpu.py::test_a_benchmark_runs_at_its_smallest_size[vllm_cpu_rollout]" \
+      "tests/test_benchmarks_on_cpu.py::test_a_benchmark_runs_at_its_smallest_size[vllm_cpu_sync_check]" || rc=1
   else
     echo "no $VLLM_VENV (scripts/install-vllm.sh): the real-engine tier did not run" >&2
   fi

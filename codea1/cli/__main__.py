@@ -1,0 +1,3 @@
+from codea1.cli import main
+
+raise SystemExit(main())
