@@ -4,6 +4,7 @@ log-probs cover the generated tokens only, and the game's call sites use the rol
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -155,7 +156,8 @@ def test_demo_eval_uses_the_eval_prefix(monkeypatch) -> None:
 
     def fake_evaluate(problems, solutions, executor):
         seen["solutions"] = solutions
-        return {"pass@1": 0.5, "tasks": {"p/add_one": {"n": 2, "correct": 1}}, "excluded": []}, [], []
+        results = [SimpleNamespace(passed=False, status="fail") for _ in solutions]  # one verdict per solution
+        return {"pass@1": 0.5, "tasks": {"p/add_one": {"n": 2, "correct": 1}}, "excluded": []}, results, []
 
     monkeypatch.setattr(policy_eval, "evaluate_samples", fake_evaluate)
     cfg = config_from_dict({"eval": {"response_prefix": "```python\n", "n_samples": 1}})

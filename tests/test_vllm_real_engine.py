@@ -5,8 +5,11 @@ of their own, `.venv-vllm`, which `make test` builds (scripts/install-vllm.sh) a
 (scripts/test.sh). In the main environment vLLM is absent and this file is skipped; in the vLLM run
 (CODEA1_REQUIRE_VLLM=1) a missing vLLM is an error, so nothing here is skipped where it is meant to run.
 
-The engine runs as vLLM runs it by default: its core in a process of its own, fed through vLLM's message
-encoder, which is what the fake engine of test_vllm_backend_on_cpu.py imitates.
+Two placements of the engine are tested. codea1 colocates an engine with its learner in one process
+(`engine_process_env`: VLLM_ENABLE_V1_MULTIPROCESSING=0), which is what the module's fixture and the tiny
+a1 run get. vLLM's own default, the engine core in a process of its own fed through vLLM's message encoder
+(what the fake engine of test_vllm_backend_on_cpu.py imitates, and what a data-parallel rank gets), is
+tested by `test_a_grpo_update_reaches_an_engine_in_a_process_of_its_own` in a fresh process.
 """
 
 from __future__ import annotations
@@ -121,6 +124,50 @@ def test_a_grpo_update_reaches_the_engine(code):
     after = _gap(fresh, code)
     print(f"after one update: learner moved {moved:.2e} per token; engine vs learner after the sync {after:.2e}")
     assert moved > 10 * after and after < 1e-3
+
+
+OUT_OF_PROCESS = """
+import os, sys, warnings
+from codea1.config import config_from_dict
+from codea1.inference.rollout import GenerationConfig
+from codea1.inference.vllm_backend import attach_vllm
+from codea1.rl.build import load_policies
+sys.path.insert(0, "tests")
+from test_vllm_real_engine import PROMPTS, _config, _gap
+
+if __name__ == "__main__":  # the engine core is a spawned process: the script needs its main guard
+    cfg = _config(vllm_sleep_level=0)
+    policy, _ = load_policies(cfg, test=False)
+    attach_vllm(cfg, [policy, None], workdir=sys.argv[1])
+    assert os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] == "1"
+    gen = GenerationConfig(temperature=1.0, max_new_tokens=16, n=4, seed=5)
+    samples = [s for g in policy.generate(PROMPTS, gen) for s in g]
+    before = _gap(samples, policy)
+    policy.train_step(samples, [1.0, -1.0, 0.5, -0.5] * 2)
+    moved = _gap(samples, policy)
+    fresh = [s for g in policy.generate(PROMPTS, gen) for s in g]
+    after = _gap(fresh, policy)
+    print(f"engine in its own process: before {before:.2e}, learner moved {moved:.2e}, after the sync {after:.2e}")
+    assert before < 1e-3 and after < 1e-3 and moved > 10 * after and policy.rollout.syncs >= 1
+"""
+
+
+def test_a_grpo_update_reaches_an_engine_in_a_process_of_its_own(tmp_path):
+    """vLLM's default placement, where RPC arguments cross its message encoder (the first real run's crash:
+    tensors arrived as encoded tuples): the sync after an update reaches the engine there too."""
+    script = tmp_path / "out_of_process.py"
+    script.write_text(OUT_OF_PROCESS)
+    env = dict(os.environ, VLLM_ENABLE_V1_MULTIPROCESSING="1", PYTHONPATH=str(ROOT))
+    run = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "vllm")],
+        cwd=ROOT,
+        env=env,
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    print(run.stdout.strip().splitlines()[-1])
 
 
 def test_codea1_eval_code_with_the_vllm_engine(tmp_path):
