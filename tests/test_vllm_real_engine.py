@@ -167,7 +167,7 @@ def test_a_grpo_update_reaches_an_engine_in_a_process_of_its_own(tmp_path):
         text=True,
     )
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
-    print(run.stdout.strip().splitlines()[-1])
+    print(*[line for line in run.stdout.splitlines() if line.startswith("engine in its own process")], sep="\n")
 
 
 def test_codea1_eval_code_with_the_vllm_engine(tmp_path):
