@@ -124,9 +124,7 @@ def write_problems_jsonl(problems: Iterable[Problem], path: str | Path) -> None:
 def candidate_program(problem: Problem, code: str) -> str:
     """The program a candidate runs as: the problem's import lines and GT's top-level imports (the
     reference code hoists GT's imports above the candidate too), then the extracted code."""
-    header = "\n".join(
-        dict.fromkeys(line for line in (problem.imports.strip(), gt_imports(problem.gt_solution)) if line)
-    )
+    header = values_program(problem)
     return f"{header}\n{code}" if header else code
 
 
@@ -151,5 +149,6 @@ def gt_imports(gt_solution: str) -> str:
 
 
 def values_program(problem: Problem) -> str:
-    """Where argument expressions are evaluated: the problem's and GT's imports, no GT, no candidate."""
+    """Where argument expressions are evaluated, and the header of a candidate's program: the problem's
+    and GT's imports, no GT, no candidate."""
     return "\n".join(dict.fromkeys(line for line in (problem.imports.strip(), gt_imports(problem.gt_solution)) if line))
