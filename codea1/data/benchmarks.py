@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from codea1.errors import UserError
-from codea1.problem import Problem, jsonl_rows, read_problems_jsonl
+from codea1.problem import Problem, jsonl_rows
 
 SOURCES = {"humaneval+": "humanevalplus", "mbpp+": "mbppplus"}
 BIGCODEBENCH = {"bigcodebench": "instruct", "bigcodebench-complete": "complete"}
@@ -52,10 +52,11 @@ def assertion(out, exp, atol):
 """
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, row) of every row of a .jsonl or .jsonl.gz file."""
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as handle:
-        return [row for _, row in jsonl_rows(handle, path)]
+        return list(jsonl_rows(handle, path))
 
 
 def evalplus_release_problem(row: dict[str, Any], where: str) -> Problem:
@@ -109,10 +110,10 @@ def problems_from_file(path: Path, source: str | None = None) -> list[Problem]:
 
         return load_reference_parquet(path, sources=[source] if source else None)
     if name.endswith((".jsonl", ".jsonl.gz")):
-        rows = _read_jsonl(path)
-        if rows and "base_input" in rows[0]:
-            return [evalplus_release_problem(r, f"{path}:{i + 1}") for i, r in enumerate(rows)]
-        return read_problems_jsonl(path)
+        rows = _read_jsonl(path)  # read once, whichever kind of rows it holds
+        if rows and "base_input" in rows[0][1]:
+            return [evalplus_release_problem(r, f"{path}:{i + 1}") for i, (_, r) in enumerate(rows)]
+        return [Problem.from_dict(row, f"{path}:{lineno}") for lineno, row in rows]
     raise UserError(f"{path}: unknown benchmark file type (use .parquet, .jsonl or .jsonl.gz)")
 
 
