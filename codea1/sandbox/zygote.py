@@ -634,6 +634,58 @@ def _how_it_ended(status: int | None) -> dict:
 
 def serve(sock: socket.socket, cfg: dict) -> None:
     """Zygote main loop: fork/finish requests until the socket closes."""
+    layers, base = _start(sock, cfg)
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLIN)
+    jobs = _Jobs(poller, cfg, layers, base)
+    try:
+        while True:
+            events = dict(poller.poll())
+            if jobs.collect(events) and sock.fileno() not in events:
+                continue
+            try:
+                msg, fds, _, _ = socket.recv_fds(sock, 1 << 16, 2)
+            except (ConnectionError, OSError):
+                break
+            if not msg:
+                break
+            req = json.loads(msg)
+            if req["op"] == "fork":
+                jobs.end_current()
+                try:
+                    pid, reply = _fork_job(), {}
+                except OSError as exc:  # the parent sees its result pipe close: a crash
+                    pid, reply = None, {"error": str(exc)}
+                if pid == 0:
+                    sock.close()
+                    # nothing of earlier jobs for this one to find in its copy of this frame (the pids
+                    # of earlier children, how many are still dying, the last reply): every child of a
+                    # zygote starts from the same state, whatever ran before it
+                    jobs.forget()
+                    jobs = events = poller = reply = msg = None
+                    _child(fds[0], fds[1], req, cfg, layers, base)
+                for fd in fds:
+                    os.close(fd)
+                reply = jobs.started(pid) if pid is not None else reply
+                if not req.get("reply", True):
+                    continue
+            elif req["op"] == "finish":
+                reply = jobs.finish()
+            else:
+                break
+            try:
+                sock.send(json.dumps(reply).encode())
+            except OSError:  # the parent is gone
+                break
+    finally:
+        _kill_survivors(cfg, layers)
+        _reap(deadline=time.monotonic() + 2.0)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _start(sock: socket.socket, cfg: dict) -> tuple[list[str], str]:
+    """Brings the zygote up (imports, layers, its own limits) and tells the parent it is ready; returns the
+    layers that came up and the folder the jobs' temp dirs live in."""
     for path in cfg.get("sys_path", []):  # started with -S: the parent's site directories
         if path not in sys.path:
             sys.path.append(path)
@@ -650,103 +702,89 @@ def serve(sock: socket.socket, cfg: dict) -> None:
     _limit_self(cfg, layers)
     if "pidns" in layers:
         _JAIL["self_pidfd"] = os.pidfd_open(os.getpid())
-    sock.send(
-        json.dumps(
-            {
-                "k": "ready",
-                "layers": layers,
-                "preloaded": loaded,
-                "pid": os.getpid(),
-                "vm": _vm_bytes(),
-                "autofinish": hasattr(os, "pidfd_open"),
-            }
-        ).encode()
-    )
-    current: int | None = None  # the child of the job in progress
-    pidfd = -1  # becomes readable when `current` exits: its clean-up then needs no request
-    last: dict = {}  # how the latest child ended, when it was finished without a request
-    # With a PID namespace per job, killing a child ends all its job's processes, but the kernel takes
-    # a while to tear its namespaces down (RCU grace periods): such a child is killed, left to die
-    # here (pidfd -> pid) and reaped when its pidfd says so, while the next child already runs.
-    dying: dict[int, int] = {}
-    poller = select.poll()
-    poller.register(sock.fileno(), select.POLLIN)
-    try:
-        while True:
-            events = dict(poller.poll())
-            for fd in [fd for fd in events if fd in dying]:
-                _reap_one(dying.pop(fd))
-                _forget(poller, fd)
-            if pidfd >= 0 and pidfd in events:  # the child exited: clean up after it now
-                pidfd = _forget(poller, pidfd)
-                last = _finish(current, cfg, layers, base)
-                current = None
-                if sock.fileno() not in events:
-                    continue
+    ready = {
+        "k": "ready",
+        "layers": layers,
+        "preloaded": loaded,
+        "pid": os.getpid(),
+        "vm": _vm_bytes(),
+        "autofinish": hasattr(os, "pidfd_open"),
+    }
+    sock.send(json.dumps(ready).encode())
+    return layers, base
+
+
+class _Jobs:
+    """The zygote's children: the job in progress (its pid, and the pidfd that becomes readable when it
+    exits, so that its clean-up needs no request), how the latest one ended when it was finished without a
+    request, and the children left dying.
+
+    With a PID namespace per job, killing a child ends all its job's processes, but the kernel takes a while
+    to tear its namespaces down (RCU grace periods): such a child is killed, left to die here (pidfd -> pid)
+    and reaped when its pidfd says so, while the next child already runs."""
+
+    def __init__(self, poller: select.poll, cfg: dict, layers: list[str], base: str) -> None:
+        self.poller, self.cfg, self.layers, self.base = poller, cfg, layers, base
+        self.current: int | None = None
+        self.pidfd = -1
+        self.last: dict = {}
+        self.dying: dict[int, int] = {}
+
+    def collect(self, events: dict[int, int]) -> bool:
+        """Reaps the dying children whose pidfds say so, and cleans up after the current child if it
+        exited; returns whether it did."""
+        for fd in [fd for fd in events if fd in self.dying]:
+            _reap_one(self.dying.pop(fd))
+            _forget(self.poller, fd)
+        if self.pidfd < 0 or self.pidfd not in events:
+            return False
+        self.pidfd = _forget(self.poller, self.pidfd)
+        self.last = _finish(self.current, self.cfg, self.layers, self.base)
+        self.current = None
+        return True
+
+    def end_current(self) -> None:
+        """Before the next fork: the job in progress is killed (and left dying, see the class) or finished."""
+        if self.current is not None and self.pidfd >= 0 and "pidns" in self.layers:
+            helpers = _has_children(self.current)
             try:
-                msg, fds, _, _ = socket.recv_fds(sock, 1 << 16, 2)
-            except (ConnectionError, OSError):
-                break
-            if not msg:
-                break
-            req = json.loads(msg)
-            if req["op"] == "fork":
-                if current is not None and pidfd >= 0 and "pidns" in layers:  # see `dying` above
-                    helpers = _has_children(current)
-                    try:
-                        os.kill(current, signal.SIGKILL)
-                    except OSError:
-                        pass
-                    # a job that left helpers waits for them to go: until then they count against the
-                    # uid's process limit (and the slot's cgroup) of the next job
-                    if helpers and select.select([pidfd], [], [], HELPERS_GONE_WAIT)[0]:
-                        _reap_one(current)
-                        pidfd = _forget(poller, pidfd)
-                        current = None
-                    else:
-                        dying[pidfd] = current
-                        pidfd = -1
-                pidfd = _forget(poller, pidfd)
-                if current is not None and current not in dying.values():  # not finished yet: finish it now
-                    _finish(current, cfg, layers, base)
-                last = {}
-                try:
-                    pid = _fork_job()
-                except OSError as exc:  # the parent sees its result pipe close: a crash
-                    pid, reply = None, {"error": str(exc)}
-                if pid == 0:
-                    sock.close()
-                    # nothing of earlier jobs for this one to find in its copy of this frame (the pids
-                    # of earlier children, how many are still dying, the last reply): every child of a
-                    # zygote starts from the same state, whatever ran before it
-                    current = pidfd = last = dying = events = poller = reply = msg = helpers = fd = None
-                    _child(fds[0], fds[1], req, cfg, layers, base)
-                for fd in fds:
-                    os.close(fd)
-                current = pid
-                if pid is not None:
-                    reply = {"pid": pid}
-                    try:
-                        pidfd = os.pidfd_open(pid)
-                        poller.register(pidfd, select.POLLIN)
-                    except (AttributeError, OSError):  # no pidfds: finished on request or at the next fork
-                        pidfd = -1
-                if not req.get("reply", True):
-                    continue
-            elif req["op"] == "finish":
-                pidfd = _forget(poller, pidfd)
-                reply = _finish(current, cfg, layers, base) if current is not None else last
-                current, last = None, {}
+                os.kill(self.current, signal.SIGKILL)
+            except OSError:
+                pass
+            # a job that left helpers waits for them to go: until then they count against the uid's process
+            # limit (and the slot's cgroup) of the next job
+            if helpers and select.select([self.pidfd], [], [], HELPERS_GONE_WAIT)[0]:
+                _reap_one(self.current)
+                self.pidfd = _forget(self.poller, self.pidfd)
+                self.current = None
             else:
-                break
-            try:
-                sock.send(json.dumps(reply).encode())
-            except OSError:  # the parent is gone
-                break
-    finally:
-        _kill_survivors(cfg, layers)
-        _reap(deadline=time.monotonic() + 2.0)
-        shutil.rmtree(base, ignore_errors=True)
+                self.dying[self.pidfd] = self.current
+                self.pidfd = -1
+        self.pidfd = _forget(self.poller, self.pidfd)
+        if self.current is not None and self.current not in self.dying.values():  # not finished: finish it
+            _finish(self.current, self.cfg, self.layers, self.base)
+        self.current, self.last = None, {}
+
+    def started(self, pid: int) -> dict:
+        """Watches a new child; returns the reply for the parent."""
+        self.current = pid
+        try:
+            self.pidfd = os.pidfd_open(pid)
+            self.poller.register(self.pidfd, select.POLLIN)
+        except (AttributeError, OSError):  # no pidfds: finished on request or at the next fork
+            self.pidfd = -1
+        return {"pid": pid}
+
+    def finish(self) -> dict:
+        """Cleans up after the current job on the parent's request; returns how it ended."""
+        self.pidfd = _forget(self.poller, self.pidfd)
+        reply = _finish(self.current, self.cfg, self.layers, self.base) if self.current is not None else self.last
+        self.current, self.last = None, {}
+        return reply
+
+    def forget(self) -> None:
+        """In a new child: drops what the zygote knew of earlier jobs."""
+        self.current, self.pidfd, self.last, self.dying = None, -1, {}, {}
 
 
 def _has_children(pid: int) -> bool:
