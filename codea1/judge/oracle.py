@@ -162,6 +162,37 @@ def run_assertions(
     ]
     refused = _paste_loop_rows(executor, cases, read, timeout)
     _resolve_calls(cases, read, refused)
+    jobs, spans = _candidate_jobs(cases, read, refused, timeout)
+    ran = executor.run(jobs, progress=progress) if jobs else []
+    nonce = secrets.token_hex(8)  # drawn after the candidates ran (LAZY_VALUES)
+
+    out: list[Any] = []
+    pending: list[tuple[int, int, str, list]] = []  # (case, test, `bool(template)` with values pasted in, calls)
+    for n, (case, row, span, res) in enumerate(zip(cases, read, spans, ran, strict=True)):
+        results: list[Any] = []
+        for t, (a, (lo, hi)) in enumerate(zip(row, span, strict=True)):
+            if a is None:
+                results.append(CallResult("invalid", error="not one assert statement"))
+            elif (n, t) in refused:
+                results.append(CallResult("fail", error=refused[n, t]))
+            else:
+                got = res.results[lo:hi] if res.defined else []
+                result, source = _judge_values(a, got, case, names[n], nonce)
+                results.append(result)
+                if source is not None:
+                    pending.append((n, t, source, got))
+        if not res.defined:
+            results = [CallResult("invalid", error=res.error) for _ in case.tests]
+        out.append(JobResult(res.id, res.defined, res.error, results, res.stdout))
+    _decide_in_oracle(executor, cases, out, pending, nonce, timeout)
+    return out
+
+
+def _candidate_jobs(
+    cases: Sequence[AssertCase], read: list[list], refused: dict[tuple[int, int], str], timeout: float
+) -> tuple[list[Job], list[list[tuple[int, int]]]]:
+    """One job per case: its code and the calls lifted from its readable, unrefused asserts; with each
+    test's span in that job's call list."""
     jobs, spans = [], []
     for n, (case, row) in enumerate(zip(cases, read, strict=True)):
         calls: list[str] = []
@@ -173,88 +204,77 @@ def run_assertions(
             span.append((start, len(calls)))
         spans.append(span)
         jobs.append(Job(id=case.id or str(n), code=case.code, calls=calls, timeout=timeout))
-    ran = executor.run(jobs, progress=progress) if jobs else []
-    nonce = secrets.token_hex(8)  # drawn after the candidates ran (LAZY_VALUES)
+    return jobs, spans
 
-    out: list[Any] = []
-    pending: list[tuple[int, int, str, list]] = []  # (case, test, `bool(template)` with values pasted in, calls)
-    for n, (case, row, span, res) in enumerate(zip(cases, read, spans, ran, strict=True)):
-        results: list[Any] = []
-        for t, (a, (lo, hi)) in enumerate(zip(row, span, strict=True)):
-            if a is None:
-                results.append(CallResult("invalid", error="not one assert statement"))
-                continue
-            if (n, t) in refused:
-                results.append(CallResult("fail", error=refused[n, t]))
-                continue
-            got = res.results[lo:hi] if res.defined else []
-            failed = [i for i, r in enumerate(got) if r.status != "ok"]
-            seconds = sum(float(r.seconds or 0.0) for r in got)
-            if failed and (a.fast is not None or len(failed) == len(got)):  # the template needs every value
-                bad = got[failed[0]]
-                results.append(CallResult(bad.status, None, bad.error, seconds))
-                continue
-            values = [None if i in failed else r.value for i, r in enumerate(got)]
-            if any(v is UNSERIALIZABLE or contains_unserializable(v) for v in values):
-                results.append(
-                    CallResult(
-                        "fail",
-                        values[0] if len(values) == 1 else values,
-                        "the function returned a value that is not plain data",
-                        seconds,
-                    )
-                )
-                continue
-            shown = values[0] if len(values) == 1 else values
-            if a.fast is not None and len(values) == 1:
-                op, expected = a.fast
-                ok = holds(op, values[0], expected, case.float_tol)
-                results.append(CallResult("pass" if ok else "fail", shown, None, seconds))
-                continue
-            try:
-                pasted = f"[{', '.join(plain_source(v) for v in values)}]"
-            except (ValueError, RecursionError):
-                results.append(CallResult("fail", shown, "a value could not be passed to the oracle", seconds))
-                continue
-            pasted = f"__codea1_lazy_{nonce}({pasted}, {set(failed)!r})" if failed else pasted
-            results.append(CallResult("pending", shown, None, seconds))
-            # the names of the candidate's functions are not GT's in the template (a bare `f`, the one
-            # reference left there, is an object of its own)
-            shadow = "".join(f", {x}=object()" for x in sorted(names[n]) if x.isidentifier() and not iskeyword(x))
-            pending.append((n, len(results) - 1, f"bool((lambda {VALUES}{shadow}: ({a.template}))({pasted}))", got))
-        if not res.defined:
-            results = [CallResult("invalid", error=res.error) for _ in case.tests]
-        out.append(JobResult(res.id, res.defined, res.error, results, res.stdout))
 
+def _judge_values(
+    a: Assertion, got: list, case: AssertCase, names: frozenset[str], nonce: str
+) -> tuple[CallResult, str | None]:
+    """A test's verdict from its calls' results, decided here where it can be; otherwise a "pending" result
+    and the `bool(template)` source, with the values pasted in, that the oracle child decides it by."""
+    failed = [i for i, r in enumerate(got) if r.status != "ok"]
+    seconds = sum(float(r.seconds or 0.0) for r in got)
+    if failed and (a.fast is not None or len(failed) == len(got)):  # the template needs every value
+        bad = got[failed[0]]
+        return CallResult(bad.status, None, bad.error, seconds), None
+    values = [None if i in failed else r.value for i, r in enumerate(got)]
+    shown = values[0] if len(values) == 1 else values
+    if any(v is UNSERIALIZABLE or contains_unserializable(v) for v in values):
+        return CallResult("fail", shown, "the function returned a value that is not plain data", seconds), None
+    if a.fast is not None and len(values) == 1:
+        op, expected = a.fast
+        ok = holds(op, values[0], expected, case.float_tol)
+        return CallResult("pass" if ok else "fail", shown, None, seconds), None
+    try:
+        pasted = f"[{', '.join(plain_source(v) for v in values)}]"
+    except (ValueError, RecursionError):
+        return CallResult("fail", shown, "a value could not be passed to the oracle", seconds), None
+    pasted = f"__codea1_lazy_{nonce}({pasted}, {set(failed)!r})" if failed else pasted
+    # the names of the candidate's functions are not GT's in the template (a bare `f`, the one reference
+    # left there, is an object of its own)
+    shadow = "".join(f", {x}=object()" for x in sorted(names) if x.isidentifier() and not iskeyword(x))
+    return CallResult("pending", shown, None, seconds), f"bool((lambda {VALUES}{shadow}: ({a.template}))({pasted}))"
+
+
+def _decide_in_oracle(
+    executor: Executor,
+    cases: Sequence[AssertCase],
+    out: list[Any],
+    pending: list[tuple[int, int, str, list]],
+    nonce: str,
+    timeout: float,
+) -> None:
+    """Decides the pending tests of the cases whose code ran, in one oracle child per case that runs GT's
+    program (or a clean prelude), never the candidate's; sets each pending result's status in `out`."""
     by_case: dict[int, list[tuple[int, str]]] = {}
     calls_of: dict[tuple[int, int], list] = {}
     for n, t, source, got in pending:
         if out[n].defined:
             by_case.setdefault(n, []).append((t, source))
             calls_of[n, t] = got
-    if by_case:
-        keys = list(by_case)
-        oracle_jobs = [
-            Job(
-                id=f"oracle:{cases[n].id or n}",
-                code=(cases[n].oracle or CLEAN_PRELUDE) + LAZY_VALUES.format(nonce=nonce),
-                calls=[s for _, s in by_case[n]],
-                timeout=timeout,
-            )
-            for n in keys
-        ]
-        for n, res in zip(keys, executor.run(oracle_jobs), strict=True):
-            for (t, _), r in zip(by_case[n], res.results if res.defined else [], strict=False):
-                prev = out[n].results[t]
-                call = _reached(r, nonce, calls_of[n, t])
-                if r.status == "ok" and type(r.value) is bool:
-                    prev.status = "pass" if r.value else "fail"
-                elif call is not None:  # the assert needed a call that did not return: its outcome
-                    prev.status, prev.error = call.status, call.error
-                else:  # the assert raised on the candidate's values (or gave no bool): a failed test
-                    prev.status, prev.error = "fail", f"the assert's expression failed: {r.error or r.status}"
-            if not res.defined:
-                for t, _ in by_case[n]:
-                    out[n].results[t].status = "invalid"
-                    out[n].results[t].error = f"the oracle program does not run: {res.error}"
-    return out
+    if not by_case:
+        return
+    keys = list(by_case)
+    oracle_jobs = [
+        Job(
+            id=f"oracle:{cases[n].id or n}",
+            code=(cases[n].oracle or CLEAN_PRELUDE) + LAZY_VALUES.format(nonce=nonce),
+            calls=[s for _, s in by_case[n]],
+            timeout=timeout,
+        )
+        for n in keys
+    ]
+    for n, res in zip(keys, executor.run(oracle_jobs), strict=True):
+        for (t, _), r in zip(by_case[n], res.results if res.defined else [], strict=False):
+            prev = out[n].results[t]
+            call = _reached(r, nonce, calls_of[n, t])
+            if r.status == "ok" and type(r.value) is bool:
+                prev.status = "pass" if r.value else "fail"
+            elif call is not None:  # the assert needed a call that did not return: its outcome
+                prev.status, prev.error = call.status, call.error
+            else:  # the assert raised on the candidate's values (or gave no bool): a failed test
+                prev.status, prev.error = "fail", f"the assert's expression failed: {r.error or r.status}"
+        if not res.defined:
+            for t, _ in by_case[n]:
+                out[n].results[t].status = "invalid"
+                out[n].results[t].error = f"the oracle program does not run: {res.error}"
