@@ -406,10 +406,12 @@ class Policy:
 
     def _update(self, samples: list[Sample], advantages: list[float], plan: list[list[int]]) -> dict[str, float]:
         """Forward/backward over this rank's micro-batches (`plan`, from _plan), then one clipped optimiser step."""
-        cfg = self.config
         num_tokens = sum(len(s.response_ids) for s in samples)
-        num_seqs = len(samples)
-        norm_constant = cfg.norm_constant or max(len(s.response_ids) for s in samples)
+        agg = {
+            "num_tokens": num_tokens,
+            "num_seqs": len(samples),
+            "norm_constant": self.config.norm_constant or max(len(s.response_ids) for s in samples),
+        }
         self.optimizer.zero_grad(set_to_none=True)
         sums = {"loss": 0.0, "pg_loss": 0.0, "kl": 0.0}
         token_stats = {"entropy": 0.0, "clipfrac": 0.0, "clipfrac_lower": 0.0, "ppo_kl": 0.0}
@@ -418,67 +420,22 @@ class Policy:
         if engine_reported:
             token_stats.update(mismatch_abs=0.0, mismatch_kl=0.0)
         dp = self.data_parallel
-        chunks: list[list[int] | None] = list(plan)
-        if self.sharded:  # each pass gathers the blocks on every rank: all ranks run as many passes
-            chunks = [c for c in chunks if any(samples[i].response_ids for i in c)]
-            chunks += [None] * (dp.micro_batch_count(len(chunks)) - len(chunks))
-            filler = next((i for i, s in enumerate(samples) if s.response_ids), None)
-            world = dp.world_size  # FSDP averages the reduced gradients over the ranks; the loss wants their sum
-        for idx in chunks:
-            weight = 1.0
-            if idx is None:  # a zero-weighted pass: this rank had fewer micro-batches than another
-                if filler is None:
-                    continue
-                idx, weight = [filler], 0.0
+        # FSDP averages the reduced gradients over the ranks; the loss wants their sum
+        scale = dp.world_size if self.sharded else 1
+        for idx, weight in self._passes(samples, plan):
             mb = [samples[i] for i in idx]
-            r_len = max(len(s.response_ids) for s in mb)
-            if r_len == 0:
+            if max(len(s.response_ids) for s in mb) == 0:
                 continue
-            mask = torch.tensor(
-                [[1.0] * len(s.response_ids) + [0.0] * (r_len - len(s.response_ids)) for s in mb], device=self.device
-            )
-            old = torch.tensor(
-                [s.logprobs + [0.0] * (r_len - len(s.logprobs)) for s in mb], dtype=torch.float32, device=self.device
-            )
-            adv = torch.tensor([advantages[i] for i in idx], dtype=torch.float32, device=self.device)
-            temps = [s.temperature for s in mb]  # each sample's own distribution (logits / T)
-            with self._autocast():
-                logp, entropy = self._rows_logprobs(
-                    self.model, mb, with_entropy=True, entropy_grad=cfg.entropy_coef > 0, temperature=temps
-                )
-            pg_mat, pg_stats = policy_loss(
-                logp, old, adv, mask, clip_low=cfg.clip_low, clip_high=cfg.clip_high, dual_clip=cfg.dual_clip
-            )
-            if engine_reported:
-                engine = torch.tensor([_engine_row(s, r_len) for s in mb], dtype=torch.float32, device=self.device)
-                pg_stats.update(mismatch_stats(old, engine, mask))
-                if cfg.tis_cap is not None:
-                    pg_mat = pg_mat * tis_weights(old, engine, cfg.tis_cap)
-            agg = {"num_tokens": num_tokens, "num_seqs": num_seqs, "norm_constant": norm_constant}
-            pg = agg_loss(pg_mat, mask, cfg.loss_agg, **agg)
-            loss = pg
-            kl_value = 0.0
-            if cfg.kl_coef > 0:
-                with torch.no_grad(), self._reference_context(), self._autocast():
-                    ref_logp, _ = self._rows_logprobs(self._reference_model(), mb, temperature=temps)
-                kl = agg_loss(kl_penalty(logp, ref_logp, cfg.kl_type), mask, cfg.loss_agg, **agg)
-                loss = loss + cfg.kl_coef * kl
-                kl_value = float(kl.detach())
-            if cfg.entropy_coef > 0:
-                loss = loss - cfg.entropy_coef * agg_loss(entropy, mask, cfg.loss_agg, **agg)
-            if self.sharded:
-                (loss * (weight * world)).backward()
-            else:
-                loss.backward()
+            loss, stats, tokens = self._micro_batch_loss(mb, [advantages[i] for i in idx], engine_reported, agg)
+            (loss * (weight * scale) if self.sharded else loss).backward()
             if weight == 0.0:
                 continue
-            share = float(mask.sum()) / max(num_tokens, 1)
+            share = tokens / max(num_tokens, 1)
             sums["loss"] += float(loss.detach())
-            sums["pg_loss"] += float(pg.detach())
-            sums["kl"] += kl_value
-            token_stats["entropy"] += float(masked_mean(entropy.detach(), mask)) * share
-            for name in token_stats.keys() - {"entropy"}:
-                token_stats[name] += float(pg_stats[name]) * share
+            sums["pg_loss"] += stats["pg_loss"]
+            sums["kl"] += stats["kl"]
+            for name in token_stats:
+                token_stats[name] += stats[name] * share
         if dp is not None:  # the whole mini-batch's gradient and statistics, on every rank
             if not self.sharded:  # (sharded: reduce-scattered by FSDP in each backward)
                 dp.all_reduce_grads(self.params)
@@ -486,6 +443,7 @@ class Policy:
             summed = dp.all_reduce_sum([{**sums, **token_stats}[k] for k in names])
             for k, v in zip(names, summed, strict=True):
                 (sums if k in sums else token_stats)[k] = v
+        cfg = self.config
         grad_norm = full_value(torch.nn.utils.clip_grad_norm_(self.params, cfg.grad_clip))
         skipped = not torch.isfinite(grad_norm)
         if skipped:
@@ -500,6 +458,60 @@ class Policy:
             "num_tokens": float(num_tokens),
             "skipped": float(skipped),
         }
+
+    def _passes(self, samples: list[Sample], plan: list[list[int]]) -> list[tuple[list[int], float]]:
+        """This rank's forward/backward passes: each micro-batch's sample indices and its weight. Sharded,
+        each pass gathers the blocks on every rank, so all ranks run as many passes: a rank with fewer
+        micro-batches adds zero-weighted passes over one of its samples."""
+        if not self.sharded:
+            return [(idx, 1.0) for idx in plan]
+        chunks = [idx for idx in plan if any(samples[i].response_ids for i in idx)]
+        extra = self.data_parallel.micro_batch_count(len(chunks)) - len(chunks)  # a collective: every rank
+        filler = next((i for i, s in enumerate(samples) if s.response_ids), None)
+        return [(idx, 1.0) for idx in chunks] + ([([filler], 0.0)] * extra if filler is not None else [])
+
+    def _micro_batch_loss(
+        self, mb: list[Sample], advantages: list[float], engine_reported: bool, agg: dict[str, int]
+    ) -> tuple[torch.Tensor, dict[str, float], float]:
+        """One micro-batch's loss (clipped policy gradient, corrected for the engine's log-probs where
+        asked; KL to the reference and the entropy bonus where their coefficients are set), its statistics
+        and its token count."""
+        cfg = self.config
+        r_len = max(len(s.response_ids) for s in mb)
+        mask = torch.tensor(
+            [[1.0] * len(s.response_ids) + [0.0] * (r_len - len(s.response_ids)) for s in mb], device=self.device
+        )
+        old = torch.tensor(
+            [s.logprobs + [0.0] * (r_len - len(s.logprobs)) for s in mb], dtype=torch.float32, device=self.device
+        )
+        adv = torch.tensor(advantages, dtype=torch.float32, device=self.device)
+        temps = [s.temperature for s in mb]  # each sample's own distribution (logits / T)
+        with self._autocast():
+            logp, entropy = self._rows_logprobs(
+                self.model, mb, with_entropy=True, entropy_grad=cfg.entropy_coef > 0, temperature=temps
+            )
+        pg_mat, pg_stats = policy_loss(
+            logp, old, adv, mask, clip_low=cfg.clip_low, clip_high=cfg.clip_high, dual_clip=cfg.dual_clip
+        )
+        if engine_reported:
+            engine = torch.tensor([_engine_row(s, r_len) for s in mb], dtype=torch.float32, device=self.device)
+            pg_stats.update(mismatch_stats(old, engine, mask))
+            if cfg.tis_cap is not None:
+                pg_mat = pg_mat * tis_weights(old, engine, cfg.tis_cap)
+        pg = agg_loss(pg_mat, mask, cfg.loss_agg, **agg)
+        loss = pg
+        kl_value = 0.0
+        if cfg.kl_coef > 0:
+            with torch.no_grad(), self._reference_context(), self._autocast():
+                ref_logp, _ = self._rows_logprobs(self._reference_model(), mb, temperature=temps)
+            kl = agg_loss(kl_penalty(logp, ref_logp, cfg.kl_type), mask, cfg.loss_agg, **agg)
+            loss = loss + cfg.kl_coef * kl
+            kl_value = float(kl.detach())
+        if cfg.entropy_coef > 0:
+            loss = loss - cfg.entropy_coef * agg_loss(entropy, mask, cfg.loss_agg, **agg)
+        stats = {k: float(v) for k, v in pg_stats.items()}
+        stats.update(pg_loss=float(pg.detach()), kl=kl_value, entropy=float(masked_mean(entropy.detach(), mask)))
+        return loss, stats, float(mask.sum())
 
     # ---------------------------------------------------------------------------------- save/load
 
