@@ -603,71 +603,80 @@ class LocalExecutor:
             if run is None:  # the zygote failed to fork: replaced, and the job run again (once)
                 raise _SetupFailed("the zygote could not start a child")
             reader, res_r, sender = run
-            info: dict = {}
             try:
-                deadline = time.monotonic() + self.define_timeout + GRACE
-                frame = reader.read(deadline)
-                started = type(frame) is dict and frame.get("k") == "started"  # set-up done, the job's code next
-                if started:
-                    frame = reader.read(deadline)
-                if type(frame) is not dict or frame.get("k") not in ("defined", "undefined"):
-                    info = zygote.finish()
-                    if frame == "eof" and info.get("exit") in SETUP_FAILED and not started:
-                        raise _SetupFailed(f"a child {_signal_name(info)} before running the code")
-                    why = {"timeout": f"timed out after {self.define_timeout:g}s while running the code"}.get(
-                        frame if type(frame) is str else "", f"crashed while running the code ({_signal_name(info)})"
-                    )
+                why = self._definition_failure(zygote, reader)
+                if why is not None:
                     if first:
                         return JobResult(job.id, False, why, [CallResult("invalid", error=why) for _ in calls])
                     for i in pending:
                         results[i] = CallResult("crash", error=f"could not run the code again: {why}")
                     break
-                if frame["k"] == "undefined":
-                    zygote.finish(wait=False)
-                    err = str(frame.get("error"))[:300]
-                    if first:
-                        return JobResult(job.id, False, err, [CallResult("invalid", error=err) for _ in calls])
-                    for i in pending:
-                        results[i] = CallResult("crash", error=f"could not run the code again: {err}")
-                    break
                 first = False
-                ended = False
                 sender.send()
-                cpu = zygote.cpu_clock()
-                for i in pending:
-                    t0 = time.monotonic()
-                    frame = _read_call(reader, t0, timeout, cpu)
-                    took = _seconds(frame, time.monotonic() - t0, time.monotonic() - job_t0)
-                    if type(frame) is dict and frame.get("i") == i and frame.get("k") in ("ok", "error"):
-                        if frame["k"] == "ok":
-                            results[i] = CallResult("ok", values.from_json(frame.get("v")), None, took)
-                        else:
-                            err = frame.get("error")
-                            results[i] = CallResult("error", None, err[:300] if type(err) is str else "error", took)
-                        continue
-                    info = zygote.finish()
-                    ended = True
-                    if frame == "timeout":
-                        results[i] = CallResult("timeout", error=f"no result within {timeout:g}s", seconds=took)
-                    elif frame == "eof" or type(frame) is dict:
-                        results[i] = CallResult("crash", error=f"child {_signal_name(info)}", seconds=took)
-                    else:
-                        results[i] = CallResult("crash", error="malformed result frame", seconds=took)
-                    start = i + 1
-                    break
-                if not ended:
-                    frame = reader.read(time.monotonic() + 1.0)
-                    if type(frame) is dict and frame.get("k") == "done":
-                        out = frame.get("out")
-                        stdout = out[:4096] if type(out) is str else ""
-                    zygote.finish(wait=False)
-                    start = n
+                start, stdout = self._read_calls(zygote, reader, pending, results, timeout, job_t0)
             finally:
                 sent += reader.total
                 os.close(res_r)
                 sender.close()
         final = [r if r is not None else CallResult("crash", error="no result") for r in results]
         return JobResult(job.id, True, None, final, stdout)
+
+    def _definition_failure(self, zygote: _Zygote, reader: FrameReader) -> str | None:
+        """Waits for the child to run the job's code: None once it has defined it, otherwise why not (the
+        child is then finished). A child that ends before it set the job up raises _SetupFailed."""
+        deadline = time.monotonic() + self.define_timeout + GRACE
+        frame = reader.read(deadline)
+        started = type(frame) is dict and frame.get("k") == "started"  # set-up done, the job's code next
+        if started:
+            frame = reader.read(deadline)
+        if type(frame) is not dict or frame.get("k") not in ("defined", "undefined"):
+            info = zygote.finish()
+            if frame == "eof" and info.get("exit") in SETUP_FAILED and not started:
+                raise _SetupFailed(f"a child {_signal_name(info)} before running the code")
+            return {"timeout": f"timed out after {self.define_timeout:g}s while running the code"}.get(
+                frame if type(frame) is str else "", f"crashed while running the code ({_signal_name(info)})"
+            )
+        if frame["k"] == "undefined":
+            zygote.finish(wait=False)
+            return str(frame.get("error"))[:300]
+        return None
+
+    def _read_calls(
+        self,
+        zygote: _Zygote,
+        reader: FrameReader,
+        pending: list[int],
+        results: list[CallResult | None],
+        timeout: float,
+        job_t0: float,
+    ) -> tuple[int, str]:
+        """Reads the pending calls' results, in order, into `results`. A call that does not return in time
+        or in form ends the child. Returns the call the next child starts from (past the end once every
+        call returned) and the job's stdout (once every call returned; "" otherwise)."""
+        cpu = zygote.cpu_clock()
+        for i in pending:
+            t0 = time.monotonic()
+            frame = _read_call(reader, t0, timeout, cpu)
+            took = _seconds(frame, time.monotonic() - t0, time.monotonic() - job_t0)
+            if type(frame) is dict and frame.get("i") == i and frame.get("k") in ("ok", "error"):
+                if frame["k"] == "ok":
+                    results[i] = CallResult("ok", values.from_json(frame.get("v")), None, took)
+                else:
+                    err = frame.get("error")
+                    results[i] = CallResult("error", None, err[:300] if type(err) is str else "error", took)
+                continue
+            info = zygote.finish()
+            if frame == "timeout":
+                results[i] = CallResult("timeout", error=f"no result within {timeout:g}s", seconds=took)
+            elif frame == "eof" or type(frame) is dict:
+                results[i] = CallResult("crash", error=f"child {_signal_name(info)}", seconds=took)
+            else:
+                results[i] = CallResult("crash", error="malformed result frame", seconds=took)
+            return i + 1, ""
+        frame = reader.read(time.monotonic() + 1.0)
+        out = frame.get("out") if type(frame) is dict and frame.get("k") == "done" else None
+        zygote.finish(wait=False)
+        return len(results), out[:4096] if type(out) is str else ""
 
     def _spawn(
         self,
