@@ -99,9 +99,45 @@ def to_json(value: Any, *, max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEM
 
 
 def _enc(v: Any, depth: int, budget: list[int]) -> Any:
+    """`v` as JSON-ready data; `budget` is [items, chars] left for the whole value (_TooLarge past them)."""
     t = type(v)
     if v is None or t is bool:
         return v
+    if t is int or t is float or t is complex or t is Fraction or t is Decimal:
+        return _enc_number(v, t, depth, budget)
+    if t is str or t is bytes or t is bytearray:  # a bytearray equals the bytes it holds, as in Python
+        budget[1] -= len(v)
+        if budget[1] < 0:
+            raise _TooLarge(t.__name__)
+        return v if t is str else {"$t": "bytes", "v": bytes(v).hex()}
+    if t is UNSERIALIZABLE.__class__:
+        return _unserializable("unserializable")
+    if t in (list, tuple, set, frozenset, dict):
+        return _enc_builtin_container(v, t, depth, budget)
+    kind = _container_kind(t)
+    if kind is not None:
+        return _enc_collection(v, kind, depth, budget)
+    base = _plain_base(t)
+    if base is not None:  # a subclass that compares as its base type: sent as that type
+        if depth <= 0:
+            raise _TooLarge("depth")
+        if base is dict:
+            return _enc(dict(dict.items(v)), depth, budget)
+        if base in _SCALAR_BASES:  # IntEnum, a str or float subclass: its value, read by the base's own method
+            return _enc(_SCALAR_BASES[base](v), depth, budget)
+        return _enc(base(base.__iter__(v)), depth, budget)
+    if t in _KEY_VIEWS:  # dict.keys() / dict.items() compare as sets (dict.values() only with itself)
+        return _enc(set(v), depth, budget)
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(v, (np.generic, np.ndarray)):
+        # numpy scalar or array (EvalPlus-style reference code often returns them): its plain equivalent
+        return _enc(v.tolist(), depth, budget)
+    name = getattr(t, "__name__", "object")
+    return _unserializable(name if type(name) is str else "object")
+
+
+def _enc_number(v: Any, t: type, depth: int, budget: list[int]) -> Any:
+    """An int, float, complex, Fraction or Decimal (exact types only: their == is the stdlib's)."""
     if t is int:
         bits = v.bit_length()
         if bits <= 12_000:  # below Python's 4300-digit str() limit: a JSON number
@@ -116,76 +152,55 @@ def _enc(v: Any, depth: int, budget: list[int]) -> Any:
         if math.isfinite(v):
             return v
         return {"$t": "float", "v": "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")}
-    if t is str or t is bytes or t is bytearray:  # a bytearray equals the bytes it holds, as in Python
-        budget[1] -= len(v)
-        if budget[1] < 0:
-            raise _TooLarge(t.__name__)
-        return v if t is str else {"$t": "bytes", "v": bytes(v).hex()}
     if t is complex:
         return {"$t": "complex", "v": [_enc(v.real, depth, budget), _enc(v.imag, depth, budget)]}
-    if t is UNSERIALIZABLE.__class__:
-        return _unserializable("unserializable")
-    if t in (list, tuple, set, frozenset, dict):
-        if depth <= 0:
-            raise _TooLarge("depth")
-        budget[0] -= len(v)
-        if budget[0] < 0:
-            raise _TooLarge("items")
-        if t is dict:
-            return {
-                "$t": "dict",
-                "v": [[_enc(k, depth - 1, budget), _enc(x, depth - 1, budget)] for k, x in dict.items(v)],
-            }
-        items = [_enc(x, depth - 1, budget) for x in (list.__iter__(v) if t is list else iter(v))]
-        return items if t is list else {"$t": t.__name__, "v": items}
-    kind = _container_kind(t)
-    if kind is not None:
-        if depth <= 0:
-            raise _TooLarge("depth")
-        if kind is deque:
-            items = list(deque.__iter__(v))  # one C-level pass: a concurrent change cannot loop it
-        else:
-            # an OrderedDict's own order (move_to_end changes it, not the dict's insertion order), read
-            # with the C method of the class itself, never one the value's class could redefine
-            pairs = list(OrderedDict.items(v)) if kind is OrderedDict else list(dict.items(v))
-            budget[0] -= len(pairs)
-            if budget[0] < 0:
-                raise _TooLarge("items")
-            return {
-                "$t": "counter" if kind is Counter else "odict",
-                "v": [[_enc(k, depth - 1, budget), _enc(x, depth - 1, budget)] for k, x in pairs],
-            }
+    if t is Fraction:
+        if max(v.numerator.bit_length(), v.denominator.bit_length()) > MAX_FRACTION_BITS:
+            raise _TooLarge("fraction")
+        return {"$t": "fraction", "v": [_enc(v.numerator, depth, budget), _enc(v.denominator, depth, budget)]}
+    text = Decimal.__str__(v)
+    budget[1] -= len(text)
+    if budget[1] < 0 or len(text) > MAX_DECIMAL_CHARS:
+        raise _TooLarge("decimal")
+    return {"$t": "decimal", "v": text}
+
+
+def _enc_builtin_container(v: Any, t: type, depth: int, budget: list[int]) -> Any:
+    """A list, tuple, set, frozenset or dict (exact types), read with the builtins' own methods."""
+    if depth <= 0:
+        raise _TooLarge("depth")
+    budget[0] -= len(v)
+    if budget[0] < 0:
+        raise _TooLarge("items")
+    if t is dict:
+        return {
+            "$t": "dict",
+            "v": [[_enc(k, depth - 1, budget), _enc(x, depth - 1, budget)] for k, x in dict.items(v)],
+        }
+    items = [_enc(x, depth - 1, budget) for x in (list.__iter__(v) if t is list else iter(v))]
+    return items if t is list else {"$t": t.__name__, "v": items}
+
+
+def _enc_collection(v: Any, kind: type, depth: int, budget: list[int]) -> Any:
+    """A deque, Counter or OrderedDict (`kind`, from _container_kind), read with the C methods of the class
+    itself, never ones the value's class could redefine."""
+    if depth <= 0:
+        raise _TooLarge("depth")
+    if kind is deque:
+        items = list(deque.__iter__(v))  # one C-level pass: a concurrent change cannot loop it
         budget[0] -= len(items)
         if budget[0] < 0:
             raise _TooLarge("items")
         return {"$t": "deque", "v": [_enc(x, depth - 1, budget) for x in items]}
-    base = _plain_base(t)
-    if base is not None:  # a subclass that compares as its base type: sent as that type
-        if depth <= 0:
-            raise _TooLarge("depth")
-        if base is dict:
-            return _enc(dict(dict.items(v)), depth, budget)
-        if base in _SCALAR_BASES:  # IntEnum, a str or float subclass: its value, read by the base's own method
-            return _enc(_SCALAR_BASES[base](v), depth, budget)
-        return _enc(base(base.__iter__(v)), depth, budget)
-    if t in _KEY_VIEWS:  # dict.keys() / dict.items() compare as sets (dict.values() only with itself)
-        return _enc(set(v), depth, budget)
-    if t is Fraction:  # exact types only: their == is the stdlib's
-        if max(v.numerator.bit_length(), v.denominator.bit_length()) > MAX_FRACTION_BITS:
-            raise _TooLarge("fraction")
-        return {"$t": "fraction", "v": [_enc(v.numerator, depth, budget), _enc(v.denominator, depth, budget)]}
-    if t is Decimal:
-        text = Decimal.__str__(v)
-        budget[1] -= len(text)
-        if budget[1] < 0 or len(text) > MAX_DECIMAL_CHARS:
-            raise _TooLarge("decimal")
-        return {"$t": "decimal", "v": text}
-    np = sys.modules.get("numpy")
-    if np is not None and isinstance(v, (np.generic, np.ndarray)):
-        # numpy scalar or array (EvalPlus-style reference code often returns them): its plain equivalent
-        return _enc(v.tolist(), depth, budget)
-    name = getattr(t, "__name__", "object")
-    return _unserializable(name if type(name) is str else "object")
+    # an OrderedDict's own order (move_to_end changes it, not the dict's insertion order)
+    pairs = list(OrderedDict.items(v)) if kind is OrderedDict else list(dict.items(v))
+    budget[0] -= len(pairs)
+    if budget[0] < 0:
+        raise _TooLarge("items")
+    return {
+        "$t": "counter" if kind is Counter else "odict",
+        "v": [[_enc(k, depth - 1, budget), _enc(x, depth - 1, budget)] for k, x in pairs],
+    }
 
 
 _PLAIN_BASES = (list, tuple, dict, set, frozenset, int, float, str, bytes)
