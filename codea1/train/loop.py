@@ -49,6 +49,7 @@ from codea1.train.run_dir import RunDir
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.progress import Progress
 
     from codea1.problem import Problem
     from codea1.rl.api import PolicyHandle
@@ -353,30 +354,11 @@ class Trainer:
         logger: MetricsLogger,
         console: Console | None,
     ) -> int:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
         cfg = self.cfg
         if state.step >= total:
             console.print(f"nothing to do: the run is at step {state.step} of {total}")
             return state.step
-        progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=console,
-            disable=not self.show_progress,
-            transient=False,
-        )
+        progress = self._progress_bar(console)
         rows = read_metrics(self.run.metrics_path)  # the run's rows so far (truncated to the checkpoint)
         with progress:
             task = progress.add_task("training", total=total, completed=state.step)
@@ -392,14 +374,7 @@ class Trainer:
                 if cfg.train.log_rollouts:
                     self._write_rollouts(step, out.rollouts)
                 debug_kill("rollouts", step)
-                out.metrics["time_step"] = time.perf_counter() - t0
-                model_time = sum(out.metrics.get(f"time_{p}", 0.0) for p in ("gen_code", "gen_tests", "learn"))
-                out.metrics["time_outside_model"] = max(out.metrics["time_step"] - model_time, 0.0)
-                out.metrics["outside_model_frac"] = out.metrics["time_outside_model"] / max(
-                    out.metrics["time_step"], 1e-9
-                )
-                out.metrics["epoch"] = (state.cursor - 1) // len(problems)
-                out.metrics["question_ids"] = [p.id for p in batch]  # the step's questions, in the data order
+                _add_step_metrics(out.metrics, time.perf_counter() - t0, (state.cursor - 1) // len(problems), batch)
                 rows.append(out.metrics)
                 unhealthy = health.check(rows, cfg.health)
                 if unhealthy:
@@ -428,6 +403,29 @@ class Trainer:
                     progress.console.print(f"stopping at step {step}: the run's budget is spent")
                     break
         return state.step
+
+    def _progress_bar(self, console: Console | None) -> Progress:
+        """The training bar (rich), shown unless the trainer was built without progress."""
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        return Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+            disable=not self.show_progress,
+            transient=False,
+        )
 
     def _report(self, console: Console | None) -> None:
         """report.html and plots/, rewritten at each checkpoint (a report that fails never stops training)."""
@@ -570,3 +568,14 @@ def _undo_start(root: Path, created: bool, before: set[str]) -> None:
     for name in RUN_FOLDERS:
         if name not in before:
             shutil.rmtree(root / name, ignore_errors=True)
+
+
+def _add_step_metrics(metrics: dict, seconds: float, epoch: int, batch: list) -> None:
+    """The loop's own entries in a step's metrics row: the step's time and the share spent outside the
+    models, its epoch, and its questions in the data order."""
+    metrics["time_step"] = seconds
+    model_time = sum(metrics.get(f"time_{p}", 0.0) for p in ("gen_code", "gen_tests", "learn"))
+    metrics["time_outside_model"] = max(seconds - model_time, 0.0)
+    metrics["outside_model_frac"] = metrics["time_outside_model"] / max(seconds, 1e-9)
+    metrics["epoch"] = epoch
+    metrics["question_ids"] = [p.id for p in batch]
