@@ -662,7 +662,7 @@ def serve(sock: socket.socket, cfg: dict) -> None:
                     # of earlier children, how many are still dying, the last reply): every child of a
                     # zygote starts from the same state, whatever ran before it
                     jobs.forget()
-                    jobs = events = poller = reply = msg = None
+                    jobs = events = poller = reply = msg = fd = None
                     _child(fds[0], fds[1], req, cfg, layers, base)
                 for fd in fds:
                     os.close(fd)
