@@ -27,7 +27,7 @@ import shutil
 import sys
 import sysconfig
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +35,8 @@ from codea1.errors import UserError
 
 if TYPE_CHECKING:
     import torch
-    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+    from transformers import Cache, PretrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
+    from transformers.utils import ModelOutput
 
 TINY_RANDOM = "tiny-random"
 SMOLLM2_135M = "smollm2-135m"
@@ -79,7 +80,7 @@ def cache_dir() -> Path:
     return base / "codea1"
 
 
-def torch_dtype(name: str) -> Any:
+def torch_dtype(name: str) -> torch.dtype:
     """Map a dtype name ("float32", "bf16", ...) to a torch dtype; unknown names are a UserError."""
     import torch
 
@@ -142,7 +143,7 @@ def _stdlib_corpus(max_bytes: int = 1_500_000) -> list[str]:
     return texts
 
 
-def build_tiny_tokenizer(vocab_size: int = TINY_VOCAB_SIZE) -> Any:
+def build_tiny_tokenizer(vocab_size: int = TINY_VOCAB_SIZE) -> PreTrainedTokenizerBase:
     """Train a byte-level BPE tokenizer on stdlib sources and wrap it with a chat template (~1 s)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -168,7 +169,7 @@ def build_tiny_tokenizer(vocab_size: int = TINY_VOCAB_SIZE) -> Any:
     return tok
 
 
-def _tiny_tokenizer() -> Any:
+def _tiny_tokenizer() -> PreTrainedTokenizerBase:
     """The tiny tokenizer, from the cache when present, else trained and cached atomically."""
     from transformers import AutoTokenizer
 
@@ -181,7 +182,7 @@ def _tiny_tokenizer() -> Any:
     return AutoTokenizer.from_pretrained(target)
 
 
-def tiny_config(vocab_size: int, **overrides: Any) -> Any:
+def tiny_config(vocab_size: int, **overrides: Any) -> PretrainedConfig:
     """Config of the tiny Qwen2 used in tests: hidden 64, 2 layers, 4 heads (2 KV heads)."""
     from transformers import Qwen2Config
 
@@ -295,7 +296,7 @@ def _looks_like_hub_id(name: str) -> bool:
     return bool(re.fullmatch(r"[A-Za-z0-9][\w.\-]*/[\w.\-]+", name))
 
 
-def _load_hf_dir(path: Path, dt: Any) -> tuple[Any, Any]:
+def _load_hf_dir(path: Path, dt: torch.dtype) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(path)
@@ -319,7 +320,7 @@ def _load_adapter_dir(path: Path, dtype: str, device: str) -> tuple[Any, Any]:
     return model, tok
 
 
-def _load_hub(name: str, dt: Any) -> tuple[Any, Any]:
+def _load_hub(name: str, dt: torch.dtype) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
@@ -346,7 +347,7 @@ def _finish_tokenizer(tok: PreTrainedTokenizerBase, model: PreTrainedModel) -> N
         gen.pad_token_id = tok.pad_token_id
 
 
-def _atomic_save(target: Path, write: Any) -> None:
+def _atomic_save(target: Path, write: Callable[[Path], object]) -> None:
     """Call ``write(tmpdir)`` then rename tmpdir to ``target``; a concurrent winner's copy is kept."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
@@ -379,7 +380,7 @@ def cache_argument(model: torch.nn.Module) -> str:
     return "cache" if "cache" in params else "past_key_values"
 
 
-def output_cache(out: Any) -> Any:
+def output_cache(out: ModelOutput) -> Cache:
     """The KV cache a forward returned (``cache`` in newer transformers, else ``past_key_values``)."""
     cache = getattr(out, "cache", None)
     return cache if cache is not None else out.past_key_values

@@ -44,11 +44,11 @@ PROMPTS = [
 ]
 
 
-def _config(**rollout):
+def _config(model=None, policy=None, **rollout):
     return config_from_dict(
         {
-            "model": {"code_model": "smollm2-135m", "mode": "full"},
-            "policy": {"kl_coef": 0.0, "lr": 2e-4, "warmup_steps": 0},
+            "model": {"code_model": "smollm2-135m", "mode": "full", **(model or {})},
+            "policy": {"kl_coef": 0.0, "lr": 2e-4, "warmup_steps": 0, **(policy or {})},
             # the default sleep level (1) is kept: the CPU build has no sleep mode, which must be a warning
             "rollout": {"backend": "vllm", "vllm_dtype": "float32", "vllm_enforce_eager": True, **rollout},
         }
@@ -168,6 +168,53 @@ def test_a_grpo_update_reaches_an_engine_in_a_process_of_its_own(tmp_path):
     )
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
     print(*[line for line in run.stdout.splitlines() if line.startswith("engine in its own process")], sep="\n")
+
+
+LORA = """
+import sys
+from codea1.inference.rollout import GenerationConfig
+from codea1.inference.vllm_backend import attach_vllm
+from codea1.rl.build import load_policies
+sys.path.insert(0, "tests")
+from test_vllm_real_engine import PROMPTS, _config, _gap
+
+if __name__ == "__main__":
+    cfg = _config(model={"mode": "lora"}, policy={"lora_r": 8, "lr": 2e-3}, vllm_sleep_level=0)
+    policy, _ = load_policies(cfg, test=False)
+    attach_vllm(cfg, [policy, None], workdir=sys.argv[1])
+    gen = GenerationConfig(temperature=1.0, max_new_tokens=16, n=4, seed=5)
+    ids = []
+    for update in range(2):
+        samples = [s for g in policy.generate(PROMPTS, gen) for s in g]
+        before = _gap(samples, policy)
+        policy.train_step(samples, [1.0, -1.0, 0.5, -0.5] * 2)
+        moved = _gap(samples, policy)
+        fresh = [s for g in policy.generate(PROMPTS, gen) for s in g]  # a new adapter first
+        after = _gap(fresh, policy)
+        ids.append(policy.rollout.lora_request.lora_int_id)
+        print(f"LoRA update {update + 1}: before {before:.2e}, learner moved {moved:.2e}, after the sync {after:.2e}")
+        assert before < 1e-3 and after < 1e-3 and moved > 10 * after, (before, moved, after)
+    assert ids[0] != ids[1], ids  # the engine caches adapters by id: each update brings a new one
+    dropped = policy.rollout.engine.adapter_dir(policy.rollout.adapter or "adapter", ids[0])
+    assert not dropped.exists(), dropped  # the first update's adapter left with its successor
+"""
+
+
+def test_a_lora_update_reaches_the_engine_as_a_new_adapter(tmp_path):
+    """model.mode lora: each update's adapter goes to the engine under a new id (vLLM caches adapters by
+    id), the previous one is dropped, and the engine's log-probs after each sync are the learner's."""
+    script = tmp_path / "lora.py"
+    script.write_text(LORA)
+    run = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "vllm")],
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    print(*[line for line in run.stdout.splitlines() if line.startswith("LoRA update")], sep="\n")
 
 
 def test_codea1_eval_code_with_the_vllm_engine(tmp_path):

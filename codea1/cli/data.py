@@ -24,8 +24,9 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -300,7 +301,7 @@ def run_split(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_pairs(pairs: list, write: Any = print) -> None:
+def print_pairs(pairs: list, write: Callable[[str], object] = print) -> None:
     """One line per contamination pair: the two ids, entry points and signals."""
     for p in pairs:
         write(

@@ -16,10 +16,16 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codea1.config import Config, Sampling
 from codea1.errors import UserError
+
+if TYPE_CHECKING:
+    from codea1.data.ult import UltFunction
+    from codea1.eval.generation import Generator
+    from codea1.problem import Problem
+    from codea1.sandbox import LocalExecutor
 
 
 def _ks(text: str) -> list[int]:
@@ -77,7 +83,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         )
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
     ev = sub.add_parser("eval", help="evaluate code generation, test generation, collaboration; export tests")
     esub = ev.add_subparsers(dest="eval_command", metavar="WHAT")
 
@@ -182,7 +188,7 @@ def progress_bar(label: str) -> Iterator[Any]:
         yield update
 
 
-def _executor(args: argparse.Namespace) -> Any:
+def _executor(args: argparse.Namespace) -> LocalExecutor:
     from codea1.sandbox import LocalExecutor
 
     return LocalExecutor(workers=args.workers, memory_mb=args.memory_mb)
@@ -258,7 +264,7 @@ def read_samples(path: str, prompts: dict[str, str] | None = None) -> list[tuple
     return out
 
 
-def _sampling(args: argparse.Namespace) -> Any:
+def _sampling(args: argparse.Namespace) -> Sampling:
     """The sampling settings: the eval section of --config (or the defaults), then the options, checked
     exactly as the `eval` keys of a training config."""
     from codea1.config import load_section
@@ -271,7 +277,7 @@ def _sampling(args: argparse.Namespace) -> Any:
     return load_section("eval", args.config, overrides)
 
 
-def _generator(args: argparse.Namespace, model: str) -> Any:
+def _generator(args: argparse.Namespace, model: str) -> Generator:
     """`model` loaded for sampling with the settings of `_sampling`."""
     from codea1.eval.generation import Generator
 
@@ -290,7 +296,7 @@ def _generator(args: argparse.Namespace, model: str) -> Any:
     )
 
 
-def _solutions_from_model(problems: list, gen: Any, n: int) -> list[tuple[str, str]]:
+def _solutions_from_model(problems: list, gen: Generator, n: int) -> list[tuple[str, str]]:
     from codea1.eval.policy_eval import code_prompts
     from codea1.game import extract_code
 
@@ -374,7 +380,7 @@ def read_tests(path: str, k: int, names: dict[str, str]) -> dict[str, list[str]]
     return out
 
 
-def _ult_problem(fn: Any) -> Any:
+def _ult_problem(fn: UltFunction) -> Problem:
     from codea1.problem import Problem
 
     return Problem(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from codea1.config import GameConfig
 from codea1.errors import UserError
-from codea1.sandbox.api import Executor
+from codea1.sandbox.api import Executor, OnProgress, Then
 
 if TYPE_CHECKING:
     from codea1.game.mistake_book import MistakeBook
@@ -96,7 +96,7 @@ def load_problem_set(spec: str) -> list:
     return load_problems(spec)
 
 
-def _check_rollout(row: Any, problems: dict) -> str | None:
+def _check_rollout(row: object, problems: dict) -> str | None:
     """The reason a rollout line cannot be scored, or None."""
     if not isinstance(row, dict):
         return f"expected a JSON object, got {type(row).__name__}"
@@ -123,7 +123,7 @@ def _progress_runner(executor: Executor):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     class _Runner:
-        def run(self, jobs: list, progress: Any = None, then: Any = None) -> list:
+        def run(self, jobs: list, progress: OnProgress = None, then: Then = None) -> list:
             columns = (TextColumn("sandbox"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
             with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
                 task = bar.add_task("jobs", total=len(jobs))

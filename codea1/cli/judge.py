@@ -18,13 +18,13 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from codea1.errors import UserError
 
 if TYPE_CHECKING:
     from codea1.judge.oracle import AssertCase
-    from codea1.sandbox import Job
+    from codea1.sandbox import Job, JobResult
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -74,7 +74,7 @@ def parse_line(line: str, lineno: int) -> tuple[dict | None, str | None]:
     return rec, None
 
 
-def _result_row(res: Any) -> dict:
+def _result_row(res: JobResult) -> dict:
     from codea1.sandbox.values import to_json
 
     return {

@@ -8,10 +8,10 @@ extra)."""
 
 from __future__ import annotations
 
-from typing import Any
+from types import ModuleType
 
 
-def connect(ray: Any, address: str | None) -> None:
+def connect(ray: ModuleType, address: str | None) -> None:
     """Joins the Ray cluster at `address` ("auto": the one `ray start` made on this node), or with None
     the running one, else a local one started here; nothing if this process is already connected."""
     if ray.is_initialized():

@@ -36,10 +36,16 @@ from codea1.cluster import connect
 from codea1.errors import UserError
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
+    from ray import ObjectRef
+    from ray.actor import ActorHandle
+
     from codea1.config import Config
+    from codea1.inference.rollout import GenerationConfig
 
 
-def _ray() -> Any:
+def _ray() -> ModuleType:
     try:
         import ray
     except ImportError:
@@ -113,7 +119,9 @@ class _PolicyHost:
             port = s.getsockname()[1]
         return ray.util.get_node_ip_address(), port
 
-    def generate(self, role: str, prompts: list, gen: Any, prompt_index: list | None = None) -> list:
+    def generate(
+        self, role: str, prompts: list, gen: GenerationConfig | None, prompt_index: list | None = None
+    ) -> list:
         import torch
 
         if gen is not None and gen.seed is not None:
@@ -142,11 +150,11 @@ class RemotePolicy:
     writes checkpoints, every rank takes part in each save
     (sharded, the full tensors are gathered from all ranks) and loads each checkpoint."""
 
-    def __init__(self, handle: Any, role: str, name: str, ranks: Sequence[Any] | None = None) -> None:
+    def __init__(self, handle: ActorHandle, role: str, name: str, ranks: Sequence[ActorHandle] | None = None) -> None:
         self.handle, self.role, self.name = handle, role, name
         self.ranks = list(ranks) if ranks else [handle]
 
-    def _get(self, ref: Any) -> Any:
+    def _get(self, ref: ObjectRef) -> Any:  # noqa: ANN401  (what the actor's method returned)
         ray = _ray()
         try:
             return ray.get(ref)
@@ -160,7 +168,7 @@ class RemotePolicy:
                 "train --resume) to restart it from the last checkpoint"
             ) from None
 
-    def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: Any = None) -> list:
+    def generate(self, prompts: Sequence[Sequence[Mapping[str, str]]], gen: GenerationConfig | None = None) -> list:
         """Samples on every rank at once, each its share of the prompts (blocks of whole chunks,
         codea1.inference.rollout.share_blocks, seeded by their place in the call, so the samples are those one
         rank would draw), merged back in prompt order."""

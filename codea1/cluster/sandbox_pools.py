@@ -29,18 +29,23 @@ import os
 import socket
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codea1.cluster import connect
 from codea1.sandbox.api import Job, JobResult, SandboxError
 from codea1.sandbox.executor import LocalExecutor
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from ray.actor import ActorHandle
 
 DEFAULT_IN_FLIGHT = 2  # chunks per actor: one running and one queued behind it keeps every slot busy
 CHUNK_PER_SLOT = 8  # default jobs per chunk, per slot of the pool: fewer round trips (see
 # benchmarks/ray_executor_overhead.py), yet a lost pool reruns little
 
 
-def _ray() -> Any:
+def _ray() -> ModuleType:
     try:
         import ray
     except ImportError:
@@ -74,7 +79,7 @@ class _Pool:
 class _Actor:
     """One sandbox pool as seen by the driver: its handle, node and what it has in flight."""
 
-    def __init__(self, handle: Any, node_id: str, name: str) -> None:
+    def __init__(self, handle: ActorHandle, node_id: str, name: str) -> None:
         self.handle = handle
         self.node_id = node_id
         self.name = name
@@ -141,7 +146,7 @@ class RayExecutor:
         """Handles of the live sandbox pools (e.g. to kill one in a test)."""
         return [a.handle for a in self._actors if a.alive]
 
-    def busiest_actor(self) -> Any:
+    def busiest_actor(self) -> ActorHandle:
         """The live actor with the most chunks in flight now (tests kill it mid-batch)."""
         live = [a for a in self._actors if a.alive]
         return max(live, key=lambda a: len(a.in_flight)).handle

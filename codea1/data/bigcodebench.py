@@ -42,7 +42,7 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     raise UserError(f"{path}: a BigCodeBench file is .jsonl, .jsonl.gz or .parquet")
 
 
-def _libs(value: Any) -> list[str]:
+def _libs(value: object) -> list[str]:
     if isinstance(value, list):
         return [str(v) for v in value]
     if isinstance(value, str) and value.strip():

@@ -25,7 +25,7 @@ from codea1.data.static import gt_problem
 from codea1.judge.oracle import AssertCase, run_assertions
 from codea1.problem import Problem
 from codea1.sandbox import Job, LocalExecutor
-from codea1.sandbox.api import Executor, JobResult
+from codea1.sandbox.api import CallResult, Executor, JobResult
 
 TEST_CODE_FORMATS = ("evalplus", "humaneval", "pytest")
 MAX_REASON = 240
@@ -61,7 +61,7 @@ class CheckResult:
         return asdict(self)
 
 
-def _short(text: Any, limit: int = MAX_REASON) -> str:
+def _short(text: object, limit: int = MAX_REASON) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -165,7 +165,7 @@ def test_code_program(problem: Problem) -> str | None:
     )
 
 
-def _golden_failure(index: int, test: str, result: Any) -> str:
+def _golden_failure(index: int, test: str, result: CallResult) -> str:
     if result.status == "fail":
         return _short(f"golden test {index + 1} fails: {test} (GT returned {result.value!r})")
     return _short(f"golden test {index + 1} {result.status}: {test} ({result.error or 'no detail'})")

@@ -48,7 +48,7 @@ from typing import Any
 
 from codea1.judge.oracle import AssertCase, run_assertions
 from codea1.problem import Problem
-from codea1.sandbox.api import Executor, Job
+from codea1.sandbox.api import Executor, Job, OnProgress
 
 STOP_WORDS = frozenset(
     [
@@ -386,7 +386,7 @@ def golden_inputs(problem: Problem, limit: int = INPUTS_PER_PROBLEM) -> list[lis
     return seen
 
 
-def tolerant(value: Any, depth: int = 0) -> Any:
+def tolerant(value: object, depth: int = 0) -> Any:  # noqa: ANN401  (a value of any type)
     """A canonical form for type-tolerant comparison: sequences as lists, sets as sorted lists, dicts as
     sorted item lists, integral floats as ints, other floats rounded to 6 places, bools as ints."""
     if depth > 20:
@@ -421,7 +421,7 @@ def _arity(inputs: Sequence[Sequence[str]]) -> int | None:
 
 
 def _run_values(
-    executor: Executor, jobs: list[tuple[Problem, list[str]]], timeout: float, progress: Any
+    executor: Executor, jobs: list[tuple[Problem, list[str]]], timeout: float, progress: OnProgress
 ) -> list[list[Any] | None]:
     """Each (problem, calls): the tolerant value of every call of the problem's GT (None for a call that
     did not return), or None when the GT did not define."""

@@ -19,12 +19,15 @@ import copy
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codea1.data.static import defines, parse_error
 from codea1.errors import UserError
 from codea1.judge.asserts import split_assert
 from codea1.problem import Problem
+
+if TYPE_CHECKING:
+    from datasets import Dataset, DatasetDict
 
 HUB_ID = "KodCode/KodCode-V1"
 SAFE_BUILTINS = frozenset(
@@ -184,7 +187,7 @@ def row_to_problem(row: dict[str, Any], where: str) -> Problem | None:
     )
 
 
-def _open_dataset(dataset_or_path: Any, split: str) -> Iterable[dict[str, Any]]:
+def _open_dataset(dataset_or_path: str | Path | list | Dataset | DatasetDict, split: str) -> Iterable[dict[str, Any]]:
     """A datasets.Dataset / DatasetDict / list of dicts as is; a local file/dir or hub id through `datasets`."""
     if isinstance(dataset_or_path, list):
         return dataset_or_path
@@ -219,7 +222,7 @@ def _open_dataset(dataset_or_path: Any, split: str) -> Iterable[dict[str, Any]]:
 
 
 def load_kodcode(
-    dataset_or_path: Any = HUB_ID,
+    dataset_or_path: str | Path | list | Dataset | DatasetDict = HUB_ID,
     difficulty: str | Iterable[str] | None = None,
     *,
     split: str = "train",

@@ -261,7 +261,7 @@ def completion_prefix(task_id: str, prompt: str) -> str:
     return evalplus_prompt(task_id, question)
 
 
-def _user_message(prompt: Any) -> str | None:
+def _user_message(prompt: object) -> str | None:
     if isinstance(prompt, str):
         return prompt
     if isinstance(prompt, Iterable):

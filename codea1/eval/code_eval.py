@@ -35,7 +35,7 @@ from codea1.judge.formats.humaneval import (
 )
 from codea1.judge.formats.spec import value_source
 from codea1.problem import Problem
-from codea1.sandbox import Job
+from codea1.sandbox import CallResult, Job, JobResult
 from codea1.sandbox.api import Executor, OnProgress
 from codea1.sandbox.values import contains_unserializable
 
@@ -117,11 +117,10 @@ class _Run:
         self.result.error, self.result.failed_input = error, failed
         self.done = True
 
-    def _job(self, calls: list[str]) -> Any:
-
+    def _job(self, calls: list[str]) -> Job:
         return Job(id=self.task.task_id, code=self.task.program(self.solution), calls=calls, timeout=self.timeout)
 
-    def _timed(self, results: list[Any]) -> None:
+    def _timed(self, results: list[CallResult]) -> None:
         self.seconds = max([self.seconds, *(r.seconds for r in results)])
 
 
@@ -136,13 +135,13 @@ class _ChunkRun(_Run):
         self.chunks = [(0, n)] if whole else _chunks(n)
         self.verdicts: list[Verdict] = []
         self.custom: CustomCheck | None = None
-        self.results: list[Any] = []  # the last chunk's results
+        self.results: list[CallResult] = []  # the last chunk's results
 
-    def candidate_job(self) -> Any:
+    def candidate_job(self) -> Job:
         a, b = self.chunks[0]
         return self._job(self.task.spec.calls[a:b])
 
-    def take_candidate(self, out: Any) -> None:
+    def take_candidate(self, out: JobResult) -> None:
         if not out.defined:
             self.finish(False, "undefined", out.error)
             return
@@ -152,10 +151,10 @@ class _ChunkRun(_Run):
         if self.custom is None:
             self._conclude()
 
-    def verdict_job(self) -> Any:
+    def verdict_job(self) -> Job | None:
         return self.custom.job if self.custom is not None else None
 
-    def take_verdict(self, res: Any) -> None:
+    def take_verdict(self, res: JobResult) -> None:
         apply_custom(self.verdicts, self.custom, res)
         self.custom = None
         self._conclude()
@@ -191,11 +190,11 @@ class _HumanEvalRun(_Run):
         self.rounds = 0
         self.max_rounds = max(MAX_REPLAY_ROUNDS, 2 * len(task.recorded) + 8)
 
-    def candidate_job(self) -> Any:
+    def candidate_job(self) -> Job:
         self.running, self.pending = self.pending[: self.chunk], self.pending[self.chunk :]
         return self._job([candidate_call(c) for c in self.running])
 
-    def take_candidate(self, out: Any) -> None:
+    def take_candidate(self, out: JobResult) -> None:
         if not out.defined:
             self.finish(False, "undefined", out.error)
             return
@@ -207,8 +206,7 @@ class _HumanEvalRun(_Run):
                 self.known.append((call, *_outcome(r)))
         self.chunk *= 4
 
-    def verdict_job(self) -> Any:
-
+    def verdict_job(self) -> Job | None:
         code = humaneval_check_code(self.task.spec, [(k[0], k[1]) for k in self.known])
         if code is None:
             self.finish(False, "fail", "the outputs cannot be handed to check() (too large in all)")
@@ -220,7 +218,7 @@ class _HumanEvalRun(_Run):
             timeout=self.task.replay_timeout,
         )
 
-    def take_verdict(self, res: Any) -> None:
+    def take_verdict(self, res: JobResult) -> None:
         r = res.results[0] if res.defined and res.results else None
         run = as_check_run(r.value) if r is not None and r.status == "ok" else None
         if run is None:
@@ -245,9 +243,8 @@ class _HumanEvalRun(_Run):
             self.finish(False, "error" if run.by_candidate else "fail", run.error, at)
 
 
-def _outcome(r: Any) -> tuple[tuple, str, str | None]:
+def _outcome(r: CallResult) -> tuple[tuple, str, str | None]:
     """A candidate call's outcome: (form for the replay child, status, error)."""
-
     if r.status == "ok":
         if contains_unserializable(r.value) or value_source(r.value) is None:
             return ("stop",), "fail", "output is not plain data"
@@ -410,7 +407,7 @@ def _gt_expected(runs: list[_Run], executor: Executor, progress: OnProgress) -> 
     _drive([r for r in runs if not r.done], executor, progress)
 
 
-def _gt_value(spec: CheckSpec, value: Any) -> Any:
+def _gt_value(spec: CheckSpec, value: object) -> Any:  # noqa: ANN401  (a value of any type)
     """An expected value from GT's output; for the "not None" oracle, whether it is not None (as EvalPlus)."""
     if spec.oracle == "not_none":
         typed = as_typed(value)
@@ -431,7 +428,7 @@ def _gt_failure(t: PreparedTask, run: _Run) -> str:
     results = getattr(run, "results", [])
     if failed and t.expected and len(results) == len(t.expected):
 
-        def plain(v: Any) -> Any:
+        def plain(v: object) -> Any:  # noqa: ANN401  (a value of any type)
             typed = as_typed(v) if t.spec.mode == "assertion" else None
             return typed[1] if typed is not None else v
 
@@ -440,7 +437,7 @@ def _gt_failure(t: PreparedTask, run: _Run) -> str:
     return reason
 
 
-def _same_items(out: Any, exp: Any) -> bool:
+def _same_items(out: object, exp: object) -> bool:
     """True when two sequences hold the same items in another order (an order-dependent expected value)."""
     if type(out) is not type(exp) or type(out) not in (list, tuple) or out == exp:
         return False

@@ -12,10 +12,13 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codea1.config import Sampling
 from codea1.models import load_model_and_tokenizer
+
+if TYPE_CHECKING:
+    from vllm import LLM
 
 
 def sampling_record(model: str, sampling: Sampling, *, dtype: str, seed: int) -> dict[str, Any]:
@@ -36,7 +39,7 @@ class Generator:
         seed: int = 0,
         engine: str = "transformers",
         engine_options: dict[str, Any] | None = None,
-        llm_class: Any = None,
+        llm_class: type[LLM] | None = None,
     ):
         import torch
 

@@ -8,7 +8,7 @@ from typing import Any
 SKIP = {"tasks", "excluded_reasons", "by_family", "config", "seconds", "excluded"}
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.4f}" if abs(value) <= 1.0 else f"{value:.2f}"
     return str(value)

@@ -65,11 +65,11 @@ class StoredTest:
     first_step: int = -1
 
     @classmethod
-    def from_value(cls, call: str, value: Any, frequency: int = 1) -> StoredTest:
+    def from_value(cls, call: str, value: object, frequency: int = 1) -> StoredTest:
         return cls(call=call, expected_json=encode_expected(value), frequency=frequency)
 
     @property
-    def expected(self) -> Any:
+    def expected(self) -> Any:  # noqa: ANN401  (a value of any type)
         """GT's value, decoded."""
         return decode_expected(self.expected_json)
 

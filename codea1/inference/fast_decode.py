@@ -26,18 +26,18 @@ plain forward (``LlamaDecoder.supports``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 
 if TYPE_CHECKING:
-    from transformers import PreTrainedModel
+    from transformers import Cache, PretrainedConfig, PreTrainedModel
 
 SUPPORTED = ("LlamaForCausalLM", "Qwen2ForCausalLM")
 GROW = 256  # positions the key/value buffers add when full
 
 
-def _head_dim(config: Any) -> int:
+def _head_dim(config: PretrainedConfig) -> int:
     return getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
 
 
@@ -127,7 +127,7 @@ class LlamaDecoder:
         self.length = 0
         self.mask = torch.empty(0)
 
-    def start(self, cache: Any, attention: torch.Tensor, room: int) -> None:
+    def start(self, cache: Cache, attention: torch.Tensor, room: int) -> None:
         """Takes over a prefill's cache (rows already selected) and its attention mask ``[B, L]``."""
         rows, length = attention.shape
         cap = length + max(1, min(room, GROW))

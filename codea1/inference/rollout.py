@@ -23,7 +23,7 @@ from codea1.inference.fast_decode import LlamaDecoder
 from codea1.models import cache_argument, generation_config_holder, output_cache
 
 if TYPE_CHECKING:
-    from transformers import PreTrainedTokenizerBase
+    from transformers import Cache, PreTrainedTokenizerBase
 
 
 @dataclass
@@ -240,7 +240,7 @@ def _inverse_cdf_draw(probs: torch.Tensor) -> torch.Tensor:
     return (block * DRAW_BLOCK + index).squeeze(-1).clamp(max=vocab - 1)
 
 
-def _reserve(cache: Any, tokens: int) -> None:
+def _reserve(cache: Cache, tokens: int) -> None:
     """Let the plain dynamic layers of a transformers cache grow in place: their keys and values become
     views of buffers with room for up to ``tokens`` more positions, instead of a concatenation (a copy of
     the whole cache) per layer and step. Other caches and layer types are left as they are."""

@@ -50,7 +50,7 @@ import os
 import shutil
 import tempfile
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,15 +67,21 @@ from codea1.inference.vllm_worker import RELOAD_METHOD, WORKER_EXTENSION
 from codea1.models import BUILTIN_MODELS
 
 if TYPE_CHECKING:
-    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+    from types import ModuleType
 
-    from codea1.config import Config
+    import torch
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+    from vllm import LLM
+    from vllm.lora.request import LoRARequest
+    from vllm.outputs import CompletionOutput
+
+    from codea1.config import Config, RolloutSection
     from codea1.inference.rollout import WeightSource
 
 SEED_SPACE = 2**31 - 1
 
 
-def _vllm() -> Any:
+def _vllm() -> ModuleType:
     try:
         import vllm
     except ImportError:
@@ -83,7 +89,7 @@ def _vllm() -> Any:
     return vllm
 
 
-def _lora_request_class() -> Any:
+def _lora_request_class() -> type[LoRARequest]:
     """vllm.lora.request.LoRARequest, imported as a module of its own (the `vllm` package does not import
     its `lora.request` submodule itself)."""
     _vllm()
@@ -155,7 +161,7 @@ def sampling_kwargs(gen: GenerationConfig, stop_token_ids: Sequence[int], seed: 
     }
 
 
-def sampled_logprobs(completion: Any) -> list[float]:
+def sampled_logprobs(completion: CompletionOutput) -> list[float]:
     """The engine's log-prob of each token of a completion (asked with `logprobs=0`: the sampled token's
     alone); empty when it returned none."""
     steps = completion.logprobs
@@ -164,7 +170,7 @@ def sampled_logprobs(completion: Any) -> list[float]:
     return [float(steps[i][token].logprob) for i, token in enumerate(completion.token_ids)]
 
 
-def write_weights(weights: Any, path: Path, dtype: str | None = None) -> None:
+def write_weights(weights: Iterable[tuple[str, torch.Tensor]], path: Path, dtype: str | None = None) -> None:
     """(name, tensor) pairs as one safetensors file, on the CPU; floating-point tensors cast to `dtype` (the
     engine's, e.g. "bfloat16") where given, on their own device before the copy (half the bytes to move
     and write for an fp32 learner and a bf16 engine). A tensor that shares its storage with an
@@ -205,7 +211,7 @@ class EngineHandle:
 
     def __init__(
         self,
-        llm: Any,
+        llm: LLM,
         *,
         sleep_level: int = 0,
         lora: bool = False,
@@ -258,7 +264,7 @@ class EngineHandle:
                 self.weights_lost = True
                 self.holder = None
 
-    def load_full_weights(self, weights: Any) -> None:
+    def load_full_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> None:
         """Loads (name, tensor) pairs, names as in the learner's state_dict, into the engine's model: all of
         them written once as a safetensors file in shared memory (/dev/shm where there is one), and every
         worker told by `collective_rpc` to the worker extension codea1.inference.vllm_worker.WeightSync to reload
@@ -504,7 +510,7 @@ def engine_kwargs(
     return kwargs
 
 
-def engine_process_env(rollout: Any) -> dict[str, str]:
+def engine_process_env(rollout: RolloutSection) -> dict[str, str]:
     """Where the engine runs, as vLLM's V1 reads it from the environment. Colocated with the learner
     (sleep mode, or a share of the GPU), it runs in this process; but not in a data-parallel learner rank
     (a torch.distributed world of more than one process): an in-process engine would set up
@@ -530,7 +536,7 @@ def sleep_mode_available() -> bool:
     return bool(check()) if callable(check) else True
 
 
-def build_engine(cfg: Config, source: str, *, lora: bool, llm_class: Any = None) -> EngineHandle:
+def build_engine(cfg: Config, source: str, *, lora: bool, llm_class: type[LLM] | None = None) -> EngineHandle:
     """A vLLM engine for one base model, configured from the `rollout` section (and model/policy/seed)."""
     r = cfg.rollout
     if lora and r.vllm_sleep_level >= 2:
@@ -576,7 +582,7 @@ def sampling_engine(
     gpu_memory_utilization: float = 0.9,
     tensor_parallel_size: int = 1,
     max_model_len: int | None = None,
-    llm_class: Any = None,
+    llm_class: type[LLM] | None = None,
     workdir: str | None = None,
 ) -> VLLMRollout:
     """A VLLMRollout that only samples (`codea1 eval ... --engine vllm`): no learner to follow, no sleep, no
@@ -611,7 +617,11 @@ def sampling_engine(
 
 
 def attach_vllm(
-    cfg: Config, policies: Sequence[WeightSource | None], *, llm_class: Any = None, workdir: str | None = None
+    cfg: Config,
+    policies: Sequence[WeightSource | None],
+    *,
+    llm_class: type[LLM] | None = None,
+    workdir: str | None = None,
 ) -> list[VLLMRollout]:
     """Gives each policy (None entries skipped) a VLLMRollout: one engine per base model, shared by the
     policies that start from it (dual-lora: one base, two adapters; full: weights swapped per policy)."""

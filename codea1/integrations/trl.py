@@ -22,7 +22,7 @@ log = logging.getLogger("codea1.integrations.trl")
 RewardFunc = Callable[..., list[float | None]]
 
 
-def completion_text(completion: Any) -> str:
+def completion_text(completion: object) -> str:
     """The text of a TRL completion: a string, or the assistant messages' content of a conversation."""
     if isinstance(completion, str):
         return completion

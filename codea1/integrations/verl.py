@@ -40,7 +40,7 @@ def compute_score_batch(
 
 
 def compute_score(
-    data_source: str, solution_str: str, ground_truth: Any, extra_info: Any = None, **reward_kwargs: Any
+    data_source: str, solution_str: str, ground_truth: object, extra_info: object = None, **reward_kwargs: Any
 ) -> dict[str, float]:
     """verl's per-response form (its naive reward manager)."""
     return compute_score_batch([data_source], [solution_str], [ground_truth], [extra_info])[0]

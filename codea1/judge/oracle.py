@@ -105,7 +105,7 @@ def _resolve_calls(
                 a.calls[:] = written
 
 
-def _reached(result: Any, nonce: str, calls: list) -> Any:
+def _reached(result: CallResult, nonce: str, calls: list[CallResult]) -> CallResult | None:
     """The call that did not return and that the template reached (the oracle raised the lazy values'
     error, named by this run's nonce), or None."""
     if result.status != "error":

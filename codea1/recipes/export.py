@@ -52,7 +52,7 @@ def policy_folder(run_root: Path, role: str, step: int | None) -> tuple[Path, in
     return folder, read_state(ckpt).step
 
 
-def _interval(ci: Any) -> str:
+def _interval(ci: object) -> str:
     """A 95% interval of fractions as percentage points, or "-" when there is none."""
     if not isinstance(ci, (list, tuple)) or len(ci) < 2 or ci[0] is None or ci[1] is None:
         return "-"

@@ -37,7 +37,7 @@ class DataParallel:
 
     rank: int
     world_size: int
-    group: Any = None  # a torch.distributed process group (None: the default group)
+    group: torch.distributed.ProcessGroup | None = None  # None: the default group
 
     def __post_init__(self) -> None:
         if self.world_size < 1 or not 0 <= self.rank < self.world_size:
@@ -87,7 +87,9 @@ def block_types(model: torch.nn.Module) -> set[type]:
     return {type(m) for m in model.modules() if type(m).__name__ in names}
 
 
-def fully_shard_model(model: torch.nn.Module, group: Any = None, compute_dtype: str | None = None) -> torch.nn.Module:
+def fully_shard_model(
+    model: torch.nn.Module, group: torch.distributed.ProcessGroup | None = None, compute_dtype: str | None = None
+) -> torch.nn.Module:
     """Shards `model` in place with FSDP2: each block, then the root (the embeddings, the final norm and
     a tied or separate head). Parameters become DTensors holding this rank's shard; their names stay.
     compute_dtype ("bfloat16", "float16"): the gathered parameters are cast to it, so the all-gathers move
@@ -122,7 +124,7 @@ def local_numel(tensors: Iterable[Any]) -> int:
     return sum((t.to_local() if hasattr(t, "to_local") else t).numel() for t in tensors)
 
 
-def full_value(t: Any) -> torch.Tensor:
+def full_value(t: torch.Tensor) -> torch.Tensor:
     """A DTensor's whole value (a collective: every rank of its mesh calls it), or the tensor itself."""
     return t.full_tensor() if hasattr(t, "full_tensor") else t
 
@@ -188,7 +190,7 @@ def join(init_method: str, rank: int, world_size: int, backend: str | None = Non
     return DataParallel(rank, world_size)
 
 
-def collective_device(group: Any = None) -> torch.device:
+def collective_device(group: torch.distributed.ProcessGroup | None = None) -> torch.device:
     """Where a collective's tensors must live: a NCCL group reduces CUDA tensors only (a CPU tensor fails
     with "No backend type associated with device type cpu"), gloo CPU tensors."""
     backend = torch.distributed.get_backend(group)

@@ -20,7 +20,7 @@ import dataclasses
 import json
 import math
 from collections.abc import Mapping, Sequence
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,6 +50,7 @@ from codea1.rl.logprobs import (
 from codea1.rl.rng import rng_state, set_rng_state
 
 if TYPE_CHECKING:
+    from peft import LoraConfig
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 __all__ = ["GenerationConfig", "Policy", "PolicyConfig", "Sample", "lr_factor"]
@@ -75,7 +76,7 @@ def _is_peft(model: torch.nn.Module) -> bool:
     return hasattr(model, "peft_config") and hasattr(model, "disable_adapter")
 
 
-def lora_config(cfg: PolicyConfig) -> Any:
+def lora_config(cfg: PolicyConfig) -> LoraConfig:
     """The peft ``LoraConfig`` described by a PolicyConfig."""
     from peft import LoraConfig
 
@@ -100,7 +101,7 @@ class Policy:
         config: PolicyConfig | None = None,
         *,
         adapter_name: str | None = None,
-        reference: Any = None,
+        reference: PreTrainedModel | None = None,
         rollout: RolloutBackend | None = None,
     ):
         self.config = cfg = config or PolicyConfig()
@@ -161,19 +162,19 @@ class Policy:
         if self.adapter is not None and self.model.active_adapter != self.adapter:
             self.model.set_adapter(self.adapter)
 
-    def _autocast(self) -> Any:
+    def _autocast(self) -> AbstractContextManager:
         if self.config.dtype == "float32":
             return nullcontext()
         dtype = torch.bfloat16 if self.config.dtype == "bfloat16" else torch.float16
         return torch.autocast(device_type=self.device.type, dtype=dtype)
 
-    def _reference_context(self) -> Any:
+    def _reference_context(self) -> AbstractContextManager:
         """Context in which ``self._reference_model()`` computes reference log-probs."""
         if self.adapter is not None:
             return self.model.disable_adapter()
         return nullcontext()
 
-    def _reference_model(self) -> Any:
+    def _reference_model(self) -> torch.nn.Module:
         return self.model if self.adapter is not None else self.reference
 
     @property

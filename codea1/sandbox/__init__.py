@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> Any:  # noqa: ANN401  (a lazily imported name)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'codea1.sandbox' has no attribute {name!r}")

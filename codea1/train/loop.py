@@ -172,7 +172,7 @@ def load_training_problems(
     return problems
 
 
-def make_executor(cfg: Config, hide_paths: list[str] | None = None) -> Any:
+def make_executor(cfg: Config, hide_paths: list[str] | None = None) -> Executor:
     """The sandbox executor of a run, configured from the executor section."""
     kwargs = {
         "workers": cfg.executor.workers,

@@ -31,6 +31,7 @@ from codea1.rl.api import ConcurrentLearner, PolicyHandle
 from codea1.train.checkpoint import debug_kill
 
 if TYPE_CHECKING:
+    from codea1.game import QuestionResult
     from codea1.game.mistake_book import MistakeBook
     from codea1.inference.rollout import Sample
     from codea1.problem import Problem
@@ -506,7 +507,7 @@ def replay_metrics(histories: Sequence[Sequence[Any]]) -> dict[str, float]:
     }
 
 
-def rollout_line(round_: Round, result: Any, book_summary: dict | None = None) -> dict[str, Any]:
+def rollout_line(round_: Round, result: QuestionResult, book_summary: dict | None = None) -> dict[str, Any]:
     """One `codea1 score` input line (question_id, codes[response, tests]) plus the step's scores in
     the `codea1 score` output form (codes[...], mistake_book{added, removed, size})."""
     scores = result.to_dict()

@@ -11,7 +11,7 @@ from typing import Any
 from codea1.errors import UserError
 
 
-def _clean(value: Any) -> Any:
+def _clean(value: object) -> Any:  # noqa: ANN401  (a value of any type)
     """JSON-safe scalars: NaN/inf become None so every line stays valid JSON."""
     if isinstance(value, float) and not math.isfinite(value):
         return None

@@ -170,7 +170,7 @@ def code_commit() -> dict[str, Any]:
 WHERE_NOT_WHAT = ("placement.",)
 
 
-def changed_keys(old: Any, new: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
+def changed_keys(old: object, new: object, prefix: str = "") -> list[tuple[str, Any, Any]]:
     """(dotted key, old value, new value) for every leaf that differs between two nested dicts."""
     if isinstance(old, dict) and isinstance(new, dict):
         out: list[tuple[str, Any, Any]] = []

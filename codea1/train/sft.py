@@ -31,7 +31,7 @@ import dataclasses
 import json
 import random
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -184,7 +184,13 @@ def optimizer_steps(n_examples: int, cfg: Config) -> int:
     return max(1, per_epoch * cfg.sft.epochs)
 
 
-def train_sft(policy: Policy, examples: Sequence[Example], cfg: Config, *, progress: Any = None) -> list[float]:
+def train_sft(
+    policy: Policy,
+    examples: Sequence[Example],
+    cfg: Config,
+    *,
+    progress: Callable[[int, int, float], object] | None = None,
+) -> list[float]:
     """sft.epochs passes over `examples` in seeded orders, sft.batch_size examples per optimiser step
     (gradient clipped at policy.grad_clip); returns the mean training loss of each epoch. `progress`
     is called with (done, total, loss) after each step."""
@@ -224,7 +230,7 @@ def train_sft(policy: Policy, examples: Sequence[Example], cfg: Config, *, progr
 # models in and out
 
 
-def build_sft_policy(cfg: Config, model: str) -> Any:
+def build_sft_policy(cfg: Config, model: str) -> Policy:
     """A Policy of `model` built as the trainer builds its code policy (model.mode, the policy
     section's LoRA shape, dtype and AdamW settings), with the sft learning rate and no KL reference."""
     from codea1.rl.build import build_policies
