@@ -38,6 +38,9 @@ def main() -> None:
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--dtype", default="bfloat16", choices=("float32", "bfloat16"))
     ap.add_argument("--skip-rollout", action="store_true", help="only the distributed and learner sections")
+    ap.add_argument(
+        "--dist-layers", type=int, default=None, help="layers of --model-dir in the FSDP2 check (default: all)"
+    )
     ap.add_argument("--qwen-layers", type=int, default=None, help="layers of the 1.5B shape (default 28; 2 on CPU)")
     ap.add_argument("--qwen-rows", type=int, default=16, help="rows of the 1.5B learner step")
     ap.add_argument("--qwen-tokens", type=int, default=1024, help="tokens per row of the 1.5B learner step")
@@ -188,6 +191,8 @@ def distributed_checks(args: argparse.Namespace) -> None:
         dp = DataParallel(0, 1)
         print(f"process group: {backend}, 1 rank; collectives on {device}: all_reduce {t.tolist()}", flush=True)
         config = AutoConfig.from_pretrained(args.model_dir)
+        if args.dist_layers:
+            config.num_hidden_layers = args.dist_layers
         tok = AutoTokenizer.from_pretrained(args.model_dir)
         if tok.pad_token_id is None:
             tok.pad_token = tok.eos_token
@@ -197,7 +202,7 @@ def distributed_checks(args: argparse.Namespace) -> None:
         plain = Policy(base, tok, cfg)
         sharded = Policy(copy.deepcopy(base), tok, cfg)
         sharded.shard(dp)
-        rows, advantages = _tiny_batch(8, 64, config.vocab_size)
+        rows, advantages = _tiny_batch(min(8, args.train_rows), 64, config.vocab_size)
         m_plain = plain.train_step(rows, advantages)
         m_sharded = sharded.train_step(rows, advantages)
         diff = max(

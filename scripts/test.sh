@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the default (fast, offline, CPU) test suite. Extra arguments go to pytest.
+# Runs the default (fast, offline, CPU) test suite. Extra arguments go to pytest (one process, as given).
 # Without arguments (the whole suite, as `make test` and CI run it), two steps follow: the documentation
 # site is built with `mkdocs build --strict` (mkdocs.yml; a broken link or anchor, or a page missing from
 # the nav, fails it), and the real-engine tier: the vLLM tests and benchmarks again in .venv-vllm
@@ -13,8 +13,18 @@ export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" HF_HUB_OFFLINE=1 TRANSFORMERS_OFF
 # one test checks that a missing layer stops an Executor by default); outside the suite, as root, a layer
 # that does not come up stops a run unless executor.isolation=available asks for less.
 export CODEA1_SANDBOX_ISOLATION="${CODEA1_SANDBOX_ISOLATION:-available}"
-"$VENV/bin/python" -m pytest "$@"
-rc=$?
+if [ "$#" -gt 0 ]; then
+  "$VENV/bin/python" -m pytest "$@"
+  rc=$?
+else
+  # the whole suite: test files spread over up to 4 processes (pytest-xdist; many tests wait on sandboxed
+  # children and subprocesses, so two processes gain even on 2 cores), then the `serial` tests alone
+  workers="$(nproc 2>/dev/null || echo 2)"
+  [ "$workers" -le 4 ] || workers=4
+  "$VENV/bin/python" -m pytest -n "$workers" --dist loadfile -m "not slow and not serial"
+  rc=$?
+  "$VENV/bin/python" -m pytest -m "serial" || rc=1
+fi
 if [ "$rc" -eq 5 ]; then
   echo "pytest collected no tests: the selection is empty, which is an error for this suite" >&2
   exit 1

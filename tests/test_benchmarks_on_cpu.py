@@ -59,6 +59,8 @@ SMOKE: dict[str, list[str]] = {
         "4",
         "--train-rows",
         "4",
+        "--dist-layers",
+        "2",
         "--qwen-layers",
         "1",
         "--qwen-rows",

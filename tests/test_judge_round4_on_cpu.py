@@ -500,6 +500,7 @@ def _beside_the_slot(group, pids: list[int]) -> None:
         (beside / "cgroup.procs").write_text(str(pid))
 
 
+@pytest.mark.serial  # its margins assume nothing else runs beside its spinners
 def test_a_slowed_honest_call_is_not_a_timeout() -> None:
     """One CPU shared with SPINNERS spinning processes: a call that computes for 0.12 s takes about 0.5 s
     of wall time. At a 0.15 s limit it timed out on the wall clock (0.4 s with the grace); the limit is now on
