@@ -406,6 +406,12 @@ class PlacementSection(Section):
         "on its share of each update, the gradients summed (codea1.rl.distributed)",
         low=1,
     )
+    place_timeout: float = knob(
+        300.0,
+        "backend ray: seconds to wait for the cluster to reserve a policy's ranks (one placement group "
+        "per policy, all its ranks on one node); past it the run stops and says what it asked for",
+        low=1.0,
+    )
     fsdp: bool = knob(
         False,
         "learner_ranks > 1: shard each policy's weights, gradients and AdamW state over its ranks with "

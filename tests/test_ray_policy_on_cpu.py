@@ -140,29 +140,40 @@ def test_a_policy_error_arrives_as_itself(ray_session) -> None:
     ray.kill(code.handle)
 
 
-def test_two_data_parallel_ranks_per_policy_train_as_one(ray_session, tmp_path: Path) -> None:
-    """placement.learner_ranks=2: each policy is two actors in one gloo group, each sampling its share of
-    every generate call and training on half of every update (replicated, or sharded with placement.fsdp);
-    the run's metrics are those of one rank per policy, and a checkpoint written by two ranks resumes on
-    one."""
-    base = [
+def _data_parallel_base() -> list[str]:
+    return [
         f"executor.uid_base={UID_BASE + 400}",
         "placement.backend=ray",
         "policy.mini_batches=2",
         "generation.code.rows_per_call=2",  # calls of several chunks: the ranks sample a share each
         "generation.test.rows_per_call=2",
     ]
+
+
+def test_two_sharded_ranks_per_policy_train_as_one(ray_session, tmp_path: Path) -> None:
+    """placement.learner_ranks=2 with placement.fsdp: each policy is two actors in one gloo group, each
+    sampling its share of every generate call and holding half of each policy (FSDP2); the run's metrics
+    are those of one rank per policy, and a checkpoint written by the two sharded ranks resumes on one."""
+    base = _data_parallel_base()
+    one = _train(tmp_path, "one", base, steps=2)
+    assert any(r["code_loss"] != 0.0 for r in one) and any(r["test_loss"] != 0.0 for r in one)
+    sharded = _train(tmp_path, "fsdp", [*base, "placement.learner_ranks=2", "placement.fsdp=true"], steps=2)
+    _same_within(one, sharded, rel=1e-4)
+    more = _train(tmp_path, "one", base, steps=3, resume=True)
+    unsharded = _train(tmp_path, "fsdp", base, steps=3, resume=True)  # written by 2 sharded ranks, on 1
+    _same_within(more, unsharded, rel=1e-4)
+
+
+@pytest.mark.slow  # the replicated layout's update is also checked without Ray, test_data_parallel_on_cpu
+def test_two_replicated_ranks_per_policy_train_as_one(ray_session, tmp_path: Path) -> None:
+    """As above with replicated ranks (no fsdp): the same metrics, and their checkpoint resumes on one."""
+    base = _data_parallel_base()
     one = _train(tmp_path, "one", base, steps=2)
     two = _train(tmp_path, "two", [*base, "placement.learner_ranks=2"], steps=2)
-    assert any(r["code_loss"] != 0.0 for r in one) and any(r["test_loss"] != 0.0 for r in one)
     _same_within(one, two, rel=1e-4)
-    sharded = _train(tmp_path, "fsdp", [*base, "placement.learner_ranks=2", "placement.fsdp=true"], steps=2)
-    _same_within(one, sharded, rel=1e-4)  # FSDP2: each rank holds half of each policy
     again = _train(tmp_path, "two", base, steps=3, resume=True)  # written by 2 ranks, resumed on 1
     more = _train(tmp_path, "one", base, steps=3, resume=True)
     _same_within(more, again, rel=1e-4)
-    unsharded = _train(tmp_path, "fsdp", base, steps=3, resume=True)  # written by 2 sharded ranks, on 1
-    _same_within(more, unsharded, rel=1e-4)
 
 
 def _same_within(a_rows: list[dict], b_rows: list[dict], rel: float) -> None:
@@ -184,8 +195,7 @@ def test_every_rank_samples_its_share_and_fsdp_shards_each_rank(ray_session) -> 
         return method_policies(cfg)[0]
 
     def release(policy) -> None:  # the session's 4 logical CPUs hold 4 policy actors at a time
-        for handle in policy.ranks:
-            ray.kill(handle)
+        policy.close()
 
     prompts = [[{"role": "user", "content": f"Count to {k}."}] for k in range(4)]
     gen = GenerationConfig(n=2, seed=3, max_new_tokens=5, rows_per_call=2)
@@ -221,4 +231,49 @@ def test_a_lost_learner_rank_ends_the_update_with_an_error_at_once(ray_session) 
     with pytest.raises(RuntimeError, match="Code LLM was lost.*--resume"):
         code.train_step(group, [1.0] * len(group))
     assert time.monotonic() - start < 60
-    ray.kill(code.ranks[0])
+    code.close()
+
+
+def test_a_policy_the_cluster_cannot_hold_is_an_error_not_a_wait(ray_session) -> None:
+    """Two ranks of 3 CPUs each in a cluster of 4: the run stops with a sentence within
+    placement.place_timeout, where the second rank would otherwise wait for its CPUs forever."""
+    from codea1.errors import UserError
+
+    cfg = load_config(
+        CONFIGS / "tiny-cpu.yaml",
+        [
+            "method=golden",
+            "placement.backend=ray",
+            "placement.learner_ranks=2",
+            "placement.cpus_per_policy=3",
+            "placement.place_timeout=3",
+        ],
+    )
+    with pytest.raises(UserError, match="could not reserve the Code LLM's 2 rank.*3 CPU each on one node"):
+        method_policies(cfg)
+    assert _groups() == {}  # and it reserved nothing it keeps
+
+
+def test_a_policys_ranks_share_one_placement_group_that_goes_with_the_policy(ray_session) -> None:
+    import gc
+
+    cfg = load_config(
+        CONFIGS / "tiny-cpu.yaml", ["method=golden", "placement.backend=ray", "placement.learner_ranks=2"]
+    )
+    code, _ = method_policies(cfg)
+    [(strategy, bundles)] = _groups().values()
+    assert strategy == "STRICT_PACK" and bundles == [{"CPU": 1.0}, {"CPU": 1.0}]
+    placed = ray.util.placement_group_table(code.reservation.group)["bundles_to_node_id"]
+    assert len(placed) == 2 and len(set(placed.values())) == 1  # both ranks on one node
+    del code
+    gc.collect()
+    assert _groups() == {}  # the last handle gone: the group with it, as the actors
+
+
+def _groups() -> dict:
+    """The placement groups of this session that are not removed: id -> (strategy, bundles)."""
+    return {
+        k: (g["strategy"], list(g["bundles"].values()))
+        for k, g in ray.util.placement_group_table().items()
+        if g["state"] != "REMOVED"
+    }

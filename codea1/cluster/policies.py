@@ -25,9 +25,11 @@ the last checkpoint and replays the step exactly, as after any crash.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import socket
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 
     from ray import ObjectRef
     from ray.actor import ActorHandle
+    from ray.util.placement_group import PlacementGroup
 
     from codea1.config import Config
     from codea1.inference.rollout import GenerationConfig
@@ -150,9 +153,28 @@ class RemotePolicy:
     writes checkpoints, every rank takes part in each save
     (sharded, the full tensors are gathered from all ranks) and loads each checkpoint."""
 
-    def __init__(self, handle: ActorHandle, role: str, name: str, ranks: Sequence[ActorHandle] | None = None) -> None:
+    def __init__(
+        self,
+        handle: ActorHandle,
+        role: str,
+        name: str,
+        ranks: Sequence[ActorHandle] | None = None,
+        *,
+        reservation: _Reservation | None = None,
+    ) -> None:
         self.handle, self.role, self.name = handle, role, name
         self.ranks = list(ranks) if ranks else [handle]
+        self.reservation = reservation  # the ranks' placement group, kept while this policy is
+
+    def close(self) -> None:
+        """Ends this policy's actors (all its ranks; with dual-lora the other role's too, on the same actor)
+        and frees the CPUs and GPUs they reserved."""
+        ray = _ray()
+        for handle in self.ranks:
+            with contextlib.suppress(Exception):  # already gone
+                ray.kill(handle)
+        if self.reservation is not None:
+            _remove_group(ray, self.reservation.group)
 
     def _get(self, ref: ObjectRef) -> Any:  # noqa: ANN401  (what the actor's method returned)
         ray = _ray()
@@ -228,6 +250,48 @@ def actor_groups(cfg: Config, test: bool) -> list[tuple[str, ...]]:
     return [("code",), ("test",)]
 
 
+class _Reservation:
+    """A policy's placement group, removed once the last RemotePolicy that holds it is gone (as Ray ends
+    an actor once its last handle is gone), or with the driver."""
+
+    def __init__(self, ray: ModuleType, group: PlacementGroup) -> None:
+        self.group = group
+        weakref.finalize(self, _remove_group, ray, group).atexit = False  # at exit Ray removes it itself
+
+
+def _remove_group(ray: ModuleType, group: PlacementGroup) -> None:
+    with contextlib.suppress(Exception):  # Ray shut down already: the group went with it
+        ray.util.remove_placement_group(group)
+
+
+def _reserve_ranks(ray: ModuleType, cfg: Config, name: str) -> tuple[list[Any], _Reservation | None]:
+    """One scheduling strategy per rank of a policy: the bundles of one placement group (a rank's CPUs and
+    GPUs each), all on one node (STRICT_PACK: the ranks of one torch.distributed group talk over the node's
+    links, never across nodes), reserved before any rank starts. A cluster that cannot hold them is an error
+    within `placement.place_timeout` seconds, not a rank that waits forever for a GPU. The group is this
+    driver's: Ray removes it, with the actors, when the run's process ends."""
+    from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+    place = cfg.placement
+    bundle = {k: v for k, v in (("CPU", place.cpus_per_policy), ("GPU", place.gpus_per_policy)) if v > 0}
+    if not bundle:  # nothing reserved per rank: nothing to place
+        return [None] * place.learner_ranks, None
+    group = ray.util.placement_group([bundle] * place.learner_ranks, strategy="STRICT_PACK")
+    ready, _ = ray.wait([group.ready()], timeout=place.place_timeout)
+    if not ready:
+        ray.util.remove_placement_group(group)
+        asked = " and ".join(f"{v:g} {k}" for k, v in bundle.items())
+        raise UserError(
+            f"the Ray cluster could not reserve the {name}'s {place.learner_ranks} rank(s) of {asked} each on "
+            f"one node within {place.place_timeout:g}s (placement.place_timeout); `ray status` shows what it "
+            "has: lower placement.learner_ranks or the per-policy CPUs and GPUs, or add a node that holds them"
+        )
+    strategies = [
+        PlacementGroupSchedulingStrategy(group, placement_group_bundle_index=r) for r in range(place.learner_ranks)
+    ]
+    return strategies, _Reservation(ray, group)
+
+
 def build_ray_policies(cfg: Config, *, test: bool = True) -> tuple[RemotePolicy, RemotePolicy | None]:
     """``(code_policy, test_policy)`` as in codea1.rl.build.build_policies, each a RemotePolicy whose
     weights live in a Ray actor (joins the cluster at `ray.address`, or starts a local one)."""
@@ -240,11 +304,16 @@ def build_ray_policies(cfg: Config, *, test: bool = True) -> tuple[RemotePolicy,
     handles: dict[str, RemotePolicy] = {}
     for roles in actor_groups(cfg, test):
         name = " and ".join({"code": "Code LLM", "test": "Test LLM"}[r] for r in roles)
+        strategies, reservation = _reserve_ranks(ray, cfg, name)
         ranks = [
             remote.options(
-                num_cpus=place.cpus_per_policy, num_gpus=place.gpus_per_policy, max_restarts=0, max_task_retries=0
+                num_cpus=place.cpus_per_policy,
+                num_gpus=place.gpus_per_policy,
+                max_restarts=0,
+                max_task_retries=0,
+                scheduling_strategy=strategy,
             ).remote(data, roles)
-            for _ in range(place.learner_ranks)
+            for strategy in strategies
         ]
         init = None
         if len(ranks) > 1:  # one torch.distributed group per policy, rank 0 its address
@@ -253,7 +322,7 @@ def build_ray_policies(cfg: Config, *, test: bool = True) -> tuple[RemotePolicy,
         # every rank joins its group, then builds its policies (and engines)
         ray.get([h.setup.remote(init, r, len(ranks)) for r, h in enumerate(ranks)])
         for role in roles:
-            handles[role] = RemotePolicy(ranks[0], role, name, ranks)
+            handles[role] = RemotePolicy(ranks[0], role, name, ranks, reservation=reservation)
     code = handles["code"]
     code.info()  # waits for the actor to build its policies: a failure to load surfaces here, named
     test_policy = handles.get("test")
