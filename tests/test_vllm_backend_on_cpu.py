@@ -514,6 +514,20 @@ def test_lora_updates_use_a_new_adapter_id_each_time(fake_vllm, tmp_path):
     assert llm.calls("load_weights") == []  # LoRA never sends full weights
 
 
+def test_a_lora_engine_starts_from_the_base_weights_under_their_own_names(fake_vllm, tmp_path):
+    """The engine loads the saved base model by the base architecture's names: peft's in-place wrapping
+    (q_proj.base_layer.weight, lora_A...) must not reach it (vLLM's real engine stops on it: "QKVParallelLinear
+    has no attribute `base_layer`")."""
+    from safetensors.torch import load_file
+
+    code, _ = build(config(model={"mode": "lora"}, policy={"lora_r": 4}), tmp_path, test=False)
+    [llm] = FakeLLM.created
+    saved = load_file(Path(llm.kwargs["model"]) / "model.safetensors")
+    base = {k.replace(".base_layer.", "."): v for k, v in code.model.get_base_model().state_dict().items()}
+    assert saved and not [k for k in saved if "base_layer" in k or "lora_" in k]
+    assert all(torch.equal(v, base[k]) for k, v in saved.items())
+
+
 def test_sleep_and_wake_around_each_rollout(fake_vllm, tmp_path):
     code, _ = build(config(rollout={"vllm_sleep_level": 1}), tmp_path, test=False)
     [llm] = FakeLLM.created

@@ -453,8 +453,12 @@ def _engine_source(name: str, policy: WeightSource, workdir: Path) -> str:
     if name not in BUILTIN_MODELS:
         return name
     out = workdir / f"init-{name}"
-    model = policy.model.get_base_model() if hasattr(policy.model, "get_base_model") else policy.model
-    model.save_pretrained(str(out))
+    if hasattr(policy.model, "get_base_model"):  # LoRA: the base weights under the base model's own names
+        model = policy.model.get_base_model()  # (peft wraps its layers in place: q_proj.base_layer.weight)
+        state = {k.replace(".base_layer.", "."): v for k, v in model.state_dict().items() if ".lora_" not in k}
+        model.save_pretrained(str(out), state_dict=state)
+    else:
+        policy.model.save_pretrained(str(out))
     policy.tokenizer.save_pretrained(str(out))
     return str(out)
 
