@@ -47,6 +47,11 @@ def test_no_import_runs_from_a_lower_floor_to_a_higher_one_and_none_is_a_cycle()
     assert counts["cycles"] == [], counts["cycles"]
 
 
+def test_no_function_is_over_80_lines():
+    """A function a reader holds in one screen: split one that grows past 80 lines (docstring included)."""
+    assert _house().collect()["long80"] == []
+
+
 def test_the_floor_check_sees_an_upward_import_and_a_cycle(tmp_path):
     house = _house()
     assert (
