@@ -86,7 +86,13 @@ def _common(p: argparse.ArgumentParser) -> None:
 def register(sub: argparse._SubParsersAction) -> None:
     ev = sub.add_parser("eval", help="evaluate code generation, test generation, collaboration; export tests")
     esub = ev.add_subparsers(dest="eval_command", metavar="WHAT")
+    _register_models(esub)
+    _register_summaries(esub)
+    ev.set_defaults(func=lambda args: (ev.print_help(), 2)[1])
 
+
+def _register_models(esub: argparse._SubParsersAction) -> None:
+    """The commands that sample from a model (or score given samples): code, tests, collab, export-tests."""
     p = esub.add_parser("code", help="pass@k of a model or of given samples on a code benchmark")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--model", help="model name or path (tiny-random, smollm2-135m, a local dir, a hub id)")
@@ -139,6 +145,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-valid", type=int, default=1, help="leave out problems with fewer valid tests")
     _common(p)
     p.set_defaults(func=cmd_export)
+
+
+def _register_summaries(esub: argparse._SubParsersAction) -> None:
+    """The commands that read evaluations already written: table, diff."""
     p = esub.add_parser(
         "table",
         help="the paper's table from `eval code` summaries: pass@1 on HumanEval+, "
@@ -160,7 +170,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="also each part of the held-out set (the problems whose ids share a prefix: MBPP/..., bundled/...)",
     )
     p.set_defaults(func=cmd_diff)
-    ev.set_defaults(func=lambda args: (ev.print_help(), 2)[1])
 
 
 # ------------------------------------------------------------------------------------------- helpers
