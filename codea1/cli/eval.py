@@ -401,6 +401,33 @@ def _ult_problem(fn: UltFunction) -> Problem:
     )
 
 
+def _tests_from_model(
+    args: argparse.Namespace, functions: list[UltFunction], buggy: dict | None, extra: dict[str, Any]
+) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """One suite per function from the test model (shown the function, or its buggy candidate with
+    --whitebox): each function's response and the asserts parsed from it."""
+    from codea1.eval.policy_eval import suite_prompts
+    from codea1.game import parse_test_suite
+
+    gen = _generator(args, args.model)
+    extra["sampling"] = gen.record
+    shown = {f.task_id: (buggy[f.task_id].code if buggy and f.task_id in buggy else f.code) for f in functions}
+    prompts = suite_prompts(
+        [_ult_problem(f) for f in functions],
+        gen.sampling.response_prefix,
+        args.k,
+        shown=[shown[f.task_id] for f in functions],
+    )
+    with progress_bar(f"sampling tests for {len(functions)} functions") as cb:
+        texts = gen.sample(prompts, 1, progress=cb)
+    responses = {f.task_id: g[0] for f, g in zip(functions, texts, strict=True)}
+    tests = {
+        f.task_id: [t.statement for t in parse_test_suite(g[0], f.func_name).tests]
+        for f, g in zip(functions, texts, strict=True)
+    }
+    return responses, tests
+
+
 def cmd_tests(args: argparse.Namespace) -> int:
     from codea1.eval.suite_eval import pick_buggy_candidates, score_tests
 
@@ -419,27 +446,9 @@ def cmd_tests(args: argparse.Namespace) -> int:
             extra["tests_file"] = args.tests
             t_gen = 0.0
         else:
-            from codea1.eval.policy_eval import suite_prompts
-            from codea1.game import parse_test_suite
-
-            gen = _generator(args, args.model)
-            extra["sampling"] = gen.record
-            shown = {f.task_id: (buggy[f.task_id].code if buggy and f.task_id in buggy else f.code) for f in functions}
-            prompts = suite_prompts(
-                [_ult_problem(f) for f in functions],
-                gen.sampling.response_prefix,
-                args.k,
-                shown=[shown[f.task_id] for f in functions],
-            )
             t1 = time.monotonic()
-            with progress_bar(f"sampling tests for {len(functions)} functions") as cb:
-                texts = gen.sample(prompts, 1, progress=cb)
+            responses, tests = _tests_from_model(args, functions, buggy, extra)
             t_gen = time.monotonic() - t1
-            responses = {f.task_id: g[0] for f, g in zip(functions, texts, strict=True)}
-            tests = {
-                f.task_id: [t.statement for t in parse_test_suite(g[0], f.func_name).tests]
-                for f, g in zip(functions, texts, strict=True)
-            }
         t2 = time.monotonic()
         with progress_bar("mutation scoring") as cb:
             summary, records = score_tests(

@@ -470,22 +470,8 @@ def output_pairs(
     host_ids = list(dict.fromkeys(h.id for h in hosts))
     guest_ids = list(dict.fromkeys(g.id for g in guests))
     one_set = set(host_ids) == set(guest_ids)  # pairs inside one set: each GT on everyone else's inputs once
-    cross_jobs, owners = [], []
-    for a, b in ((host_ids, guest_ids),) if one_set else ((host_ids, guest_ids), (guest_ids, host_ids)):
-        for x in a:
-            if arity[x] is None or own[x] is None:
-                continue
-            calls, owner = [], []
-            for y in b:
-                if y == x or arity[y] != arity[x] or own[y] is None:
-                    continue
-                for order in _orders(arity[x]):
-                    for n, args in enumerate(inputs[y]):
-                        calls.append(f"{everyone[x].entry_point}({', '.join(args[i] for i in order)})")
-                        owner.append((y, order, n))
-            if calls:
-                cross_jobs.append((everyone[x], calls))
-                owners.append((x, owner))
+    directions = ((host_ids, guest_ids),) if one_set else ((host_ids, guest_ids), (guest_ids, host_ids))
+    cross_jobs, owners = _cross_jobs(directions, everyone, inputs, arity, own)
     ran = _run_values(executor, cross_jobs, timeout, progress)
     verdicts: dict[tuple[str, str], str] = {}  # (gt of, on inputs of) -> agree | undecided | disagree
     evidence: dict[tuple[str, str], dict[str, Any]] = {}
@@ -510,6 +496,35 @@ def output_pairs(
             key = (x, y) if x in host_set and (one_set or y not in host_set) else (y, x)
             found.setdefault(key, {**evidence[(x, y)], "other_way": verdicts.get((y, x), "undecided")})
     return found
+
+
+def _cross_jobs(
+    directions: tuple[tuple[list[str], list[str]], ...],
+    everyone: dict[str, Problem],
+    inputs: dict[str, list[list[str]]],
+    arity: dict[str, int | None],
+    own: dict[str, list | None],
+) -> tuple[list[tuple[Problem, list[str]]], list[tuple[str, list[tuple[str, tuple[int, ...], int]]]]]:
+    """One job per GT x of the first list of each direction: x called on the golden inputs of every
+    problem y of the second list with x's arity (in every argument order); with, per job, whose input
+    each call is (y, argument order, input index)."""
+    jobs, owners = [], []
+    for a, b in directions:
+        for x in a:
+            if arity[x] is None or own[x] is None:
+                continue
+            calls, owner = [], []
+            for y in b:
+                if y == x or arity[y] != arity[x] or own[y] is None:
+                    continue
+                for order in _orders(arity[x]):
+                    for n, args in enumerate(inputs[y]):
+                        calls.append(f"{everyone[x].entry_point}({', '.join(args[i] for i in order)})")
+                        owner.append((y, order, n))
+            if calls:
+                jobs.append((everyone[x], calls))
+                owners.append((x, owner))
+    return jobs, owners
 
 
 _RANK = {"disagree": 0, "undecided": 1, "agree": 2}

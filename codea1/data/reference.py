@@ -203,6 +203,13 @@ def check_program_facts(test_code: str, entry_point: str) -> dict[str, Any]:
     scan = 4 * GOLDEN_LIMIT  # elements read, to find GOLDEN_LIMIT usable pairs
     inputs = _first_elements(test_code[positions["inputs"] : body_end], scan)
     results = _first_elements(test_code[positions["results"] : body_end], scan)
+    facts["golden_tests"] = _golden_asserts(called, comparison, inputs, results)
+    return facts
+
+
+def _golden_asserts(called: str, comparison: str, inputs: list[str], results: list[str]) -> list[str]:
+    """Up to GOLDEN_LIMIT asserts `called(inputs[i]) == results[i]` (sets compared as sets), from the pairs
+    whose both sides are literals and whose assert is short and splits quietly."""
     tests: list[str] = []
     for args_src, expected in zip(inputs, results, strict=False):
         if len(tests) >= GOLDEN_LIMIT:
@@ -217,8 +224,7 @@ def check_program_facts(test_code: str, entry_point: str) -> dict[str, Any]:
             stmt = f"assert {call} == {expected.strip()}"
         if len(stmt) <= GOLDEN_MAX_CHARS and _quiet_split(stmt):
             tests.append(stmt)
-    facts["golden_tests"] = tests
-    return facts
+    return tests
 
 
 def assemble_gt(gt_code: str, problem_text: str, imports: str, entry_point: str) -> tuple[str, str, str | None]:

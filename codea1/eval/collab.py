@@ -47,46 +47,9 @@ def collaborate(
 ) -> tuple[dict[str, Any], list[CollabRecord]]:
     """Picks one solution per (non-excluded) task with the tests; returns (summary, records)."""
     live = [t for t in tasks if not t.excluded and solutions.get(t.task_id)]
-    gt_runs = run_assertions(
-        executor,
-        [
-            AssertCase(
-                code=t.program(t.problem.gt_solution),
-                tests=tests.get(t.task_id, []),
-                entry_point=t.problem.entry_point,
-                oracle=t.program(t.problem.gt_solution),
-                id=t.task_id,
-            )
-            for t in live
-        ],
-        timeout=timeout,
-    )
-    valid: dict[str, list[str]] = {}
-    for t, res in zip(live, gt_runs, strict=True):
-        stmts = tests.get(t.task_id, [])
-        valid[t.task_id] = (
-            [s for s, r in zip(stmts, res.results, strict=False) if r.status == "pass"] if res.defined else []
-        )
-    items, owners = [], []
-    for t in live:
-        for code in solutions[t.task_id]:
-            items.append(
-                AssertCase(
-                    code=t.program(code),
-                    tests=valid[t.task_id],
-                    entry_point=t.problem.entry_point,
-                    oracle=t.program(t.problem.gt_solution),
-                    id=t.task_id,
-                )
-            )
-            owners.append(t.task_id)
-    runs = run_assertions(executor, items, timeout=timeout) if items else []
-    passes: dict[str, list[int]] = {}
-    for owner, res in zip(owners, runs, strict=True):
-        n = sum(r.status == "pass" for r in res.results) if res.defined else 0
-        passes.setdefault(owner, []).append(n)
-    pairs = [(t.task_id, code) for t in live for code in solutions[t.task_id]]
-    verdicts = score_solutions(tasks, pairs, executor)
+    valid = _valid_tests(live, tests, executor, timeout)
+    passes = _tests_passed(live, solutions, valid, executor, timeout)
+    verdicts = score_solutions(tasks, [(t.task_id, code) for t in live for code in solutions[t.task_id]], executor)
     correct: dict[str, list[bool]] = {}
     for v in verdicts:
         correct.setdefault(v.task_id, []).append(v.passed)
@@ -114,3 +77,46 @@ def collaborate(
         "excluded": sorted(t.task_id for t in tasks if t.excluded),
     }
     return summary, records
+
+
+def _case(t: PreparedTask, code: str, tests: list[str]) -> AssertCase:
+    return AssertCase(
+        code=t.program(code),
+        tests=tests,
+        entry_point=t.problem.entry_point,
+        oracle=t.program(t.problem.gt_solution),
+        id=t.task_id,
+    )
+
+
+def _valid_tests(
+    live: list[PreparedTask], tests: dict[str, list[str]], executor: Executor, timeout: float
+) -> dict[str, list[str]]:
+    """Each task's tests that pass on its ground truth."""
+    gt_runs = run_assertions(
+        executor, [_case(t, t.problem.gt_solution, tests.get(t.task_id, [])) for t in live], timeout=timeout
+    )
+    valid: dict[str, list[str]] = {}
+    for t, res in zip(live, gt_runs, strict=True):
+        stmts = tests.get(t.task_id, [])
+        valid[t.task_id] = (
+            [s for s, r in zip(stmts, res.results, strict=False) if r.status == "pass"] if res.defined else []
+        )
+    return valid
+
+
+def _tests_passed(
+    live: list[PreparedTask],
+    solutions: dict[str, list[str]],
+    valid: dict[str, list[str]],
+    executor: Executor,
+    timeout: float,
+) -> dict[str, list[int]]:
+    """For each task, how many of its valid tests each of its solutions passes, in the solutions' order."""
+    items = [_case(t, code, valid[t.task_id]) for t in live for code in solutions[t.task_id]]
+    owners = [t.task_id for t in live for _ in solutions[t.task_id]]
+    runs = run_assertions(executor, items, timeout=timeout) if items else []
+    passes: dict[str, list[int]] = {}
+    for owner, res in zip(owners, runs, strict=True):
+        passes.setdefault(owner, []).append(sum(r.status == "pass" for r in res.results) if res.defined else 0)
+    return passes

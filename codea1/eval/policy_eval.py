@@ -111,16 +111,7 @@ def evaluate_tests(
     """The Test LLM on the held-out problems, white-box and/or black-box: spec.test_samples suites per
     problem, each scored against the problem's GT (valid share of its first k asserts, pass@k, mut@k,
     Mul), averaged over the suites; the valid share also per problem, with its bootstrap interval."""
-    functions = [
-        UltFunction(
-            task_id=p.id,
-            func_name=p.entry_point,
-            code=p.gt_solution,
-            description=p.description,
-            tests=list(p.golden_tests),
-        )
-        for p in problems
-    ]
+    functions = [UltFunction(p.id, p.entry_point, p.gt_solution, p.description, list(p.golden_tests)) for p in problems]
     k, n = spec.test_k, spec.test_samples
     keys = (f"pass@{k}", f"mut@{k}", "Mul", "functions_all_valid", "functions_mutation_scored")
     out: dict[str, Any] = {}
@@ -159,19 +150,18 @@ def evaluate_tests(
             "suites_per_problem": n,
             "asserts_per_response": sum(parsed_counts) / max(len(parsed_counts), 1),
             **totals,
+            **_valid_ratios(shares, "", spec),
+            **_valid_ratios(distinct, "_distinct", spec),
         }
-        for suffix, values in (("", shares), ("_distinct", distinct)):
-            per_problem = {tid: sum(v) / len(v) for tid, v in values.items()}
-            mean, low, high = bootstrap_interval(list(per_problem.values()), samples=spec.bootstrap, seed=spec.seed)
-            out[mode].update(
-                {
-                    f"valid_ratio{suffix}": mean,
-                    f"valid_ratio{suffix}_ci95": [low, high],
-                    f"per_problem{suffix}": per_problem,
-                }
-            )
     out["sample_rows"] = sample_rows
     return out
+
+
+def _valid_ratios(values: dict[str, list[float]], suffix: str, spec: EvalPlan) -> dict[str, Any]:
+    """The valid share per problem (averaged over its suites), and its mean with a bootstrap interval."""
+    per_problem = {tid: sum(v) / len(v) for tid, v in values.items()}
+    mean, low, high = bootstrap_interval(list(per_problem.values()), samples=spec.bootstrap, seed=spec.seed)
+    return {f"valid_ratio{suffix}": mean, f"valid_ratio{suffix}_ci95": [low, high], f"per_problem{suffix}": per_problem}
 
 
 def evaluate_policies(

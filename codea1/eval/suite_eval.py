@@ -204,26 +204,7 @@ def score_tests(
         gt_seconds = max((float(r.seconds or 0.0) for r in res.results), default=0.0)
         limits.append(min(max(timeout, 4.0 * gt_seconds), MAX_MUTANT_LIMIT))
     if mutation:
-        scored = [
-            (fn, rec, tests_, limit)
-            for fn, rec, tests_, limit in zip(functions, records, valid_tests, limits, strict=True)
-            if rec.all_valid
-        ]
-        skipped = len(functions) - len(scored)
-        if progress is not None and skipped:
-            progress(skipped, len(functions))
-        with ThreadPoolExecutor(max(1, int(getattr(executor, "workers", 1) or 1))) as pool:
-            futures = {
-                pool.submit(mutants_killed_by_asserts, fn, tests_, executor, timeout=limit): rec
-                for fn, rec, tests_, limit in scored
-            }
-            for done, future in enumerate(as_completed(futures), start=skipped + 1):
-                rec, report = futures[future], future.result()
-                rec.mutants, rec.killed = report.total, report.killed
-                rec.mutation_score = 100.0 * report.score if report.total else None
-                rec.by_family = report.by_family
-                if progress is not None:
-                    progress(done, len(functions))
+        _score_mutants(functions, records, valid_tests, limits, executor, progress)
     if coverage:
         calls = resolved_calls(functions, valid_tests, executor, timeout)
         for rec, cov in zip(records, measure_coverage(functions, calls, executor), strict=True):
@@ -237,6 +218,38 @@ def score_tests(
             report = mutants_killed_by_asserts(fn, tests_, executor, mutants=[m], timeout=limit) if tests_ else None
             records[i].exposed = bool(report and report.killed)
     return summarize_tests(records, k), records
+
+
+def _score_mutants(
+    functions: list[UltFunction],
+    records: list[FunctionTestResult],
+    valid_tests: list[list[str]],
+    limits: list[float],
+    executor: Executor,
+    progress: OnProgress,
+) -> None:
+    """mut@k's inputs, into each record whose k tests are all valid: how many of the function's mutants its
+    tests kill (functions in parallel, as many as the executor has workers)."""
+    scored = [
+        (fn, rec, tests_, limit)
+        for fn, rec, tests_, limit in zip(functions, records, valid_tests, limits, strict=True)
+        if rec.all_valid
+    ]
+    skipped = len(functions) - len(scored)
+    if progress is not None and skipped:
+        progress(skipped, len(functions))
+    with ThreadPoolExecutor(max(1, int(getattr(executor, "workers", 1) or 1))) as pool:
+        futures = {
+            pool.submit(mutants_killed_by_asserts, fn, tests_, executor, timeout=limit): rec
+            for fn, rec, tests_, limit in scored
+        }
+        for done, future in enumerate(as_completed(futures), start=skipped + 1):
+            rec, report = futures[future], future.result()
+            rec.mutants, rec.killed = report.total, report.killed
+            rec.mutation_score = 100.0 * report.score if report.total else None
+            rec.by_family = report.by_family
+            if progress is not None:
+                progress(done, len(functions))
 
 
 def mutants_killed_by_asserts(

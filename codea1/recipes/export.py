@@ -18,12 +18,15 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codea1.errors import UserError
 from codea1.models import load_model_and_tokenizer, torch_dtype
 from codea1.train.checkpoint import latest_checkpoint, list_checkpoints, read_state, step_dir_name
 from codea1.train.metrics import read_metrics
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 DTYPES = ("float32", "bfloat16", "float16")
 
@@ -144,6 +147,17 @@ def model_card(
     return "\n".join(lines)
 
 
+def _read_evaluation(evaluation: str | Path) -> dict[str, Any]:
+    """A `codea1 compare` evaluation (evals/METHOD/step_K.json), read for the model card."""
+    try:
+        held_out = json.loads(Path(evaluation).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"--eval {evaluation}: cannot read a compare evaluation ({exc})") from None
+    if not isinstance(held_out, dict) or "code" not in held_out:
+        raise UserError(f"--eval {evaluation}: not a compare evaluation (evals/METHOD/step_K.json)")
+    return held_out
+
+
 def export_policy(
     run_root: str | Path,
     role: str,
@@ -164,14 +178,7 @@ def export_policy(
     run_root, out = Path(run_root), Path(out)
     if out.exists() and any(out.iterdir()):
         raise UserError(f"{out} exists and is not empty; choose a new --out")
-    held_out = None
-    if evaluation is not None:
-        try:
-            held_out = json.loads(Path(evaluation).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise UserError(f"--eval {evaluation}: cannot read a compare evaluation ({exc})") from None
-        if not isinstance(held_out, dict) or "code" not in held_out:
-            raise UserError(f"--eval {evaluation}: not a compare evaluation (evals/METHOD/step_K.json)")
+    held_out = _read_evaluation(evaluation) if evaluation is not None else None
     folder, step = policy_folder(run_root, role, step)
     if held_out is not None and held_out.get("step") != step:
         raise UserError(f"--eval {evaluation} is of step {held_out.get('step')}, the export of step {step}")
@@ -184,32 +191,17 @@ def export_policy(
         if (run_root / "metrics.jsonl").is_file()
         else []
     )
-    tmp = out.with_name(out.name + ".tmp-export")
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        tmp.mkdir(parents=True)
-        model.save_pretrained(str(tmp), safe_serialization=True)
-        tok.save_pretrained(str(tmp))
-        source = "LoRA adapter merged into its base" if lora else "full weights"
-        (tmp / "README.md").write_text(
-            model_card(
-                run_root,
-                role,
-                step,
-                config,
-                rows[-1] if rows else None,
-                source,
-                commit=RunDir(run_root).read_state().get("code_commit"),
-                evaluation=held_out,
-            ),
-            encoding="utf-8",
-        )
-        if out.exists():
-            out.rmdir()
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    card = model_card(
+        run_root,
+        role,
+        step,
+        config,
+        rows[-1] if rows else None,
+        "LoRA adapter merged into its base" if lora else "full weights",
+        commit=RunDir(run_root).read_state().get("code_commit"),
+        evaluation=held_out,
+    )
+    _write_atomically(out, model, tok, card)
     return {
         "out": str(out),
         "step": step,
@@ -217,6 +209,24 @@ def export_policy(
         "merged_lora": lora,
         "files": sorted(p.name for p in out.iterdir()),
     }
+
+
+def _write_atomically(out: Path, model: PreTrainedModel, tok: PreTrainedTokenizerBase, card: str) -> None:
+    """The model, tokenizer and card written into a temporary folder next to `out`, then renamed to it:
+    an export that fails leaves no folder that looks whole."""
+    tmp = out.with_name(out.name + ".tmp-export")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        tmp.mkdir(parents=True)
+        model.save_pretrained(str(tmp), safe_serialization=True)
+        tok.save_pretrained(str(tmp))
+        (tmp / "README.md").write_text(card, encoding="utf-8")
+        if out.exists():
+            out.rmdir()
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def push_to_hub(folder: str | Path, repo_id: str, *, private: bool = False) -> str:
