@@ -19,8 +19,8 @@ if [ "$#" -gt 0 ]; then
 else
   # the whole suite: test files spread over up to 4 processes (pytest-xdist; many tests wait on sandboxed
   # children and subprocesses, so two processes gain even on 2 cores), then the `serial` tests alone
-  workers="$(nproc 2>/dev/null || echo 2)"
-  [ "$workers" -le 4 ] || workers=4
+  # (the CPUs this process may use; not `nproc`, which follows the OMP_NUM_THREADS=1 set above)
+  workers="$("$VENV/bin/python" -c 'import os; print(min(4, max(1, len(os.sched_getaffinity(0)))))')"
   "$VENV/bin/python" -m pytest -n "$workers" --dist loadfile -m "not slow and not serial"
   rc=$?
   "$VENV/bin/python" -m pytest -m "serial" || rc=1
