@@ -164,7 +164,7 @@ class RemotePolicy:
     ) -> None:
         self.handle, self.role, self.name = handle, role, name
         self.ranks = list(ranks) if ranks else [handle]
-        self.reservation = reservation  # the ranks' placement group, kept while this policy is
+        self.reservation = reservation  # the ranks' placement group, held as long as this policy
 
     def close(self) -> None:
         """Ends this policy's actors (all its ranks; with dual-lora the other role's too, on the same actor)
@@ -174,7 +174,7 @@ class RemotePolicy:
             with contextlib.suppress(Exception):  # already gone
                 ray.kill(handle)
         if self.reservation is not None:
-            _remove_group(ray, self.reservation.group)
+            self.reservation.release()
 
     def _get(self, ref: ObjectRef) -> Any:  # noqa: ANN401  (what the actor's method returned)
         ray = _ray()
@@ -251,12 +251,14 @@ def actor_groups(cfg: Config, test: bool) -> list[tuple[str, ...]]:
 
 
 class _Reservation:
-    """A policy's placement group, removed once the last RemotePolicy that holds it is gone (as Ray ends
-    an actor once its last handle is gone), or with the driver."""
+    """A policy's placement group, removed by `release()` (once: later calls do nothing), or once the last
+    RemotePolicy that holds it is gone (as Ray ends an actor once its last handle is gone), or with the
+    driver."""
 
     def __init__(self, ray: ModuleType, group: PlacementGroup) -> None:
         self.group = group
-        weakref.finalize(self, _remove_group, ray, group).atexit = False  # at exit Ray removes it itself
+        self.release = weakref.finalize(self, _remove_group, ray, group)
+        self.release.atexit = False  # at exit Ray removes it itself
 
 
 def _remove_group(ray: ModuleType, group: PlacementGroup) -> None:
@@ -279,7 +281,7 @@ def _reserve_ranks(ray: ModuleType, cfg: Config, name: str) -> tuple[list[Any], 
     group = ray.util.placement_group([bundle] * place.learner_ranks, strategy="STRICT_PACK")
     ready, _ = ray.wait([group.ready()], timeout=place.place_timeout)
     if not ready:
-        ray.util.remove_placement_group(group)
+        _remove_group(ray, group)
         asked = " and ".join(f"{v:g} {k}" for k, v in bundle.items())
         raise UserError(
             f"the Ray cluster could not reserve the {name}'s {place.learner_ranks} rank(s) of {asked} each on "
