@@ -229,6 +229,9 @@ def test_a_repeated_call_is_valid_once() -> None:
     # an invalid first occurrence still uses up the call: a later repeat of it is not counted either
     assert distinct_valid(["f(1)", "f(1)", "f(2)"], [False, True, True]) == 1
     assert distinct_valid([], []) == 0
+    # a suite shorter than k: its validity flags cover the padded k tests (the missing ones invalid)
+    assert distinct_valid(["f(1)", "f(1)"], [True, True, False, False]) == 1
+    assert distinct_valid([], [False] * 4) == 0
 
 
 def _compare(out: Path, kill_at: str | None = None) -> subprocess.CompletedProcess:

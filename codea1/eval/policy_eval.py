@@ -47,10 +47,13 @@ class EvalPlan:
 def distinct_valid(calls: Sequence[str], valid: Sequence[bool]) -> int:
     """How many of a suite's tests are valid and call something no earlier test of the suite called: the
     game counts a repeated CALL invalid (`codea1.game.answers.validate_suite`), so a suite that repeats one
-    easy assert four times has one valid test here, not four."""
+    easy assert four times has one valid test here, not four.
+
+    `valid` may be longer than `calls`: it covers the suite padded to k tests (`suite_eval.first_k`), and the
+    padding, tests that were never written, is invalid (fewer flags than calls is an error)."""
     seen: set[str] = set()
     count = 0
-    for call, ok in zip(calls, valid, strict=True):
+    for call, ok in zip(calls, valid[: len(calls)], strict=True):
         if call not in seen and ok:
             count += 1
         seen.add(call)
