@@ -162,6 +162,13 @@ def test_held_out_difference_between_two_evaluations(tmp_path: Path) -> None:
     assert distinct["measure"] == "test valid ratio, repeated calls invalid (whitebox)"
     assert distinct["delta"] == pytest.approx(1.0 / 3)
     del new["tests"]["whitebox"]["per_problem_distinct"], old["tests"]["whitebox"]["per_problem_distinct"]
+    # pass@k with missing tests invalid, where both evaluations recorded it per problem
+    new["tests"]["whitebox"]["per_problem_pass@4"] = {"p1": 0.75, "p2": 0.5, "p3": 0.0}
+    old["tests"]["whitebox"]["per_problem_pass@4"] = {"p1": 0.25, "p2": 0.5, "p3": 0.0}
+    passk = held_out_difference(new, old, samples=500)[2]
+    assert passk["measure"] == "test pass@4, missing tests invalid (whitebox)"
+    assert passk["delta"] == pytest.approx(0.5 / 3) and passk["old"] == pytest.approx(0.75 / 3)
+    del new["tests"]["whitebox"]["per_problem_pass@4"], old["tests"]["whitebox"]["per_problem_pass@4"]
     with pytest.raises(ValueError, match="share no problem"):
         held_out_difference({"code": {"per_problem": {"a": 1.0}}}, {"code": {"per_problem": {"b": 1.0}}})
 
@@ -291,6 +298,11 @@ def _check_reanalysis_files(out: Path) -> None:
             mine = [r["passed"] for r in code if r["task_id"] == tid]
             assert sum(mine) / len(mine) == frac  # the samples give back the per-problem figure
         assert any(r["role"] == "test" for r in rows) == (method != "golden")
+        for mode, figures in (ev.get("tests") or {}).items():
+            # pass@k with missing tests invalid, per problem: never above the valid ratio of the tests written
+            passk = next(v for key, v in figures.items() if key.startswith("per_problem_pass@"))
+            assert set(passk) == set(held), mode
+            assert all(0.0 <= passk[t] <= figures["per_problem"][t] + 1e-12 for t in held), mode
     results = json.loads((out / "results.json").read_text())
     assert results["power"] == power and results["code_commits"]
     assert [(v["new"], v["old"]) for v in results["versus"]] == [("a1", "golden")]

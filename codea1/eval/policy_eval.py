@@ -125,6 +125,7 @@ def evaluate_tests(
         shown = [p.gt_solution for p in problems] if whitebox else None
         rows = policy.generate(suite_prompts(problems, cfg.generation.test.response_prefix, k, shown=shown), gen)
         shares: dict[str, list[float]] = {p.id: [] for p in problems}
+        passed: dict[str, list[float]] = {p.id: [] for p in problems}
         distinct: dict[str, list[float]] = {p.id: [] for p in problems}
         totals = dict.fromkeys(keys, 0.0)
         parsed_counts = []
@@ -147,6 +148,7 @@ def evaluate_tests(
             for rec in records:
                 n_parsed = min(len(parsed.get(rec.task_id, [])), k)
                 shares[rec.task_id].append(sum(rec.valid) / n_parsed if n_parsed else 0.0)
+                passed[rec.task_id].append(sum(rec.valid) / k)  # missing tests count invalid
                 calls = [t.call for t in suites.get(rec.task_id, [])][:k]
                 distinct[rec.task_id].append(distinct_valid(calls, rec.valid) / n_parsed if n_parsed else 0.0)
         out[mode] = {
@@ -155,6 +157,7 @@ def evaluate_tests(
             **totals,
             **_valid_ratios(shares, "", spec),
             **_valid_ratios(distinct, "_distinct", spec),
+            f"per_problem_pass@{k}": {tid: sum(v) / len(v) for tid, v in passed.items()},
         }
     out["sample_rows"] = sample_rows
     return out

@@ -43,7 +43,7 @@ def held_out_difference(
 ) -> list[dict[str, Any]]:
     """Paired differences, new - old, between two held-out evaluations (`evals/METHOD/step_N.json` of a
     comparison, possibly from two comparisons with different start checkpoints): Code LLM pass@1 and the
-    Test LLM's valid ratio per prompt mode, over the problems both evaluated (and among `problems`, when
+    Test LLM's valid ratio (and pass@k with missing tests invalid, where both recorded it) per prompt mode, over the problems both evaluated (and among `problems`, when
     given). One row per measure that both have: {"measure", "new", "old", "delta", "ci95", "problems"}."""
     pairs = [("code pass@1", (new.get("code") or {}).get("per_problem"), (old.get("code") or {}).get("per_problem"))]
     for mode in sorted(set(new.get("tests") or {}) & set(old.get("tests") or {})):
@@ -57,6 +57,14 @@ def held_out_difference(
                 old["tests"][mode].get("per_problem_distinct"),
             )
         )
+        for key in sorted(k for k in new["tests"][mode] if k.startswith("per_problem_pass@")):
+            pairs.append(
+                (
+                    f"test {key.removeprefix('per_problem_')}, missing tests invalid ({mode})",
+                    new["tests"][mode].get(key),
+                    old["tests"][mode].get(key),
+                )
+            )
     rows = []
     for measure, a, b in pairs:
         if problems is not None:

@@ -586,7 +586,10 @@ def _by_source_lines(parts: list[tuple[str, dict[str, Any]]]) -> list[str]:
 def comparison_table(results: dict[str, Any], k: int) -> str:
     """The comparison as a markdown table (percent), intervals in brackets."""
     spec = results["spec"]
-    budget = f"{spec['steps']} steps" + (f" or {spec['minutes']:g} min of training" if spec.get("minutes") else "")
+    budget = (
+        f"up to {spec['steps']} steps (--steps; train.max_steps and the data's epochs may stop a run sooner: "
+        f"the steps column is what ran)"
+    ) + (f" or {spec['minutes']:g} min of training" if spec.get("minutes") else "")
     intro = (
         f"Held-out: {results['held_out']['problems']}; budget per method: {budget}; code pass@1 from "
         f"{spec['code_samples']} samples per problem; Test LLM: {spec.get('test_samples', 1)} suite(s) per "
