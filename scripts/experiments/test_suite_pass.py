@@ -27,8 +27,8 @@ from typing import Any
 
 from codea1.config import load_config
 from codea1.data import load_problems
-from codea1.eval.stats import Z_80, Z_95, paired_difference
 from codea1.data.ult import UltFunction
+from codea1.eval.stats import Z_80, Z_95, paired_difference
 from codea1.eval.suite_eval import score_tests
 from codea1.game import parse_test_suite
 from codea1.train.loop import make_executor
@@ -86,7 +86,14 @@ def paired(new: dict[str, float], old: dict[str, float], seed: int = 0) -> dict[
     sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1)) if len(diffs) > 1 else 0.0
     se = sd / math.sqrt(len(diffs)) if diffs else 0.0
     p = math.erfc(abs(mean / se) / math.sqrt(2.0)) if se > 0 else 1.0
-    return {"delta": mean, "ci95": [lo, hi], "p": p, "paired_se": se, "mde_80": (Z_95 + Z_80) * se, "problems": len(common)}
+    return {
+        "delta": mean,
+        "ci95": [lo, hi],
+        "p": p,
+        "paired_se": se,
+        "mde_80": (Z_95 + Z_80) * se,
+        "problems": len(common),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
