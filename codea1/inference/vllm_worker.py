@@ -16,28 +16,31 @@ from collections.abc import Sequence
 from typing import Any
 
 WORKER_EXTENSION = "codea1.inference.vllm_worker.WeightSync"
-LOAD_METHOD = "codea1_load_weights"
 RELOAD_METHOD = "codea1_reload_weights"
 
 
-class WeightSync:
-    """Mixed into vLLM's Worker class by the engine (it then has `self.model_runner`)."""
+def load_pairs(worker: object, weights: Sequence[tuple[str, Any]]) -> int:
+    """Loads (name, tensor) pairs (names as in the learner's state_dict), all of the model's weights, into one
+    worker's model; returns how many it was handed. Through the model runner's `reload_weights` where it has
+    one (vLLM's own path for new weights into a model whose loaded weights were already processed: calling
+    the model's `load_weights` again fails there, e.g. "'Parameter' object has no attribute 'weight_loader'"
+    on the CPU build); else the model's `load_weights`. A function, not a method of the extension, so that
+    no RPC can hand it tensors (vLLM's message encoder delivers them as lists, which crashed out of process):
+    it runs only in the worker's own process, from codea1_reload_weights."""
+    device = getattr(worker, "device", None)
+    pairs = [(name, t.to(device) if device is not None else t) for name, t in weights]
+    runner = getattr(worker, "model_runner")  # noqa: B009 (a vLLM worker's attribute, typed as object here)
+    reload = getattr(runner, "reload_weights", None)
+    if callable(reload):
+        reload(weights_iterator=iter(pairs))
+    else:
+        runner.model.load_weights(weights=pairs)
+    return len(pairs)
 
-    def codea1_load_weights(self, weights: Sequence[tuple[str, Any]]) -> int:
-        """Loads (name, tensor) pairs (names as in the learner's state_dict), all of the model's weights,
-        into this worker's model; returns how many it was handed. Through the model runner's
-        `reload_weights` where it has one (vLLM's own path for new weights into a model whose loaded weights
-        were already processed: calling the model's `load_weights` again fails there, e.g. "'Parameter'
-        object has no attribute 'weight_loader'" on the CPU build); else the model's `load_weights`. Called
-        in the worker's own process (codea1_reload_weights): tensors never cross vLLM's RPC encoder."""
-        device = getattr(self, "device", None)
-        pairs = [(name, t.to(device) if device is not None else t) for name, t in weights]
-        reload = getattr(self.model_runner, "reload_weights", None)
-        if callable(reload):
-            reload(weights_iterator=iter(pairs))
-        else:
-            self.model_runner.model.load_weights(weights=pairs)
-        return len(pairs)
+
+class WeightSync:
+    """Mixed into vLLM's Worker class by the engine (it then has `self.model_runner`). Its one RPC takes a
+    folder path."""
 
     def codea1_reload_weights(self, folder: str) -> int:
         """Reloads this worker's weights from a folder of safetensors files the learner wrote (names as in
@@ -53,4 +56,4 @@ class WeightSync:
         pairs = [
             p for path in sorted(glob.glob(os.path.join(folder, "*.safetensors"))) for p in load_file(path).items()
         ]
-        return self.codea1_load_weights(pairs)
+        return load_pairs(self, pairs)

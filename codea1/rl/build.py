@@ -19,9 +19,14 @@ if TYPE_CHECKING:
 def build_policies(cfg: Config, *, test: bool = True, code: bool = True) -> tuple[Policy | None, Policy | None]:
     """``(code_policy, test_policy)`` of a training config, each sampling with the rollout backend of
     ``rollout.backend`` (transformers: its own model; vllm: codea1.inference.vllm_backend); see load_policies."""
-    code_policy, test_policy = load_policies(cfg, test=test, code=code)
     rollout = getattr(cfg, "rollout", None)
-    if rollout is not None and rollout.backend == "vllm":
+    vllm = rollout is not None and rollout.backend == "vllm"
+    if vllm:  # before any model loads: a missing vLLM or a model its CPU build refuses is one sentence
+        from codea1.inference.vllm_backend import check_engine_setup
+
+        check_engine_setup(cfg)
+    code_policy, test_policy = load_policies(cfg, test=test, code=code)
+    if vllm:
         from codea1.inference.vllm_backend import attach_vllm
 
         attach_vllm(cfg, [p for p in (code_policy, test_policy) if p is not None])

@@ -191,9 +191,25 @@ def mismatch_stats(
     ``mismatch_abs`` = mean |engine - learner|; ``mismatch_kl`` = the k3 estimate of KL(engine || learner)
     from the engine's samples, ``exp(learner - engine) - (learner - engine) - 1``."""
     mask_f = mask.to(old_logprobs.dtype)
+    # k3 is >= 0 per token; float rounding of exp(x) - x - 1 near x = 0 can land a hair below, so it is clamped
+    k3 = kl_penalty(engine_logprobs, old_logprobs, "low_var_kl").clamp(min=0.0)
     return {
         "mismatch_abs": masked_mean((engine_logprobs - old_logprobs).abs(), mask_f).detach(),
-        "mismatch_kl": masked_mean(kl_penalty(engine_logprobs, old_logprobs, "low_var_kl"), mask_f).detach(),
+        "mismatch_kl": masked_mean(k3, mask_f).detach(),
+    }
+
+
+def tis_stats(
+    old_logprobs: torch.Tensor, engine_logprobs: torch.Tensor, mask: torch.Tensor, cap: float
+) -> dict[str, torch.Tensor]:
+    """What truncated importance sampling did to this batch's tokens (masked means), as verl and TRL log it:
+    ``tis_weight_mean`` = mean of the capped weights ``min(exp(old - engine), cap)`` the loss was multiplied
+    by; ``tis_capped_frac`` = the share of tokens whose raw ratio exceeded the cap (their correction cut)."""
+    mask_f = mask.to(old_logprobs.dtype)
+    raw = torch.exp(old_logprobs - engine_logprobs)
+    return {
+        "tis_weight_mean": masked_mean(torch.clamp(raw, max=cap), mask_f).detach(),
+        "tis_capped_frac": masked_mean((raw > cap).to(mask_f.dtype), mask_f).detach(),
     }
 
 

@@ -39,7 +39,7 @@ from codea1.rl.distributed import (
     optimizer_state_by_name,
     stream_full_weights,
 )
-from codea1.rl.grpo import agg_loss, kl_penalty, masked_mean, mismatch_stats, policy_loss, tis_weights
+from codea1.rl.grpo import agg_loss, kl_penalty, masked_mean, mismatch_stats, policy_loss, tis_stats, tis_weights
 from codea1.rl.logprobs import (
     forward_logprobs,
     forward_shared_prompt_logprobs,
@@ -420,6 +420,8 @@ class Policy:
         engine_reported = any(s.engine_logprobs for s in samples)
         if engine_reported:
             token_stats.update(mismatch_abs=0.0, mismatch_kl=0.0)
+            if self.config.tis_cap is not None:
+                token_stats.update(tis_weight_mean=0.0, tis_capped_frac=0.0)
         dp = self.data_parallel
         # FSDP averages the reduced gradients over the ranks; the loss wants their sum
         scale = dp.world_size if self.sharded else 1
@@ -499,6 +501,7 @@ class Policy:
             pg_stats.update(mismatch_stats(old, engine, mask))
             if cfg.tis_cap is not None:
                 pg_mat = pg_mat * tis_weights(old, engine, cfg.tis_cap)
+                pg_stats.update(tis_stats(old, engine, mask, cfg.tis_cap))
         pg = agg_loss(pg_mat, mask, cfg.loss_agg, **agg)
         loss = pg
         kl_value = 0.0
