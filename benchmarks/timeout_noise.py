@@ -14,6 +14,12 @@ see the same machine:
 Prints each one's false-failure rate.
 
     python benchmarks/timeout_noise.py [--rounds 4] [--calls 8] [--spinners 7]
+
+With --loads (e.g. `--loads 5,10 --calls 200`), the sandbox alone: honest calls that each use about 0.7 of
+their limit of CPU (measured on this machine first) run while spinning sandbox jobs load the machine to that
+many times its cores; rounds alternate the late-call rule of codea1.sandbox.executor._read_call with the
+run-queue clock (a call that waits for a core is not waiting) and without it (the CPU rate over the last
+look decides, as before), so both see the same machine. Prints each one's false timeouts.
 """
 
 from __future__ import annotations
@@ -55,13 +61,74 @@ class _LoadWhenCandidatesRun:
         self.thread, self.stop = None, threading.Event()
 
 
+def _calibrated_loop(ex, limit: float, share: float = 0.7) -> int:
+    """A loop length whose call takes about `share` of `limit` seconds on this machine, unloaded."""
+    from codea1.sandbox import Job
+
+    code = "def work(n):\n    s = 0\n    for i in range(n):\n        s += i * i\n    return s\n"
+    n = 200_000
+    while True:
+        [res] = ex.run([Job("calibrate", code, [f"work({n})"] * 3, timeout=10.0)])
+        seconds = min(r.seconds for r in res.results)
+        if seconds > 0.05:
+            return int(n * share * limit / seconds)
+        n *= 4
+
+
+def direct(loads: list[float], calls: int, limit: float) -> None:
+    """Honest near-limit calls under load, both late-call rules alternating (see the module's docstring)."""
+    import os
+
+    from codea1.sandbox import Job, LocalExecutor
+    from codea1.sandbox import executor as executor_module
+
+    cores = len(os.sched_getaffinity(0))
+    code = "def work(n):\n    s = 0\n    for i in range(n):\n        s += i * i\n    return s\n"
+    real = executor_module._Zygote.stall_clock
+    rules = ("run-queue clock", "last look")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with LocalExecutor(2) as ex:
+            if ex.run([Job("probe", code, ["work(1)"])])[0].results[0].status != "ok":
+                raise SystemExit("the sandbox does not run here")
+            n = _calibrated_loop(ex, limit)
+            for load in loads:
+                counts = {rule: [0, 0] for rule in rules}
+                loaded = _LoadWhenCandidatesRun(ex, max(1, round(load * cores)))
+                try:
+                    loaded.run([Job("cand:start", code, ["work(1)"])])  # starts the load
+                    for k in range(0, calls, 2):
+                        rule = rules[(k // 2) % 2]
+                        if rule == "last look":
+                            executor_module._Zygote.stall_clock = lambda self: None
+                        try:
+                            batch = [Job(f"cand:{k + j}", code, [f"work({n})"], timeout=limit) for j in range(2)]
+                            for res in ex.run(batch):
+                                counts[rule][0] += 1
+                                counts[rule][1] += res.results[0].status != "ok"
+                        finally:
+                            executor_module._Zygote.stall_clock = real
+                finally:
+                    loaded.close()
+                print(
+                    f"load {load:g}x the {cores} cores ({max(1, round(load * cores))} spinning jobs), calls of about "
+                    f"0.7 x {limit:g} s of CPU: "
+                    + "; ".join(f"{rule}: {bad} false timeouts of {total}" for rule, (total, bad) in counts.items())
+                )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--calls", type=int, default=8, help="tests in the suite (one call each)")
     ap.add_argument("--spinners", type=int, default=7, help="spinning sandbox jobs at a time while the candidates run")
     ap.add_argument("--work", type=int, default=3_000_000, help="loop length of one GT call")
+    ap.add_argument("--loads", default=None, help="sandbox alone: loads in multiples of the cores, e.g. 5,10")
+    ap.add_argument("--limit", type=float, default=1.0, help="--loads: each call's time limit (s)")
     args = ap.parse_args()
+    if args.loads:
+        direct([float(x) for x in args.loads.split(",")], args.calls, args.limit)
+        return
 
     from codea1.config import GameConfig
     from codea1.game import matrix as play_module

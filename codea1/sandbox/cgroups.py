@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
@@ -145,6 +146,30 @@ class SlotCgroup:
                 usage = acct / "cpuacct.usage"
         return cls(1, dirs, usage if usage.is_file() else None)
 
+    def stall_seconds(self) -> Callable[[], float | None] | None:
+        """A clock of the time the group's threads have waited, runnable, for a CPU since the clock was made
+        (None where the kernel reports it nowhere): v2's per-group pressure (`cpu.pressure`, "some"), else
+        the sum over the group's threads of their run-queue delay (/proc/TID/schedstat), each counted from
+        the clock's start or from its birth. What separates a call starved by a loaded machine (it waits
+        for a core) from one that sleeps or blocks (it waits for nothing the CPU gives)."""
+        pressure = self.dirs[0] / "cpu.pressure" if self.version == 2 else None
+        if pressure is not None and _pressure_total(pressure) is not None:
+            start = _pressure_total(pressure)
+            return lambda: None if (now := _pressure_total(pressure)) is None else now - start
+        threads = [d / ("cgroup.threads" if self.version == 2 else "tasks") for d in self.dirs]
+        listing = next((t for t in threads if t.is_file()), None)
+        if listing is None or _run_delays(listing) is None:
+            return None
+        first = _run_delays(listing) or {}
+
+        def clock() -> float | None:
+            now = _run_delays(listing)
+            if now is None:
+                return None
+            return sum(max(0, ns - first.get(tid, 0)) for tid, ns in now.items()) / 1e9
+
+        return clock
+
     def join(self, pids: list[int]) -> bool:
         """Moves processes into the group; False if any could not be moved."""
         ok = True
@@ -174,6 +199,39 @@ class SlotCgroup:
                     if time.monotonic() >= deadline:
                         break
                     time.sleep(0.01)
+
+
+def _pressure_total(path: Path) -> float | None:
+    """The "some" stall total of a cgroup v2 pressure file, in seconds."""
+    try:
+        for line in path.read_text().splitlines():
+            if line.startswith("some "):
+                return int(line.rsplit("total=", 1)[1]) / 1e6
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _run_delays(listing: Path) -> dict[int, int] | None:
+    """Run-queue delay (ns) of each thread a cgroup lists: the second field of /proc/TID/schedstat. None
+    where the kernel keeps no schedstat; a thread that is gone by the time it is read is left out."""
+    try:
+        tids = [int(t) for t in listing.read_text().split()]
+    except (OSError, ValueError):
+        return None
+    delays: dict[int, int] = {}
+    for tid in tids:
+        try:
+            with open(f"/proc/{tid}/schedstat", "rb") as f:
+                fields = f.read().split()
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+        if len(fields) < 2:
+            return None
+        delays[tid] = int(fields[1])
+    return delays
 
 
 def descendants(pid: int) -> list[int]:

@@ -193,6 +193,13 @@ class _Zygote:
             return None
         return self.cgroup.cpu_seconds
 
+    def stall_clock(self) -> Callable[[], Callable[[], float | None] | None] | None:
+        """What starts a clock of the run-queue wait of this zygote's children (SlotCgroup.stall_seconds), or
+        None where there is no slot cgroup."""
+        if self.cgroup is None or "cgroup" not in self.layers:
+            return None
+        return self.cgroup.stall_seconds
+
     def _join_cgroup(self) -> bool:
         """Moves the zygote (and bubblewrap's processes around it) into the slot's cgroup, where its
         children are born; none of them is ever the out-of-memory victim (each child offers itself)."""
@@ -653,10 +660,10 @@ class LocalExecutor:
         """Reads the pending calls' results, in order, into `results`. A call that does not return in time
         or in form ends the child. Returns the call the next child starts from (past the end once every
         call returned) and the job's stdout (once every call returned; "" otherwise)."""
-        cpu = zygote.cpu_clock()
+        cpu, stall = zygote.cpu_clock(), zygote.stall_clock()
         for i in pending:
             t0 = time.monotonic()
-            frame = _read_call(reader, t0, timeout, cpu)
+            frame = _read_call(reader, t0, timeout, cpu, stall)
             took = _seconds(frame, time.monotonic() - t0, time.monotonic() - job_t0)
             if type(frame) is dict and frame.get("i") == i and frame.get("k") in ("ok", "error"):
                 if frame["k"] == "ok":
@@ -668,6 +675,12 @@ class LocalExecutor:
             info = zygote.finish()
             if frame == "timeout":
                 results[i] = CallResult("timeout", error=f"no result within {timeout:g}s", seconds=took)
+            elif frame == WAITED:
+                results[i] = CallResult(
+                    "timeout",
+                    error=f"waited (slept or blocked) {WALL_BACKSTOP:g}x its {timeout:g}s limit without computing",
+                    seconds=took,
+                )
             elif frame == "eof" or type(frame) is dict:
                 results[i] = CallResult("crash", error=f"child {_signal_name(info)}", seconds=took)
             else:
@@ -760,19 +773,28 @@ class _CallSender:
 
 WALL_BACKSTOP = 3.0  # wall-clock limits, in call time limits, of a call that waits instead of computing
 WALL_CAP = 20.0  # and of any call, however slowly the machine lets it compute
-IDLE_RATE = 0.02  # CPU seconds per wall second below which a late call is waiting, not computing
+IDLE_RATE = 0.02  # CPU seconds per wall second below which a late call is waiting (no run-queue clock)
+WAITED = "waited"  # _read_call's verdict on a late call that sleeps or blocks instead of computing
+
+Clock = Callable[[], float | None]
 
 
-def _read_call(reader: FrameReader, t0: float, timeout: float, cpu: Callable[[], float | None] | None) -> dict | str:
-    """The next frame of a call that started at t0, or "timeout".
+def _read_call(
+    reader: FrameReader, t0: float, timeout: float, cpu: Clock | None, stall: Callable[[], Clock | None] | None = None
+) -> dict | str:
+    """The next frame of a call that started at t0, "timeout", or WAITED.
 
     With the slot's CPU clock (its cgroup counts the job's CPU time), the limit is on CPU time, as trusted
     judges decide it, so an honest call slowed by a loaded machine is not a timeout. A call late on the
-    wall clock times out once the job has used `timeout` seconds of CPU since it started; or, when it
-    has stopped computing (under IDLE_RATE: it sleeps or blocks), at WALL_BACKSTOP limits of wall time;
-    or at WALL_CAP limits in any case. A call that returns in time but used more than its limit (plus
-    GRACE) of CPU, its work split over helper processes, times out too. Without the clock, the wall clock
-    decides (limit plus GRACE).
+    wall clock times out once the job has used `timeout` seconds of CPU since it started, or at WALL_CAP
+    limits of wall time in any case. One that has stopped computing (it sleeps or blocks) is cut at
+    WALL_BACKSTOP limits and reported as WAITED: with the run-queue clock (`stall`, started when the call
+    is late), once the time it has spent late neither computing nor waiting for a core reaches
+    WALL_BACKSTOP - 1 limits, counted over the whole late span (a call that computes in short bursts
+    between sleeps adds up); without it, when its CPU rate over the last look is under IDLE_RATE, which a
+    starved call cannot be told from. A call that returns in time but used more than its limit (plus
+    GRACE) of CPU, its work split over helper processes, times out too. Without the CPU clock, the wall
+    clock decides (limit plus GRACE).
     """
     start = cpu() if cpu is not None else None
     frame = reader.read(t0 + timeout + GRACE)
@@ -782,17 +804,29 @@ def _read_call(reader: FrameReader, t0: float, timeout: float, cpu: Callable[[],
         used = cpu()
         return "timeout" if used is not None and used - start > timeout + GRACE else frame
     backstop, cap = t0 + WALL_BACKSTOP * timeout + GRACE, t0 + WALL_CAP * timeout + GRACE
-    last_cpu, last_wall = start, t0
+    late_wall, late_cpu = time.monotonic(), cpu()
+    stalled = stall() if stall is not None else None
+    last_cpu, last_wall = late_cpu, late_wall
     while frame == "timeout":
         used, wall = cpu(), time.monotonic()
         if used is None or used - start >= timeout or wall >= cap:
             return "timeout"
-        if wall >= backstop and used - last_cpu < IDLE_RATE * (wall - last_wall):
-            return "timeout"  # waiting, not starved: the wall clock decides
+        waited = _late_wait(wall - late_wall, used - late_cpu if late_cpu is not None else 0.0, stalled)
+        if waited is not None and waited >= (WALL_BACKSTOP - 1.0) * timeout:
+            return WAITED
+        if waited is None and wall >= backstop and used - last_cpu < IDLE_RATE * (wall - last_wall):
+            return WAITED  # waiting, not starved: the wall clock decides
         last_cpu, last_wall = used, wall
         # look again when the rest of the CPU allowance could have been used (at most every quarter second)
         frame = reader.read(min(cap, wall + min(0.25, max(0.05, timeout - (used - start)))))
     return frame
+
+
+def _late_wait(late: float, computed: float, stalled: Clock | None) -> float | None:
+    """Seconds of a late span spent neither computing nor waiting for a core (sleeping, blocked), from the
+    run-queue clock; None without one."""
+    queued = stalled() if stalled is not None else None
+    return None if queued is None else late - computed - queued
 
 
 def _seconds(frame: dict | str, took: float, elapsed: float) -> float:
