@@ -7,10 +7,10 @@ trains with and the `policy` section, `Sampling` is how a role samples (`generat
 `generation.test`, the sampling keys of `eval`, and the base of `codea1.inference.rollout.GenerationConfig`).
 `codea1 train`, `codea1 score` and `codea1 eval` therefore read the same keys.
 
-`load_config(path, overrides)` reads a YAML file, applies overrides such as `game.M=4` or
-`policy.lr=1e-5`, coerces types and validates everything; any mistake is a UserError naming the key,
-the bad value and what is allowed (a key of an earlier version names its replacement). `codea1 train
---list-keys` prints the whole tree with its help text.
+`load_config(path, overrides)` reads a YAML file (or a preset of codea1/configs/ by name: `tiny-cpu`),
+applies overrides such as `game.M=4` or `policy.lr=1e-5`, coerces types and validates everything; any
+mistake is a UserError naming the key, the bad value and what is allowed (a key of an earlier version
+names its replacement). `codea1 train --list-keys` prints the whole tree with its help text.
 """
 
 from __future__ import annotations
@@ -490,7 +490,8 @@ HEALTH_MODES = ("off", "warn", "stop")
 class HealthSection(Section):
     """Run health (codea1.train.health): signals of collapse and reward hacking, each averaged over the
     last `window` steps and checked after every step; a signal past its threshold is printed and kept in
-    metrics.jsonl (health_warnings), and with mode=stop the run ends there, checkpointed."""
+    metrics.jsonl (health_warnings), and with mode=stop the run ends there, checkpointed (`codea1 train`
+    exits 3); a resume may change these keys (`codea1 train --resume RUN_DIR health.mode=warn`)."""
 
     mode: str = knob("warn", "off: no checks; warn: print and log; stop: also end the run", choices=HEALTH_MODES)
     window: int = knob(
@@ -899,6 +900,34 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     return data
 
 
+PRESETS_DIR = Path(__file__).resolve().parent / "configs"  # the presets shipped with the package
+
+
+def preset_names() -> list[str]:
+    """The presets `--config` takes by name (codea1/configs/NAME.yaml), sorted."""
+    return sorted(p.name[: -len(".yaml")] for p in PRESETS_DIR.glob("*.yaml"))
+
+
+def preset_help(what: str = "YAML config") -> str:
+    """The `--config` help of a command: a file, or a preset by name (all of them listed)."""
+    return f"{what}: a file, or a preset by name ({', '.join(preset_names())})"
+
+
+def config_file(spec: str | Path) -> Path:
+    """The YAML file a `--config` value names: a file that exists, as given (it wins over a preset of the
+    same name), else the preset of that name in codea1/configs/; neither is a UserError listing the
+    presets."""
+    path = Path(spec)
+    if path.is_file():
+        return path
+    if str(spec) in preset_names():
+        return PRESETS_DIR / f"{spec}.yaml"
+    raise UserError(
+        f"{spec}: no such config file or preset; the presets are {', '.join(preset_names())} "
+        f"(or give the path of a YAML file)"
+    )
+
+
 def read_yaml(path: str | Path) -> dict[str, Any]:
     """Reads a YAML mapping; missing/unparseable files are UserErrors naming the file."""
     path = Path(path)
@@ -920,7 +949,8 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
 
 
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
-    """YAML file (or the defaults) + dotted overrides -> a validated Config."""
+    """YAML file or preset name (or the defaults) + dotted overrides -> a validated Config."""
+    path = config_file(path) if path is not None else None
     data = read_yaml(path) if path is not None else {}
     if path is not None:
         try:
@@ -941,11 +971,12 @@ def save_config(cfg: Config, path: str | Path) -> None:
 
 
 def load_section(name: str, path: str | Path | None = None, overrides: list[str] | None = None) -> Any:
-    """One section of a config file (a preset or a run's config.yaml; without a file, the defaults) with
-    dotted overrides of that section, e.g. load_section("game", run / "config.yaml", ["game.alpha=0.25"]):
-    how `codea1 score` and `codea1 eval` read the same keys as a training run."""
+    """One section of a config file (a preset, by name or path, or a run's config.yaml; without a file,
+    the defaults) with dotted overrides of that section, e.g. load_section("game", run / "config.yaml",
+    ["game.alpha=0.25"]): how `codea1 score` and `codea1 eval` read the same keys as a training run."""
     tp = _hints(Config)[name]
     base = getattr(Config(), name)
+    path = config_file(path) if path is not None else None
     data = read_yaml(path).get(name) if path is not None else None
     if path is not None:
         try:

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codea1.config import Config, Sampling
+from codea1.config import Config, Sampling, preset_names
 from codea1.errors import UserError
 
 if TYPE_CHECKING:
@@ -48,9 +48,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--config",
         default=None,
-        help="take the sampling settings from this config's `eval` "
-        "section (a preset or a run's config.yaml); the options "
-        "below override single keys",
+        help="take the sampling settings from this config's `eval` section (a run's config.yaml, another "
+        f"file, or a preset by name: {', '.join(preset_names())}); the options below override single keys",
     )
     p.add_argument(
         "--engine",

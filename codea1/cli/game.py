@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codea1.config import GameConfig
+from codea1.config import GameConfig, preset_names
 from codea1.errors import UserError
 from codea1.sandbox.api import Executor, OnProgress, Then
 
@@ -47,8 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     score.add_argument(
         "--config",
         default=None,
-        help="take the game settings from this config's `game` section (a preset or a run's "
-        "config.yaml); the options below override single keys",
+        help="take the game settings from this config's `game` section (a run's config.yaml, another "
+        f"file, or a preset by name: {', '.join(preset_names())}); the options below override single keys",
     )
     for f in SCORED_KEYS:
         score.add_argument(

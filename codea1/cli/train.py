@@ -8,8 +8,14 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from codea1.config import preset_help
 from codea1.errors import UserError
+from codea1.train.health import STOP_EXIT_CODE as HEALTH_STOP_EXIT
+
+if TYPE_CHECKING:
+    from codea1.config import Config
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,9 +36,15 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
         description="Train with a YAML config plus dotted key=value overrides "
         "(e.g. game.M=4 policy.lr=1e-5), or resume a run directory.",
     )
-    p.add_argument("--config", type=Path, help="YAML config (see configs/); defaults apply to missing keys")
+    p.add_argument("--config", help=preset_help() + "; defaults apply to missing keys")
     p.add_argument("--run-dir", type=Path, help="new run directory (default runs/<config>-<time>)")
-    p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue this run from its last checkpoint")
+    p.add_argument(
+        "--resume",
+        type=Path,
+        metavar="RUN_DIR",
+        help="continue this run from its last checkpoint (overrides: health.* keys only, e.g. health.mode=warn "
+        f"after a health stop, which exits {HEALTH_STOP_EXIT})",
+    )
     p.add_argument(
         "--max-steps",
         type=int,
@@ -55,7 +67,7 @@ def _add_sft(sub: argparse._SubParsersAction) -> None:
         "Writes one model directory per trained model and prints the overrides "
         "that make `codea1 train` start from them.",
     )
-    s.add_argument("--config", type=Path, help="YAML config (the same as for `codea1 train`)")
+    s.add_argument("--config", help=preset_help() + " (the same as for `codea1 train`)")
     s.add_argument("--out", type=Path, required=True, help="new output directory")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
     s.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. sft.epochs=3")
@@ -73,7 +85,7 @@ def _add_demo(sub: argparse._SubParsersAction) -> None:
     )
     d.add_argument("--run-dir", type=Path, help="run directory (default runs/demo-<time>)")
     d.add_argument("--steps", type=int, default=None, help="training steps (default: the preset's)")
-    d.add_argument("--config", type=Path, default=None, help="preset to use (default configs/smollm2-cpu.yaml)")
+    d.add_argument("--config", default=None, help=preset_help("the config to start from") + " (default smollm2-cpu)")
     d.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides")
     d.set_defaults(func=_demo)
 
@@ -89,7 +101,7 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
         "pass@k, mut@k, Mul, white-box and black-box). Run the same command again "
         "to resume: training resumes exactly, finished evaluations are kept.",
     )
-    c.add_argument("--config", type=Path, help="YAML config (the start checkpoint is model.code_model)")
+    c.add_argument("--config", help=preset_help() + " (the start checkpoint is model.code_model)")
     c.add_argument("--out", type=Path, required=True, help="comparison directory (created, or resumed)")
     c.add_argument(
         "--methods", default="base,golden,a1,selfplay", help="comma-separated subset of base,golden,a1,selfplay"
@@ -168,7 +180,7 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from codea1.config import describe_keys, load_config
+    from codea1.config import config_file, describe_keys, load_config
     from codea1.train.loop import train
     from codea1.train.run_dir import RunDir
 
@@ -179,24 +191,36 @@ def _train(args: argparse.Namespace) -> int:
     if args.max_steps is not None and args.max_steps < 1:
         raise UserError(f"--max-steps must be >= 1, got {args.max_steps}")
     if args.resume:
-        if args.config or args.run_dir or args.overrides:
+        if args.config or args.run_dir:
             raise UserError(
-                "--resume takes only the run directory (and --max-steps); the run's own config.yaml is used unchanged"
+                "--resume takes the run directory, --max-steps and health.* overrides only; the run's own "
+                "config.yaml is used"
             )
         run = RunDir.open(args.resume)
-        cfg = run.load_config()
+        cfg = run.load_config(args.overrides)
         with _resume_hint(run.root):
-            train(cfg, run.root, resume=True, max_steps=args.max_steps, progress=False if args.no_progress else None)
+            done = train(
+                cfg, run.root, resume=True, max_steps=args.max_steps, progress=False if args.no_progress else None
+            )
         print(f"run directory: {run.root}")
-        return 0
+        return _health_stop(done, run.root, cfg)
     cfg = load_config(args.config, args.overrides)
-    run_dir = (
-        args.run_dir
-        or Path("runs") / f"{args.config.stem if args.config else 'default'}-{time.strftime('%Y%m%d-%H%M%S')}"
-    )
+    name = config_file(args.config).stem if args.config else "default"
+    run_dir = args.run_dir or Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
     with _resume_hint(Path(run_dir)):
-        train(cfg, run_dir, max_steps=args.max_steps, progress=False if args.no_progress else None)
+        done = train(cfg, run_dir, max_steps=args.max_steps, progress=False if args.no_progress else None)
     print(f"run directory: {run_dir}")
+    return _health_stop(done, run_dir, cfg)
+
+
+def _health_stop(done: dict | None, run_dir: Path, cfg: Config) -> int:
+    """0, or the health stop's own exit code (raised with the command that continues the run) when run
+    health stopped it (health.mode=stop)."""
+    from codea1.train.health import stop_message
+
+    if isinstance(done, dict) and done.get("health_stop"):
+        message = stop_message(run_dir, done["steps"], done["health_stop"], cfg.health)
+        raise UserError(message, exit_code=HEALTH_STOP_EXIT)
     return 0
 
 

@@ -7,14 +7,24 @@ averaged over the last `health.window` steps, and says in one sentence when it c
 - reward hacking: kept tests that never call the function under test, written tests the judge refused
   (introspective, random or not plain data), fresh tests passing far more often than the Mistake Book's.
 `check` is pure: rows in, sentences out.
+
+With health.mode=stop the run ends at the first step with a sentence, checkpointed, and `codea1 train`
+exits with STOP_EXIT_CODE and `stop_message`: the command that continues the run (a resume may change
+health.* keys, and the change is kept in the run's run.json, codea1.train.run_dir).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from codea1.config import HealthSection
+
+# `codea1 train`'s exit status when run health stopped the run (0: done, 1: a check or result failed,
+# 2: a user error, 130: interrupted)
+STOP_EXIT_CODE = 3
 
 
 def _window(rows: Sequence[dict[str, Any]], key: str, n: int, first: bool = False) -> float | None:
@@ -82,3 +92,20 @@ def check(rows: Sequence[dict[str, Any]], cfg: HealthSection) -> list[str]:
         if v is not None and v > limit:
             out.append(f"{sentence.format(v=v)} over the last {n} steps (health.{names[key]} {limit:g})")
     return out
+
+
+def stop_message(run_dir: str | Path, step: int, sentences: Sequence[str], cfg: HealthSection) -> str:
+    """The one sentence `codea1 train` ends with when run health stopped the run at `step`: the command
+    that continues it with the checks only warning, and the thresholds that fired, to loosen instead."""
+    keys = sorted(set(re.findall(r"\(health\.(\w+) ", " ".join(sentences))))
+    resume = f"codea1 train --resume {run_dir}"
+    loosen = "".join(
+        f", or loosen a threshold that fired: `{resume} health.{key}=VALUE` (now {getattr(cfg, key):g})"
+        for key in keys
+        if isinstance(getattr(cfg, key, None), (int, float))
+    )
+    return (
+        f"run health stopped the run at step {step} (checkpointed) on the signals printed above (kept in "
+        f"metrics.jsonl as health_warnings); continue it with `{resume} health.mode=warn` (the checks go on, "
+        f"printed and logged, without stopping){loosen}"
+    )

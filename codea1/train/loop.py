@@ -254,6 +254,7 @@ class Trainer:
         self.method = METHODS[cfg.method]
         self.console = console
         self.show_progress = cfg.train.progress if progress is None else progress
+        self.health_stop: list[str] = []  # the sentences run health stopped the run on (health.mode=stop)
 
     # -- the whole run -------------------------------------------------------------------------------
 
@@ -297,6 +298,9 @@ class Trainer:
                 self.run.write_state(max_steps=self.max_steps)
         book = MistakeBook(self.run.mistake_book_path)
         state = self._restore(code_policy, test_policy, book, console)
+        if not self.new_run:
+            for key, old, new in self.run.record_changes(cfg, state.step):
+                console.print(f"resumed with {key} {old!r} -> {new!r} (recorded in {self.run.state_path.name})")
         logger = MetricsLogger(
             self.run.metrics_path,
             tensorboard_dir=self.run.tensorboard_dir if cfg.train.tensorboard else None,
@@ -304,13 +308,13 @@ class Trainer:
             wandb_config=cfg.to_dict(),
             run_name=self.run.root.name,
         )
-        env = StepEnv(cfg, code_policy, test_policy, book, executor, phase=lambda name: None)
+        env = StepEnv(cfg, code_policy, test_policy, book, executor, phase=lambda name: None, problems=problems)
         try:
             last = self._loop(state, total, problems, env, logger, console)
         finally:
             logger.close()
             book.close()
-        return {"steps": last, "run_dir": str(self.run.root)}
+        return {"steps": last, "run_dir": str(self.run.root), "health_stop": self.health_stop}
 
     def _restore(
         self, code_policy: PolicyHandle, test_policy: PolicyHandle, book: MistakeBook, console: Console | None
@@ -394,10 +398,8 @@ class Trainer:
                 for sentence in unhealthy:
                     progress.console.print(f"[yellow]health: {sentence}[/]", soft_wrap=True, highlight=False)
                 if health_stop:
-                    progress.console.print(
-                        f"stopping at step {step} (health.mode=stop), checkpointed; `codea1 train` with "
-                        "health.mode=warn or a looser threshold resumes it"
-                    )
+                    self.health_stop = unhealthy
+                    progress.console.print(f"stopping at step {step} (health.mode=stop), checkpointed")
                     break
                 if stop_now:
                     progress.console.print(f"stopping at step {step}: the run's budget is spent")
@@ -488,8 +490,10 @@ def train(
     executor: Executor | None = None,
     stop: Callable[[list[dict[str, Any]]], bool] | None = None,
 ) -> dict[str, Any]:
-    """Starts a new run in run_dir (or resumes it); returns {"steps", "run_dir"}. `stop`, called with the
-    metrics rows after each step, ends the run early (with a checkpoint) when it returns True.
+    """Starts a new run in run_dir (or resumes it); returns {"steps", "run_dir", "health_stop"} (the
+    sentences run health stopped the run on with health.mode=stop, else []). `stop`, called with the
+    metrics rows after each step, ends the run early (with a checkpoint) when it returns True. A resume
+    may change health.* (and placement.*) keys; each change is kept in run.json (RunDir.record_changes).
 
     A new run writes its config.yaml only once the problems and models have loaded, and a new run that
     fails before its first step is done (a missing model, a bad dataset, a logger extra not installed)

@@ -2,8 +2,10 @@
 
 RUN_DIR/
   config.yaml            the resolved config (every key, after overrides)
-  run.json               the config as the run started (a resume refuses an edited config.yaml), the
-                         code commit it started at, and the stop target given with --max-steps
+  run.json               the config as the run started (a resume refuses an edited config.yaml, but for
+                         health.* and placement.* keys), the code commit it started at, the stop target
+                         given with --max-steps, and config_changes: each resume that changed one of
+                         those keys, {"step": K, "changed": {"health.mode": ["stop", "warn"]}}
   metrics.jsonl          one JSON line per step (always has `step` and `mistake_book_size`)
   rollouts/step_K.jsonl  the step's rollouts in the `codea1 score` input format, plus their scores
   checkpoints/step_K/    complete checkpoints (see checkpoint.py); `.tmp-*` folders are never used
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codea1.config import Config, config_from_dict, migrate, read_yaml, save_config
+from codea1.config import Config, apply_overrides, config_from_dict, migrate, read_yaml, save_config
 from codea1.errors import UserError
 
 
@@ -101,15 +103,42 @@ class RunDir:
             return
         started, _ = migrate(started)  # a run of an earlier version: its renamed keys under their new names
         changed = changed_keys(started, json.loads(json.dumps(cfg.to_dict())))
-        changed = [c for c in changed if not c[0].startswith(WHERE_NOT_WHAT)]
+        changed = [c for c in changed if not c[0].startswith(RESUMABLE)]
         if changed:
             shown = "; ".join(f"{k}: {a!r} -> {b!r}" for k, a, b in changed[:5])
             raise UserError(
                 f"{self.config_path} differs from the config this run started with ({shown}"
-                f"{'; ...' if len(changed) > 5 else ''}); a run resumes only with its own config: "
-                f"undo the edit, or start a new run with `codea1 train --config "
-                f"{self.config_path} --run-dir NEW_DIR`"
+                f"{'; ...' if len(changed) > 5 else ''}); a run resumes only with its own config (a resume "
+                f"may change health.* and placement.* keys): undo the edit, or start a new run with "
+                f"`codea1 train --config {self.config_path} --run-dir NEW_DIR`"
             )
+
+    def record_changes(self, cfg: Config, step: int) -> list[tuple[str, Any, Any]]:
+        """The health.* and placement.* keys `cfg` changes against the settings the run had in force (the
+        config it started with and the changes recorded since), as (key, old, new). A resume that changes
+        any appends {"step", "changed": {key: [old, new]}} to run.json's config_changes; config.yaml is
+        rewritten to `cfg`, so a later plain resume keeps the change."""
+        state = self.read_state()
+        new = json.loads(json.dumps(cfg.to_dict()))
+        changed: list[tuple[str, Any, Any]] = []
+        if state.get("config") is not None:
+            in_force, _ = migrate(state["config"])
+            for entry in state.get("config_changes", []):
+                for key, (_, value) in entry["changed"].items():
+                    *head, leaf = key.split(".")
+                    node = in_force
+                    for part in head:
+                        node = node.setdefault(part, {})
+                    node[leaf] = value
+            changed = [c for c in changed_keys(in_force, new) if c[0].startswith(RESUMABLE)]
+        if changed:
+            record = {"step": step, "changed": {k: [a, b] for k, a, b in changed}}
+            self.write_state(config_changes=[*state.get("config_changes", []), record])
+        if json.loads(json.dumps(self.load_config().to_dict())) != new:
+            tmp = self.config_path.with_suffix(".yaml.tmp")
+            save_config(cfg, tmp)
+            os.replace(tmp, self.config_path)
+        return changed
 
     @classmethod
     def create(cls, root: str | Path, cfg: Config) -> RunDir:
@@ -136,13 +165,28 @@ class RunDir:
             raise UserError(f"{run.root} is not a codea1 run directory (no config.yaml)")
         return run
 
-    def load_config(self) -> Config:
-        """The run's config; keys an earlier version wrote under older names are read under the new ones."""
+    def load_config(self, overrides: list[str] | None = None) -> Config:
+        """The run's config; keys an earlier version wrote under older names are read under the new ones.
+        `overrides` (`codea1 train --resume RUN_DIR health.mode=warn`) may set health.* keys only: how run
+        health judges the run, never what it computes."""
         data, _ = migrate(read_yaml(self.config_path))
         try:
-            return config_from_dict(data)
+            cfg = config_from_dict(data)
         except UserError as exc:
             raise UserError(f"{self.config_path}: {exc}") from None
+        if not overrides:
+            return cfg
+        other = [o for o in overrides if not o.strip().startswith("health.")]
+        if other:
+            raise UserError(
+                f"--resume may change only health.* keys (how run health judges the run), not '{other[0]}'; "
+                f"to change that, start a new run from this one's config: `codea1 train --config "
+                f"{self.config_path} --run-dir NEW_DIR {other[0]}`"
+            )
+        try:
+            return config_from_dict(apply_overrides(data, list(overrides)))
+        except UserError as exc:
+            raise UserError(f"command-line override: {exc}") from None
 
 
 def code_commit() -> dict[str, Any]:
@@ -168,6 +212,9 @@ def code_commit() -> dict[str, Any]:
 # keys that say where a run computes, not what: a resume may change them (more data-parallel ranks, another
 # cluster); each rank computes the same update, so the run continues as it would have
 WHERE_NOT_WHAT = ("placement.",)
+# the keys a resume may change: those, and how run health judges the run (codea1.train.health), which
+# changes no update either: the way on after a health stop is a resume with health.mode=warn
+RESUMABLE = (*WHERE_NOT_WHAT, "health.")
 
 
 def changed_keys(old: object, new: object, prefix: str = "") -> list[tuple[str, Any, Any]]:
