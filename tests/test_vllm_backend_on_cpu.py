@@ -705,6 +705,7 @@ def test_cpu_defaults_fit_the_learner(fake_vllm, monkeypatch, tmp_path):
     build(cfg, tmp_path, test=False)
     [llm] = FakeLLM.created
     assert llm.kwargs["dtype"] == "float32" and llm.kwargs["enforce_eager"] is True
+    assert llm.kwargs["enable_chunked_prefill"] is False  # the CPU build cannot rewind a seeded request after one
     monkeypatch.setattr("torch.cuda.is_available", lambda: True)
     gpu = config_from_dict({"policy": {"dtype": "bfloat16"}, "rollout": {"backend": "vllm"}})
     assert (engine_dtype(gpu), engine_eager(gpu)) == ("bfloat16", False)

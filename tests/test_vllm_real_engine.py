@@ -287,3 +287,33 @@ def test_a_tiny_a1_run_on_the_engine_killed_and_resumed(tmp_path):
     gaps = [r[k] for r in rows for k in ("code_mismatch_abs", "test_mismatch_abs") if k in r]
     print(f"engine vs learner per step (code, test): {gaps}")
     assert len(gaps) >= 4 and max(gaps) < 1e-3
+
+
+def test_the_tiny_preset_trains_on_the_cpu_engine_as_a_user_runs_it(tmp_path):
+    """`codea1 train --config tiny-cpu model.code_model=tiny-random-h32 rollout.backend=vllm` as the training
+    page gives it, with the preset's own batch: the CPU defaults (the learner's float32, eager) need no
+    flag, and a batch whose prompts exceed the engine's token budget no longer dies in vLLM's CPU build
+    ("CPU Generator does not use offset" after a chunked prefill of a seeded request). The builtin
+    tiny-random itself is refused before any model loads, in one sentence."""
+    run_dir = tmp_path / "run"
+    base = [sys.executable, "-m", "codea1", "train", "--config", "tiny-cpu", "--no-progress"]
+    refused = subprocess.run(
+        [*base, "--run-dir", str(tmp_path / "refused"), "--max-steps", "1", "rollout.backend=vllm"],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode == 2 and "tiny-random-h32" in refused.stderr and "Traceback" not in refused.stderr
+    done = subprocess.run(
+        [*base, "--run-dir", str(run_dir), "--max-steps", "2", "model.code_model=tiny-random-h32"]
+        + ["rollout.backend=vllm", "rollout.vllm_sleep_level=0"],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    gaps = [r[k] for r in rows for k in ("code_mismatch_abs", "test_mismatch_abs") if k in r]
+    assert [r["step"] for r in rows] == [1, 2] and gaps and max(gaps) < 1e-4

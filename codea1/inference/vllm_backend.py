@@ -566,6 +566,11 @@ def engine_kwargs(
     }
     if max_model_len is not None:
         kwargs["max_model_len"] = max_model_len
+    if not _cuda():
+        # vLLM's CPU build cannot rewind a seeded request's generator after a partial (chunked) prefill
+        # ("CPU Generator does not use offset", at the first batch whose prompts exceed the token budget):
+        # every prompt is prefilled whole
+        kwargs["enable_chunked_prefill"] = False
     return kwargs
 
 
