@@ -164,6 +164,15 @@ def test_demo_runs_end_to_end_on_a_tiny_preset(tmp_path: Path, capsys) -> None:
     assert "disk: " in out and "optimiser state deleted" in out
     assert not list((run_dir / "train" / "checkpoints").glob("*/*/optimizer.pt"))
     assert "Held-out measurements" in (run_dir / "train" / "report.html").read_text()
+    # the demo's figures are seeded: the same command on the same machine prints the same figures
+    again = tmp_path / "demo-again"
+    assert (
+        main(["demo", "--config", CONFIG, "--steps", "1", "--run-dir", str(again), *OVERRIDES, "eval.limit=2"]) == 0
+    )
+    repeat = json.loads((again / "eval.json").read_text())
+    figures = [(s["code"]["pass@1"], s["tests"]["valid_ratio"]) for s in summary["stages"].values()]
+    assert [(s["code"]["pass@1"], s["tests"]["valid_ratio"]) for s in repeat["stages"].values()] == figures
+    assert [line for line in repeat["lines"] if "paired difference" in line] == changes
 
 
 def test_a_start_that_fails_takes_back_what_it_wrote(tmp_path: Path, capsys, monkeypatch) -> None:
