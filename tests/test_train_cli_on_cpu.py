@@ -166,9 +166,7 @@ def test_demo_runs_end_to_end_on_a_tiny_preset(tmp_path: Path, capsys) -> None:
     assert "Held-out measurements" in (run_dir / "train" / "report.html").read_text()
     # the demo's figures are seeded: the same command on the same machine prints the same figures
     again = tmp_path / "demo-again"
-    assert (
-        main(["demo", "--config", CONFIG, "--steps", "1", "--run-dir", str(again), *OVERRIDES, "eval.limit=2"]) == 0
-    )
+    assert main(["demo", "--config", CONFIG, "--steps", "1", "--run-dir", str(again), *OVERRIDES, "eval.limit=2"]) == 0
     repeat = json.loads((again / "eval.json").read_text())
     figures = [(s["code"]["pass@1"], s["tests"]["valid_ratio"]) for s in summary["stages"].values()]
     assert [(s["code"]["pass@1"], s["tests"]["valid_ratio"]) for s in repeat["stages"].values()] == figures
