@@ -36,6 +36,7 @@ FAIL_DENOMINATORS = ("fixed", "actual")
 SELFPLAY_REWARDS = ("a1", "cure")
 TEST_VALIDITY = ("reference", "strict")
 METHODS = ("a1", "golden", "selfplay")
+DYNAMIC_SAMPLING = ("off", "refill", "dapo")
 
 
 def meta(
@@ -110,7 +111,9 @@ class Section:
 
 @dataclass
 class TrainSection(Section):
-    """How long to train, on what batch, and how the run is checkpointed and logged."""
+    """How long to train, on what batch, what a step does about groups without gradient (dynamic sampling),
+    and how the run is checkpointed and logged. A null dynamic_sampling follows refill_rounds, as configs
+    of earlier versions (refill_rounds only) meant it."""
 
     max_steps: int = knob(
         30,
@@ -134,17 +137,45 @@ class TrainSection(Section):
         True,
         "a1/selfplay: also run each code on the dataset's golden tests (metric golden_pass_rate only, not a reward)",
     )
+    dynamic_sampling: str | None = knob(
+        None,
+        "what a step does about GRPO groups whose rewards are all equal (no gradient): off: trains on them as "
+        "they are; refill: samples the same questions again, up to train.refill_rounds times (Code LLM groups "
+        "only); dapo: drops them and plays new questions (from a reserve order of (seed, step), never the data "
+        "stream) until each role holds its batch's number of groups with unequal rewards, at most "
+        "train.dapo_max_draws draws; null: refill if train.refill_rounds > 0, else off",
+        choices=DYNAMIC_SAMPLING,
+        follows="train.refill_rounds",
+    )
     refill_rounds: int = knob(
         0,
-        "dynamic sampling (DAPO-style): up to this many extra sampling rounds per step for the questions whose "
-        "M codes all got the same reward (no gradient); 0: off",
+        "dynamic_sampling refill: up to this many extra sampling rounds per step for the questions whose "
+        "M codes all got the same reward (0 with any other dynamic_sampling)",
         low=0,
+    )
+    dapo_max_draws: int = knob(
+        4,
+        "dynamic_sampling dapo: the most batches of new questions (train.batch_size each) one step draws and "
+        "plays before it trains on the groups it has (DAPO's max_num_gen_batches; a cap is required)",
+        low=1,
     )
     log_rollouts: bool = knob(True, "write rollouts/step_K.jsonl (score input format plus scores)")
     tensorboard: bool = knob(False, "also log metrics to TensorBoard (needs the 'tensorboard' extra)")
     wandb: bool = knob(False, "also log metrics to Weights & Biases (needs the 'wandb' extra)")
     wandb_project: str = knob("codea1", "wandb project name")
     progress: bool = knob(True, "show a rich progress display with phases and ETA")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.dynamic_sampling is None:
+            self.dynamic_sampling = "refill" if self.refill_rounds > 0 else "off"
+        if self.dynamic_sampling == "refill" and self.refill_rounds == 0:
+            raise UserError("config key 'train.dynamic_sampling' is 'refill': set train.refill_rounds >= 1")
+        if self.dynamic_sampling != "refill" and self.refill_rounds > 0:
+            raise UserError(
+                f"config key 'train.refill_rounds' ({self.refill_rounds}) applies to train.dynamic_sampling "
+                f"refill only (it is {self.dynamic_sampling!r}); set it to 0"
+            )
 
 
 @dataclass
@@ -760,6 +791,13 @@ def _check_template(name: str, value: str, placeholders: tuple[str, ...]) -> Non
             )
 
 
+def _switch_word(value: Any, meta: Any) -> Any:
+    """YAML reads a bare off/on (and no/yes) as a bool: a key whose choices hold the word 'off' (or 'on')
+    takes it as that word (`health.mode: off`, `train.dynamic_sampling=off`)."""
+    word = "on" if value is True else "off" if value is False else None
+    return word if word is not None and word in (meta.get("choices") or ()) else value
+
+
 def _build(cls: type, data: Any, prefix: str, base: Any = None) -> Any:
     """Builds a section from a nested dict, checking keys, types and ranges; keys the dict leaves out
     keep their value in `base` (default: the section's defaults)."""
@@ -789,7 +827,7 @@ def _build(cls: type, data: Any, prefix: str, base: Any = None) -> Any:
         if _is_section(tp):
             kwargs[name] = _build(tp, data.get(name), key, getattr(base, name))
         elif name in data:
-            kwargs[name] = _coerce(key, data[name], tp)
+            kwargs[name] = _coerce(key, _switch_word(data[name], f.metadata), tp)
             _check_range(f"config key '{key}'", kwargs[name], f.metadata)
         elif f.metadata.get("follows"):
             kwargs[name] = None  # left out: follow the other key again (base holds what it was then)

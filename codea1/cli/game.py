@@ -176,12 +176,12 @@ def _score_step(
 ) -> tuple[list[QuestionResult], dict[str, Any]]:
     """Plays the good lines as one game step in the sandbox and applies its updates to the book; returns the
     results (one per line) and the book's summary of the step."""
-    from codea1.game.mistake_book import merge_updates
+    from codea1.game.mistake_book import gt_digest, merge_updates
     from codea1.game.play import play_step
     from codea1.sandbox import LocalExecutor
 
     chosen = [problems[item["row"]["question_id"]] for item in good]
-    histories = [book.retrieve(p.id, config.history_size) for p in chosen]
+    histories = [book.retrieve(p.id, config.history_size, gt_digest(p)) for p in chosen]
     codes = [[c["response"] for c in item["row"]["codes"]] for item in good]
     tests = [[list(c.get("tests", [])) for c in item["row"]["codes"]] for item in good]
     extra = {"uid_base": args.uid_base} if args.uid_base is not None else {}

@@ -5,6 +5,12 @@ row it changes is logged with its value before the step, so `rollback_to(k)` put
 as it was after step k (a resumed run sees the book of its checkpoint, never half a step).
 Tests are stored normalised: the CALL source plus GT's value encoded with codea1.sandbox.values.to_json
 (canonical JSON text), so two spellings of the same expected value are one test.
+
+A question's tests are kept under its id AND the digest of the GT that gave their values (`gt_digest`): a
+question whose GT changed finds none of the old GT's tests (their values may be wrong for the new one), and
+its first update under the new GT removes them (logged like any change, so a rollback brings them back).
+Books written before digests were kept hold their tests under the digest "" (GT unknown): they are never
+replayed for a question whose GT is known, and are removed by its first update.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import Any
 
 from codea1.errors import UserError
 from codea1.judge.literals import decode_expected, encode_expected
+from codea1.problem import Problem, gt_program
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tests (
@@ -28,6 +35,7 @@ CREATE TABLE IF NOT EXISTS tests (
     expected_json TEXT NOT NULL,
     frequency INTEGER NOT NULL,
     first_step INTEGER NOT NULL,
+    gt_digest TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (question_id, stored_test_key)
 );
 CREATE TABLE IF NOT EXISTS changes (
@@ -38,7 +46,8 @@ CREATE TABLE IF NOT EXISTS changes (
     call TEXT NOT NULL,
     expected_json TEXT NOT NULL,
     old_frequency INTEGER,
-    old_first_step INTEGER
+    old_first_step INTEGER,
+    old_gt_digest TEXT
 );
 CREATE INDEX IF NOT EXISTS changes_step ON changes(step);
 CREATE TABLE IF NOT EXISTS steps (
@@ -49,6 +58,18 @@ CREATE TABLE IF NOT EXISTS steps (
     questions INTEGER NOT NULL
 );
 """
+
+
+# columns added since the first books were written: (table, column, declaration)
+_ADDED_COLUMNS = [("tests", "gt_digest", "TEXT NOT NULL DEFAULT ''"), ("changes", "old_gt_digest", "TEXT")]
+
+
+def gt_digest(problem: Problem) -> str:
+    """The digest a question's book tests are kept under: sha256 of the GT program the judge runs
+    (codea1.problem.gt_program: the problem's imports, then its GT), with line ends written as \\n and the
+    whitespace at its end dropped, the only rewrites that cannot change what the program computes."""
+    program = gt_program(problem).replace("\r\n", "\n").replace("\r", "\n").rstrip()
+    return hashlib.sha256(program.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def stored_test_key(call: str, expected_json: str) -> str:
@@ -103,8 +124,11 @@ class BookUpdate:
 
     passed: list[StoredTest] = field(default_factory=list)
     failed: list[StoredTest] = field(default_factory=list)
+    gt_digest: str = ""  # the GT the tests were judged with (gt_digest); "" when not known
 
     def extend(self, other: BookUpdate) -> None:
+        if other.gt_digest != self.gt_digest:
+            raise ValueError("Mistake Book updates of one question judged with two different GTs")
         self.passed.extend(other.passed)
         self.failed.extend(other.failed)
 
@@ -120,8 +144,16 @@ class MistakeBook:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.executescript(_SCHEMA)
+            self._add_columns()
         except sqlite3.DatabaseError as exc:
             raise UserError(f"{self.path}: not a usable Mistake Book database ({exc})") from None
+
+    def _add_columns(self) -> None:
+        """Brings a book written by an earlier version up to the schema (its tests under GT digest "")."""
+        for table, column, declaration in _ADDED_COLUMNS:
+            have = {row[1] for row in self.conn.execute(f"PRAGMA table_info({table})")}
+            if column not in have:
+                self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
     # ------------------------------------------------------------------ reading
     @property
@@ -130,15 +162,16 @@ class MistakeBook:
         row = self.conn.execute("SELECT MAX(step) FROM steps").fetchone()
         return -1 if row[0] is None else int(row[0])
 
-    def retrieve(self, question_id: str, h: int = 8) -> list[StoredTest]:
-        """The question's top-h tests by frequency; ties: older (first_step) first, then by call text
-        and expected value, so every run picks the same set."""
+    def retrieve(self, question_id: str, h: int = 8, gt_digest: str = "") -> list[StoredTest]:
+        """The question's top-h tests by frequency, of those kept under `gt_digest` (the digest of the
+        question's GT now: `gt_digest(problem)`); ties: older (first_step) first, then by call text and
+        expected value, so every run picks the same set."""
         if h <= 0:
             return []
         rows = self.conn.execute(
-            "SELECT call, expected_json, frequency, first_step FROM tests WHERE question_id = ? "
+            "SELECT call, expected_json, frequency, first_step FROM tests WHERE question_id = ? AND gt_digest = ? "
             "ORDER BY frequency DESC, first_step ASC, call ASC, expected_json ASC LIMIT ?",
-            (question_id, h),
+            (question_id, gt_digest, h),
         ).fetchall()
         return [StoredTest(*row) for row in rows]
 
@@ -178,8 +211,9 @@ class MistakeBook:
     def apply_step(self, step: int, updates: dict[str, BookUpdate]) -> dict[str, int]:
         """Applies one training step's updates in ONE transaction and tags it with `step`.
 
-        Per question, book tests passed are decremented first (deleted at 0), then failed generated
-        tests incremented (inserted with 1). Returns {"added", "removed", "size"}: tests inserted,
+        Per question, its tests kept under another GT digest than the update's are deleted (`gt_digest`),
+        then book tests passed are decremented (deleted at 0), then failed generated tests incremented
+        (inserted with 1). Returns {"added", "removed", "size"}: tests inserted,
         tests deleted (at frequency 0), and the book's size after; plus "questions":
         the same three numbers per updated question. An exception leaves the book exactly as it was.
         `step` must be larger than `last_step`.
@@ -214,16 +248,22 @@ class MistakeBook:
     def _apply_question(self, step: int, qid: str, update: BookUpdate) -> tuple[int, int, int]:
         """Applies one question's update; returns (added, removed, size after).
 
-        added/removed count events in the reference order: a test deleted at 0 by the passes and
-        failed again in the same step counts once as removed and once as added (and restarts at 1).
+        added/removed count events in the reference order: a test of another GT counts as removed, and a
+        test deleted at 0 by the passes and failed again in the same step counts once as removed and once
+        as added (and restarts at 1).
         """
+        gt = update.gt_digest
         rows = self.conn.execute(
-            "SELECT stored_test_key, call, expected_json, frequency, first_step FROM tests WHERE question_id = ?",
+            "SELECT stored_test_key, call, expected_json, frequency, first_step, gt_digest FROM tests "
+            "WHERE question_id = ?",
             (qid,),
         ).fetchall()
-        before = {key: (call, exp, freq, first) for key, call, exp, freq, first in rows}
-        current = {key: [call, exp, freq, first] for key, (call, exp, freq, first) in before.items()}
-        added = removed = 0
+        before = {key: (call, exp, freq, first, digest) for key, call, exp, freq, first, digest in rows}
+        current = {
+            key: [call, exp, freq, first] for key, (call, exp, freq, first, digest) in before.items() if digest == gt
+        }
+        removed = len(before) - len(current)  # the tests of another GT: never replayed again
+        added = 0
         for test in update.passed:
             key = _checked(test).key
             if key in current:
@@ -240,29 +280,33 @@ class MistakeBook:
                 current[key] = [test.call, test.expected_json, 1, step]
                 added += 1
         for key in sorted(set(before) | set(current)):
-            old, new = before.get(key), current.get(key)
-            if old is not None and new is not None and (old[2], old[3]) == (new[2], new[3]):
-                continue
-            call, exp = (new or old)[0], (new or old)[1]
-            self.conn.execute(
-                "INSERT INTO changes(step, question_id, stored_test_key, call, expected_json, old_frequency, "
-                "old_first_step) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (step, qid, key, call, exp, old[2] if old else None, old[3] if old else None),
-            )
-            if new is None:
-                self.conn.execute("DELETE FROM tests WHERE question_id = ? AND stored_test_key = ?", (qid, key))
-            elif old is None:
-                self.conn.execute(
-                    "INSERT INTO tests(question_id, stored_test_key, call, expected_json, frequency, first_step) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (qid, key, call, exp, new[2], new[3]),
-                )
-            else:
-                self.conn.execute(
-                    "UPDATE tests SET frequency = ?, first_step = ? WHERE question_id = ? AND stored_test_key = ?",
-                    (new[2], new[3], qid, key),
-                )
+            self._write_change(step, qid, key, before.get(key), current.get(key), gt)
         return added, removed, len(current)
+
+    def _write_change(self, step: int, qid: str, key: str, old: tuple | None, new: list | None, gt: str) -> None:
+        """Logs one test's value before the step (for rollback_to) and writes its new one (None: deleted)."""
+        if old is not None and new is not None and (old[2], old[3], old[4]) == (new[2], new[3], gt):
+            return
+        call, exp = (new or old)[0], (new or old)[1]
+        self.conn.execute(
+            "INSERT INTO changes(step, question_id, stored_test_key, call, expected_json, old_frequency, "
+            "old_first_step, old_gt_digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (step, qid, key, call, exp, *((old[2], old[3], old[4]) if old else (None, None, None))),
+        )
+        if new is None:
+            self.conn.execute("DELETE FROM tests WHERE question_id = ? AND stored_test_key = ?", (qid, key))
+        elif old is None:
+            self.conn.execute(
+                "INSERT INTO tests(question_id, stored_test_key, call, expected_json, frequency, first_step, "
+                "gt_digest) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (qid, key, call, exp, new[2], new[3], gt),
+            )
+        else:
+            self.conn.execute(
+                "UPDATE tests SET frequency = ?, first_step = ?, gt_digest = ? "
+                "WHERE question_id = ? AND stored_test_key = ?",
+                (new[2], new[3], gt, qid, key),
+            )
 
     def rollback_to(self, step: int) -> None:
         """Undoes every step after `step` (one transaction), so the book is as it was after `step`.
@@ -271,17 +315,17 @@ class MistakeBook:
         conn.execute("BEGIN IMMEDIATE")
         try:
             rows = conn.execute(
-                "SELECT question_id, stored_test_key, call, expected_json, old_frequency, old_first_step "
-                "FROM changes WHERE step > ? ORDER BY seq DESC",
+                "SELECT question_id, stored_test_key, call, expected_json, old_frequency, old_first_step, "
+                "old_gt_digest FROM changes WHERE step > ? ORDER BY seq DESC",
                 (step,),
             ).fetchall()
-            for qid, key, call, exp, old_freq, old_first in rows:
+            for qid, key, call, exp, old_freq, old_first, old_gt in rows:
                 conn.execute("DELETE FROM tests WHERE question_id = ? AND stored_test_key = ?", (qid, key))
-                if old_freq is not None:
+                if old_freq is not None:  # a change logged before digests were kept was of a test under ""
                     conn.execute(
-                        "INSERT INTO tests(question_id, stored_test_key, call, expected_json, frequency, first_step) "
-                        "VALUES (?, ?, ?, ?, ?, ?)",
-                        (qid, key, call, exp, old_freq, old_first),
+                        "INSERT INTO tests(question_id, stored_test_key, call, expected_json, frequency, first_step, "
+                        "gt_digest) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (qid, key, call, exp, old_freq, old_first, old_gt or ""),
                     )
             conn.execute("DELETE FROM changes WHERE step > ?", (step,))
             conn.execute("DELETE FROM steps WHERE step > ?", (step,))
@@ -340,5 +384,5 @@ def merge_updates(items: Iterable[tuple[str, BookUpdate]]) -> dict[str, BookUpda
     """Groups (question_id, update) pairs into one update per question."""
     out: dict[str, BookUpdate] = {}
     for qid, update in items:
-        out.setdefault(qid, BookUpdate()).extend(update)
+        out.setdefault(qid, BookUpdate(gt_digest=update.gt_digest)).extend(update)
     return out

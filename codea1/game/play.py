@@ -29,7 +29,7 @@ from typing import Any
 from codea1.config import GameConfig
 from codea1.game.answers import CheckedSuite, ask_gt, resolve_calls, validate_suite
 from codea1.game.matrix import run_matrix
-from codea1.game.mistake_book import BookUpdate, StoredTest
+from codea1.game.mistake_book import BookUpdate, StoredTest, gt_digest
 from codea1.game.parsing import ParsedSuite, extract_code, parse_test_suite
 from codea1.game.rewards import CodeScore
 from codea1.game.score import cure_rewards, score_question
@@ -114,7 +114,8 @@ def play_step(
 
     code_responses[q][m]: the m-th code response to problem q; test_responses[q][m][n]: the n-th test
     response written for that code; histories[q]: the Mistake Book tests to replay (use
-    MistakeBook.retrieve(problem.id, config.history_size)). The executor is a codea1.sandbox.Executor
+    MistakeBook.retrieve(problem.id, config.history_size, gt_digest(problem)): tests of the problem's GT
+    now); each update carries that digest. The executor is a codea1.sandbox.Executor
     (anything with its `run(jobs, progress=None)`).
     """
     config = config or GameConfig()
@@ -141,6 +142,7 @@ def play_step(
     for q, problem in enumerate(problems):
         question_runs = [runs[q, m] for m in range(len(parsed.codes[q]))]
         scores, update = score_question(histories[q], checked[q], question_runs, config)
+        update.gt_digest = gt_digest(problem)  # the book keeps the tests under the GT that judged them
         if config.selfplay_reward == "cure":
             cure_rewards(scores, parsed.suites[q], answers[q], question_runs, config, resolved[q])
         selected = topvar_select([[s.test_reward for s in c.suites] for c in scores], config.topvar_ell)

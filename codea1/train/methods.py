@@ -9,7 +9,9 @@ one step (`step`); the trainer around it (codea1.train.loop) only orders the dat
 - `SelfPlay`: the same game, but one policy writes the code and the tests and learns from both.
 - `Golden`: the code policy alone, rewarded by the share of the dataset's golden tests it passes.
 Whether the test prompt shows the code (white-box) or only the question (black-box) is the game's
-`blackbox_tests` (black-box by default for selfplay only).
+`blackbox_tests` (black-box by default for selfplay only). Dynamic sampling (train.dynamic_sampling) runs
+between the play and the Mistake Book update: `refill_equal_groups` samples equal groups' questions
+again; `dynamic_sample` (dapo) drops them and plays new questions drawn from a reserve (codea1.train.dynamic).
 
 Every sampling call is seeded from (seed, step, role), so a replayed step samples the same way; the
 `debug_kill` calls mark the points where the resume tests kill the process.
@@ -26,9 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from codea1.config import Config, Sampling
 from codea1.game import extract_code, golden_step, merge_updates, play_step
+from codea1.game.mistake_book import gt_digest
 from codea1.game.prompts import code_messages, test_messages, with_prefix
 from codea1.rl.api import ConcurrentLearner, PolicyHandle
 from codea1.train.checkpoint import debug_kill
+from codea1.train.dynamic import dapo_metrics, reserve_draws, reserve_order, select_groups
 
 if TYPE_CHECKING:
     from codea1.game import QuestionResult
@@ -49,8 +53,9 @@ def derive_seed(seed: int, step: int, tag: str) -> int:
 @dataclass
 class StepEnv:
     """What a step works with: the run config, the policies in their roles (test_policy is None for
-    golden and the code policy itself for selfplay), the Mistake Book, the sandbox and a callback that
-    names the current phase."""
+    golden and the code policy itself for selfplay), the Mistake Book, the sandbox, a callback that
+    names the current phase, and the training problems (where dynamic sampling, dapo, draws new
+    questions from)."""
 
     cfg: Config
     code_policy: PolicyHandle
@@ -58,6 +63,7 @@ class StepEnv:
     book: MistakeBook
     executor: Executor
     phase: Callable[[str], None]
+    problems: Sequence[Problem] = ()
 
 
 @dataclass
@@ -158,11 +164,11 @@ def _equal(rewards: Sequence[float]) -> bool:
 def refill_equal_groups(
     env: StepEnv, step: int, batch: list, rounds: list, results: list, histories: list, seconds: dict[str, float]
 ) -> dict[str, float]:
-    """Dynamic sampling (train.refill_rounds, DAPO-style): a question whose M codes all got the same R_C
-    gives the Code LLM no gradient, so up to `refill_rounds` times its codes and their tests are sampled
-    again (seeds of their own, so a resume repeats them) and played against the same Mistake Book tests;
-    a new group with unequal rewards replaces the old one in `rounds` and `results` (in place). Returns
-    the step's refill metrics."""
+    """Dynamic sampling by refill (train.dynamic_sampling refill; dapo is `dynamic_sample`): a question whose
+    M codes all got the same R_C gives the Code LLM no gradient, so up to `refill_rounds` times its codes
+    and their tests are sampled again (seeds of their own, so a resume repeats them) and played against
+    the same Mistake Book tests; a new group with unequal rewards replaces the old one in `rounds` and
+    `results` (in place). Returns the step's refill metrics."""
 
     cfg = env.cfg
     if cfg.train.refill_rounds == 0:
@@ -195,6 +201,101 @@ def refill_equal_groups(
                 rounds[b], results[b] = new_round, result
                 out["refill_recovered"] += 1.0
         equal = still
+    return out
+
+
+Group = tuple[list[Any], list[float]]  # one GRPO group: its samples and their rewards
+
+
+@dataclass
+class StepGroups:
+    """The GRPO groups a step trains on, per role ("code", "test"), and what dynamic sampling (dapo)
+    added to the step: the questions it drew, their rounds (golden: code rows) and results (golden:
+    rewards), the draw each came from, and its metrics."""
+
+    groups: dict[str, list[Group]]
+    questions: list[Problem] = field(default_factory=list)
+    rounds: list[Any] = field(default_factory=list)
+    results: list[Any] = field(default_factory=list)
+    draws: list[int] = field(default_factory=list)
+    metrics: dict[str, float] = field(default_factory=dict)
+
+    def samples(self, role: str) -> list[Any]:
+        return [s for samples, _ in self.groups[role] for s in samples]
+
+    def rewards(self, role: str) -> list[list[float]]:
+        return [list(rewards) for _, rewards in self.groups[role]]
+
+
+def game_groups(rounds: Sequence[Round], results: Sequence[QuestionResult]) -> dict[str, list[Group]]:
+    """A played batch's GRPO groups: the Code LLM's, one per question (its M codes and their R_C), and the
+    Test LLM's, one per TopVar-selected code (its N suites and their R_T), in question order."""
+    pairs = list(zip(rounds, results, strict=True))
+    return {
+        "code": [(r.codes, res.code_rewards) for r, res in pairs],
+        "test": [
+            (r.suites[m], [s.test_reward for s in c.suites])
+            for r, res in pairs
+            for m, c in enumerate(res.codes)
+            if c.topvar_selected
+        ],
+    }
+
+
+def reserve_batches(env: StepEnv, step: int, batch: Sequence[Problem]) -> list[list[Problem]]:
+    """The batches of new questions a step may draw (codea1.train.dynamic.reserve_order): every training
+    problem but the step's own batch, in an order seeded by (seed, step), never the data stream."""
+    cfg = env.cfg
+    order_seed = derive_seed(cfg.seed, step, "dapo-reserve")
+    order = reserve_order(order_seed, [p.id for p in env.problems], [p.id for p in batch])
+    draws = reserve_draws(order, cfg.train.batch_size, cfg.train.dapo_max_draws)
+    return [[env.problems[i] for i in draw] for draw in draws]
+
+
+def play_draw(env: StepEnv, step: int, sub: list, draw: int, seconds: dict[str, float]) -> tuple:
+    """Plays draw `draw` of new questions in full (codes, tests, execution against the Mistake Book as the
+    step found it, rewards), with sampling seeds of its own; returns (rounds, results, groups)."""
+    cfg = env.cfg
+    with timed(seconds, "gen_code"):
+        codes = sample_codes(env, step, sub, f"gen_code_dapo{draw}")
+    with timed(seconds, "gen_tests"):
+        tests = sample_tests(env, step, sub, codes, f"gen_tests_dapo{draw}")
+    rounds = [Round(p, c, t) for p, c, t in zip(sub, codes, tests, strict=True)]
+    with timed(seconds, "execute"):
+        histories = [env.book.retrieve(p.id, cfg.game.history_size, gt_digest(p)) for p in sub]
+        texts = [r.code_texts for r in rounds]
+        results = play_step(sub, texts, [r.suite_texts for r in rounds], env.executor, histories, cfg.game)
+    return rounds, results, game_groups(rounds, results)
+
+
+def dynamic_sample(
+    env: StepEnv, step: int, batch: list, own: dict[str, list[Group]], play_new: Callable[[list, int], tuple]
+) -> StepGroups:
+    """The groups a step trains on. Without dynamic_sampling dapo: `own`, the groups of its batch. With it
+    (codea1.train.dynamic.select_groups): the groups of `own` with unequal rewards, then those of batches
+    of new questions from the reserve, each played by play_new(questions, draw) -> (rounds, results,
+    groups), until each role holds as many groups as `own` has or train.dapo_max_draws draws were made;
+    surplus groups are dropped in draw order."""
+    if env.cfg.train.dynamic_sampling != "dapo":
+        return StepGroups(own)
+    out = StepGroups({})
+    played = {0: own}
+    draws = reserve_batches(env, step, batch)
+
+    def play(draw: int) -> dict[str, list[list[float]]] | None:
+        if draw > len(draws):
+            return None
+        if draw > 0:
+            rounds, results, played[draw] = play_new(draws[draw - 1], draw)
+            out.questions += draws[draw - 1]
+            out.rounds += rounds
+            out.results += results
+            out.draws += [draw] * len(rounds)
+        return {role: [list(rewards) for _, rewards in groups] for role, groups in played[draw].items()}
+
+    picked, made = select_groups({role: len(g) for role, g in own.items()}, env.cfg.train.dapo_max_draws, play)
+    out.groups = {role: [played[d][role][g] for d, g in p.kept] for role, p in picked.items()}
+    out.metrics = dapo_metrics(picked, made)
     return out
 
 
@@ -254,44 +355,43 @@ class A1:
         env.phase("execute")
         with timed(seconds, "execute"):
             code_texts = [r.code_texts for r in rounds]
-            histories = [env.book.retrieve(p.id, game.history_size) for p in batch]
+            histories = [env.book.retrieve(p.id, game.history_size, gt_digest(p)) for p in batch]
             results = play_step(batch, code_texts, [r.suite_texts for r in rounds], env.executor, histories, game)
         refill = refill_equal_groups(env, step, batch, rounds, results, histories, seconds)
+        own = game_groups(rounds, results)
+        trained = dynamic_sample(env, step, batch, own, lambda sub, d: play_draw(env, step, sub, d, seconds))
         with timed(seconds, "execute"):
-            code_samples = [r.codes for r in rounds]
             code_texts = [r.code_texts for r in rounds]
             golden = golden_step(batch, code_texts, env.executor, game) if cfg.train.measure_golden_pass else None
             debug_kill("execute", step)
-            book = env.book.apply_step(step, merge_updates((r.question_id, r.updates) for r in results))
+            played = [*results, *trained.results]  # the drawn questions update the book like the batch's
+            book = env.book.apply_step(step, merge_updates((r.question_id, r.updates) for r in played))
         debug_kill("book", step)
 
         env.phase("learn")
         with timed(seconds, "learn"):
-            selected = [(b, m) for b, r in enumerate(results) for m, c in enumerate(r.codes) if c.topvar_selected]
-            test_rewards = [[s.test_reward for s in results[b].codes[m].suites] for b, m in selected]
             code_metrics, test_metrics = self.learn(
                 env,
                 step,
-                _flat(code_samples),
-                advantages([r.code_rewards for r in results], cfg),
-                [s for b, m in selected for s in rounds[b].suites[m]],
-                advantages(test_rewards, cfg),
+                trained.samples("code"),
+                advantages(trained.rewards("code"), cfg),
+                trained.samples("test"),
+                advantages(trained.rewards("test"), cfg),
             )
 
-        metrics = game_metrics(step, results, book, code_metrics, test_metrics, _flat(test_rewards))
-        metrics.update(health_signals(results, [p.entry_point for p in batch], test_rewards))
+        metrics = game_metrics(step, results, book, code_metrics, test_metrics, _flat(trained.rewards("test")))
+        # the batch's own groups, before dapo dropped any: run health still sees a policy that stops giving signal
+        metrics.update(health_signals(results, [p.entry_point for p in batch], [g[1] for g in own["test"]]))
         metrics.update(refill)
+        metrics.update(trained.metrics)
         metrics.update(replay_metrics(histories))
         if golden is not None:
             metrics["golden_pass_rate"] = mean(_flat(golden))
-        metrics.update(_length_metrics("code", [r.codes for r in rounds], seconds["gen_code"]))
-        metrics.update(_length_metrics("test", [r.test_samples for r in rounds], seconds["gen_tests"]))
+        every = [*rounds, *trained.rounds]
+        metrics.update(_length_metrics("code", [r.codes for r in every], seconds["gen_code"]))
+        metrics.update(_length_metrics("test", [r.test_samples for r in every], seconds["gen_tests"]))
         metrics.update(_times(seconds))
-        per_question = book.get("questions", {})
-        rollouts = [
-            rollout_line(r, res, per_question.get(r.problem.id)) for r, res in zip(rounds, results, strict=True)
-        ]
-        return StepOutput(metrics, rollouts)
+        return StepOutput(metrics, game_rollouts(book, rounds, results, trained))
 
 
 class SelfPlay(A1):
@@ -336,6 +436,8 @@ class Golden:
         with timed(seconds, "execute"):
             rewards = golden_step(batch, [[s.text for s in row] for row in codes], env.executor, cfg.game)
         refill = self._refill(env, step, batch, codes, rewards, seconds)
+        own = {"code": list(zip(codes, rewards, strict=True))}
+        trained = dynamic_sample(env, step, batch, own, lambda sub, d: self._play_draw(env, step, sub, d, seconds))
         with timed(seconds, "execute"):
             debug_kill("execute", step)
             book = env.book.apply_step(step, {})
@@ -343,7 +445,7 @@ class Golden:
 
         env.phase("learn")
         with timed(seconds, "learn"):
-            code_metrics = env.code_policy.train_step(_flat(codes), advantages(rewards, cfg))
+            code_metrics = env.code_policy.train_step(trained.samples("code"), advantages(trained.rewards("code"), cfg))
             debug_kill("learn_code", step)
             debug_kill("learn_test", step)
 
@@ -356,19 +458,25 @@ class Golden:
             "code_all_pass_frac": mean([r >= 1.0 for r in flat_rewards]),
             "code_zero_var_groups": mean([float(max(g) == min(g)) for g in rewards if len(g) > 1]),
             **refill,
+            **trained.metrics,
             **_prefixed("code_", code_metrics),
-            **_length_metrics("code", codes, seconds["gen_code"]),
+            **_length_metrics("code", [*codes, *trained.rounds], seconds["gen_code"]),
             **_times(seconds),
         }
-        rollouts = [
-            {
-                "question_id": p.id,
-                "codes": [{"response": s.text, "tests": []} for s in row],
-                "scores": {"golden_rewards": r},
-            }
-            for p, row, r in zip(batch, codes, rewards, strict=True)
-        ]
+        rollouts = [_golden_line(p, row, r) for p, row, r in zip(batch, codes, rewards, strict=True)]
+        for p, row, r, draw in zip(trained.questions, trained.rounds, trained.results, trained.draws, strict=True):
+            rollouts.append({**_golden_line(p, row, r), "dapo_draw": draw})
         return StepOutput(metrics, rollouts)
+
+    @staticmethod
+    def _play_draw(env: StepEnv, step: int, sub: list, draw: int, seconds: dict[str, float]) -> tuple:
+        """Dynamic sampling (dapo) for Golden-Tests RL: draw `draw` of new questions, M codes each scored on
+        their golden tests; returns (code rows, rewards, groups)."""
+        with timed(seconds, "gen_code"):
+            codes = sample_codes(env, step, sub, f"gen_code_dapo{draw}")
+        with timed(seconds, "execute"):
+            rewards = golden_step(sub, [[s.text for s in row] for row in codes], env.executor, env.cfg.game)
+        return codes, rewards, {"code": list(zip(codes, rewards, strict=True))}
 
     @staticmethod
     def _refill(
@@ -466,17 +574,18 @@ def game_metrics(
     }
 
 
-def health_signals(results: list, entry_points: list[str], trained_test_rewards: list[list[float]]) -> dict[str, float]:
+def health_signals(results: list, entry_points: list[str], test_rewards: list[list[float]]) -> dict[str, float]:
     """The step's signals of collapse and reward hacking (codea1.train.health reads them over a window).
 
-    code_zero_var_groups / test_zero_var_groups: share of the trained groups whose rewards are all equal
-    (no gradient); tests_not_calling: share of kept tests whose CALL is not the function under test (the
-    free-validity hack: `assert len([1]) == 1`); tests_refused: share of written tests the judge refused
-    as introspective, random or not plain data; tests_wrong_prediction: share of kept tests whose expected
-    value GT contradicts; book_fresh_gap: fresh tests' pass rate minus the Mistake Book's (tests that grow
-    easy while old failures stay failed)."""
+    code_zero_var_groups / test_zero_var_groups: share of the batch's code groups and of the suite groups
+    of its TopVar-selected codes (`test_rewards`) whose rewards are all equal (no gradient; with refill,
+    after it; with dapo, before it dropped any); tests_not_calling: share of kept tests whose CALL is not
+    the function under test (the free-validity hack: `assert len([1]) == 1`); tests_refused: share of
+    written tests the judge refused as introspective, random or not plain data; tests_wrong_prediction:
+    share of kept tests whose expected value GT contradicts; book_fresh_gap: fresh tests' pass rate minus
+    the Mistake Book's (tests that grow easy while old failures stay failed)."""
     code_groups = [r.code_rewards for r in results if len(r.code_rewards) > 1]
-    test_groups = [g for g in trained_test_rewards if len(g) > 1]
+    test_groups = [g for g in test_rewards if len(g) > 1]
     kept = not_calling = refused = written = wrong = 0
     for r, entry in zip(results, entry_points, strict=True):
         for suite in (s for per_code in r.checked for s in per_code):
@@ -504,6 +613,25 @@ def replay_metrics(histories: Sequence[Sequence[Any]]) -> dict[str, float]:
     return {
         "mistake_book_replayed": float(sum(len(h) for h in histories)),
         "mistake_book_replay_questions": float(sum(1 for h in histories if h)),
+    }
+
+
+def game_rollouts(book: dict, rounds: list[Round], results: list, trained: StepGroups) -> list[dict[str, Any]]:
+    """A game step's rollout lines: its batch's questions, then those dynamic sampling drew (each with
+    `dapo_draw`, the draw it came from)."""
+    per_question = book.get("questions", {})
+    lines = [rollout_line(r, res, per_question.get(r.problem.id)) for r, res in zip(rounds, results, strict=True)]
+    for r, res, draw in zip(trained.rounds, trained.results, trained.draws, strict=True):
+        lines.append({**rollout_line(r, res, per_question.get(r.problem.id)), "dapo_draw": draw})
+    return lines
+
+
+def _golden_line(problem: Problem, codes: list, rewards: list[float]) -> dict[str, Any]:
+    """A Golden-Tests RL rollout line: the question's codes and their golden rewards."""
+    return {
+        "question_id": problem.id,
+        "codes": [{"response": s.text, "tests": []} for s in codes],
+        "scores": {"golden_rewards": rewards},
     }
 
 
