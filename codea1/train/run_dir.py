@@ -27,6 +27,17 @@ from codea1.config import Config, apply_overrides, config_from_dict, migrate, re
 from codea1.errors import UserError
 
 
+def _with_defaults(started: dict[str, Any]) -> dict[str, Any]:
+    """The config a run started with, as this version reads it: renamed keys under their new names, and keys
+    added since at their defaults (which keep an earlier run's behaviour), so that a run of an earlier
+    version resumes; as recorded where this version cannot read it (the comparison then names the keys)."""
+    migrated, _ = migrate(started)
+    try:
+        return json.loads(json.dumps(config_from_dict(migrated).to_dict()))
+    except UserError:
+        return migrated
+
+
 @dataclass(frozen=True)
 class RunDir:
     root: Path
@@ -101,7 +112,7 @@ class RunDir:
         started = self.read_state().get("config")
         if started is None:
             return
-        started, _ = migrate(started)  # a run of an earlier version: its renamed keys under their new names
+        started = _with_defaults(started)
         changed = changed_keys(started, json.loads(json.dumps(cfg.to_dict())))
         changed = [c for c in changed if not c[0].startswith(RESUMABLE)]
         if changed:
@@ -122,7 +133,7 @@ class RunDir:
         new = json.loads(json.dumps(cfg.to_dict()))
         changed: list[tuple[str, Any, Any]] = []
         if state.get("config") is not None:
-            in_force, _ = migrate(state["config"])
+            in_force = _with_defaults(state["config"])
             for entry in state.get("config_changes", []):
                 for key, (_, value) in entry["changed"].items():
                     *head, leaf = key.split(".")
