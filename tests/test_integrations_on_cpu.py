@@ -144,6 +144,57 @@ def _call_with_kwargs(raw_fn, extra_kwargs, *args, **kwargs):
     return raw_fn(*args, **{**kwargs, **extra_kwargs})
 
 
+def _naive_reward_extra_info(result):
+    """The end of NaiveRewardManager.run_single (and DAPORewardManager's), verl 0.9.1
+    verl/experimental/reward_loop/reward_manager/naive.py: a dict's "score" is the reward and all its keys
+    are the response's reward_extra_info; a plain number is the reward and its "acc"."""
+    reward_extra_info = {}
+    if isinstance(result, dict):
+        score = result["score"]
+        for key, value in result.items():
+            reward_extra_info[key] = value
+    else:
+        score = result
+        reward_extra_info["acc"] = score
+    return {"reward_score": score, "reward_extra_info": reward_extra_info}
+
+
+def _stacked(outputs):
+    """verl 0.9.1 verl/experimental/agent_loop/agent_loop.py (and reward_loop.py): the first response's keys
+    name the batch's extra fields, every response must have them, each becomes one numpy array."""
+    import numpy as np
+
+    infos = [o["reward_extra_info"] for o in outputs]
+    return {key: np.array([info[key] for info in infos]) for key in list(infos[0].keys())}
+
+
+def _dapo_filtered_groups(outputs, uids, metric):
+    """verl 0.9.1 verl/trainer/ppo/v1/replay_buffer.py ReplayBuffer._dapo_filtered_keys (metric other than
+    "reward"): the metric is read from each response's reward_extra_info (a group without it raises), cast
+    with float(); a group whose values all agree (std 0) is filtered out."""
+    import numpy as np
+
+    metrics_by_uid, missing = {}, set()
+    for uid, out in zip(uids, outputs, strict=True):
+        info = out["reward_extra_info"]
+        if metric not in info:
+            missing.add(uid)
+        else:
+            metrics_by_uid.setdefault(uid, []).append(float(info[metric]))
+    if missing:
+        raise RuntimeError(f"Finished groups are missing DAPO metric {metric!r}: {sorted(missing)[:5]}")
+    return {uid for uid, v in metrics_by_uid.items() if len(v) > 1 and float(np.std(v)) == 0.0}
+
+
+def _main_eval_item(reward_fn, data_source, response_lst, ground_truth):
+    """verl 0.9.1 verl/trainer/main_eval.py process_item: the function called positionally per response,
+    the results averaged with numpy (and the items' means averaged again per data source)."""
+    import numpy as np
+
+    score_lst = [reward_fn(data_source, r, ground_truth) for r in response_lst]
+    return data_source, np.mean(score_lst)
+
+
 def test_verl_compute_score_as_its_reward_managers_call_it(judge, monkeypatch) -> None:
     from codea1.integrations import judge as judge_module
     from codea1.integrations import verl
@@ -155,7 +206,7 @@ def test_verl_compute_score_as_its_reward_managers_call_it(judge, monkeypatch) -
     assert naive(data_source="codea1", solution_str=RIGHT, ground_truth=truth, extra_info=extra)["score"] == 1.0
     assert naive(data_source="codea1", solution_str=HOSTILE["forged_eq"], ground_truth=truth, extra_info=extra) == {
         "score": 0.0,
-        "passed": 0.0,
+        "acc": 0.0,
         "judged": 1.0,
     }
     batch = partial(_call_with_kwargs, verl.compute_score_batch, {})
@@ -166,3 +217,128 @@ def test_verl_compute_score_as_its_reward_managers_call_it(judge, monkeypatch) -
         extra_infos=[{"rollout_reward_scores": {}}] * 3,
     )
     assert [o["score"] for o in out] == [1.0, 0.0, 0.0] and [o["judged"] for o in out] == [1.0, 1.0, 0.0]
+
+
+def test_verl_dapo_group_filter_and_main_eval_read_what_codea1_returns(judge, monkeypatch) -> None:
+    from codea1.integrations import judge as judge_module
+    from codea1.integrations import verl
+
+    monkeypatch.setattr(judge_module, "_DEFAULT", judge)
+    truth = verl.ground_truth_of(ADD)
+    naive = partial(_call_with_kwargs, verl.compute_score, {})
+    texts = {"mixed": [RIGHT, WRONG], "all_right": [RIGHT, RIGHT], "all_wrong": [WRONG, UNPARSEABLE]}
+    uids = [uid for uid, group in texts.items() for _ in group]
+    outputs = [
+        _naive_reward_extra_info(naive(data_source="codea1", solution_str=t, ground_truth=truth, extra_info={}))
+        for group in texts.values()
+        for t in group
+    ]
+    extra = _stacked(outputs)  # every response has the same keys, all numbers
+    assert extra["acc"].tolist() == [1.0, 0.0, 1.0, 1.0, 0.0, 0.0] and extra["score"].dtype.kind == "f"
+    # DAPO's group filter on "acc", as verl's DAPO recipes set it: the groups without signal go
+    assert _dapo_filtered_groups(outputs, uids, "acc") == {"all_right", "all_wrong"}
+    # verl's main_eval averages what the function returns: compute_score_value is the score alone
+    value = partial(_call_with_kwargs, verl.compute_score_value, {})
+    assert _main_eval_item(value, "codea1", [RIGHT, WRONG, RIGHT, RIGHT], truth) == ("codea1", 0.75)
+    assert _main_eval_item(value, "codea1", [RIGHT], verl.ground_truth_of(BROKEN)) == ("codea1", 0.0)
+
+
+# --------------------------------------------------------------------------------------------- reasons
+
+SURROGATE_ERROR = (  # an exception whose text holds a lone surrogate (bytes decoded with surrogateescape)
+    "```python\ndef add(a, b):\n    raise ValueError(b'bad \\xff byte'.decode('utf-8', 'surrogateescape'))\n```"
+)
+LONG_WRONG = "```python\ndef add(a, b):\n    return 'x' * 100000\n```"
+
+
+def test_a_failing_verdicts_reason_names_the_call_expected_and_got_in_valid_utf8(judge) -> None:
+    from codea1.integrations.judge import REASON_PART
+    from codea1.integrations.trl import code_reward
+
+    wrong, raised, long_wrong = judge.score([("int/add", t) for t in (WRONG, SURROGATE_ERROR, LONG_WRONG)])
+    assert wrong.status == "fail" and "add(1, 2)" in wrong.reason
+    assert "expected 3" in wrong.reason and "got -1" in wrong.reason
+    assert raised.status == "error" and "add(1, 2)" in raised.reason and "ValueError" in raised.reason
+    assert "got 'xxx" in long_wrong.reason and len(long_wrong.reason) <= 4 * REASON_PART
+    for s in (wrong, raised, long_wrong):
+        s.reason.encode("utf-8")  # what pyarrow does to a string column: raises on a lone surrogate
+    logged: dict[str, list] = {}
+    reward = code_reward(judge=judge)
+    reward(
+        prompts=["p"] * 2,
+        completions=[SURROGATE_ERROR, WRONG],
+        problem_id=["int/add"] * 2,
+        log_extra=lambda column, values: logged.setdefault(column, values),
+    )
+    assert [v.encode("utf-8").decode("utf-8") for v in logged["codea1_reason"]] == [raised.reason, wrong.reason]
+
+
+# ------------------------------------------------------------------------------------ problem identity
+
+TWIN_A = Problem(
+    id="int/twin",
+    prompt="p",
+    description="d",
+    entry_point="f",
+    gt_solution="def f(x):\n    return x + 1\n",
+    golden_tests=["assert f(1) == 2", "assert f(5) == 6"],
+)
+TWIN_B = Problem(
+    id="int/twin",
+    prompt="p",
+    description="d",
+    entry_point="f",
+    gt_solution="def f(x):\n    return x * 2\n",
+    golden_tests=["assert f(3) == 6", "assert f(5) == 10"],
+)
+PLUS_ONE = "```python\ndef f(x):\n    return x + 1\n```"
+TIMES_TWO = "```python\ndef f(x):\n    return x * 2\n```"
+
+
+def test_problems_sharing_an_id_in_one_batch_are_each_judged_against_their_own(judge, monkeypatch) -> None:
+    from codea1.integrations import judge as judge_module
+    from codea1.integrations import verl
+    from codea1.integrations.trl import code_reward, game_reward
+
+    a, b = TWIN_A.to_dict(), json.dumps(TWIN_B.to_dict())
+    pairs = [(a, PLUS_ONE), (b, TIMES_TWO), (a, TIMES_TWO), (b, PLUS_ONE)]
+    assert [s.reward for s in judge.score(pairs)] == [1.0, 1.0, 0.0, 0.0]
+    reward = code_reward(judge=judge)
+    assert reward(prompts=["p"] * 4, completions=[c for _, c in pairs], problem_id=[p for p, _ in pairs]) == [
+        1.0,
+        1.0,
+        0.0,
+        0.0,
+    ]
+    monkeypatch.setattr(judge_module, "_DEFAULT", judge)
+    truths = [verl.ground_truth_of(TWIN_A), verl.ground_truth_of(TWIN_B)]
+    out = verl.compute_score_batch(["codea1"] * 2, [PLUS_ONE, TIMES_TWO], truths)
+    assert [o["score"] for o in out] == [1.0, 1.0]
+    # the game reward too: rows of the two problems in one batch score as each row alone
+    tests = [["```python\nassert f(1) == 2\n```"], ["```python\nassert f(3) == 6\n```"]]
+    game = game_reward(judge=judge)
+    together = game(prompts=["p"] * 2, completions=[PLUS_ONE, TIMES_TWO], problem_id=[a, b], tests=tests)
+    alone = [
+        game(prompts=["p"], completions=[c], problem_id=[p], tests=[t])[0]
+        for p, c, t in zip([a, b], [PLUS_ONE, TIMES_TWO], tests, strict=True)
+    ]
+    assert together == alone
+
+
+# ------------------------------------------------------------------------------------------ async (TRL)
+
+
+def test_the_async_trl_reward_is_awaited_by_trl_and_scores_as_the_sync_one(judge) -> None:
+    import asyncio
+
+    pytest.importorskip("trl")
+    from trl.trainer.utils import is_async_callable
+
+    from codea1.integrations.trl import as_async, code_reward
+
+    sync = code_reward(judge=judge)
+    reward = as_async(sync)
+    assert is_async_callable(reward) and not is_async_callable(sync)  # TRL 1.16's test for the async path
+    assert reward.__name__ == sync.__name__ and reward.judge is judge  # same column name in TRL's logs
+    kwargs = {"prompts": ["p"] * 3, "completions": [RIGHT, WRONG, RIGHT], "problem_id": ["int/add"] * 3}
+    assert asyncio.run(reward(**kwargs)) == sync(**kwargs) == [1.0, 0.0, 1.0]

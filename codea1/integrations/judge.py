@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import atexit
 import json
+import os
+import re
+import reprlib
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -11,13 +14,16 @@ from typing import Any
 
 from codea1.config import GameConfig
 from codea1.errors import UserError
-from codea1.eval.code_eval import PreparedTask, prepare_tasks, score_solutions
+from codea1.eval.code_eval import PreparedTask, SampleResult, _ChunkRun, _drive, _new_run, prepare_tasks
 from codea1.game import play_step
 from codea1.game.parsing import extract_code
+from codea1.judge.formats.evalplus import as_typed
 from codea1.problem import Problem, require_unique_ids
 from codea1.sandbox.api import Executor
 
 ProblemRef = Problem | Mapping[str, Any] | str  # a Problem, its dict (or JSON text), or the id of a known one
+REASON_PART = 200  # characters at most of each part of a reason: the call, the expected value, the value got, the error
+REASON_MAX = 4 * REASON_PART  # characters at most of a whole reason
 
 
 @dataclass
@@ -29,6 +35,72 @@ class Score:
     reward: float | None
     status: str
     reason: str = ""
+
+
+def problem_identity(problem: Problem) -> str:
+    """What tells problems apart in a batch: their whole content, not their id (two datasets, or two versions
+    of one problem, may share an id; each completion is judged against the problem its own row gives)."""
+    return json.dumps(problem.to_dict(), sort_keys=True, default=repr)
+
+
+def _text(text: str, limit: int = REASON_PART) -> str:
+    """`text` as valid UTF-8 (a lone surrogate, an undecodable byte of an exception's text, becomes a backslash
+    escape: Arrow, hence TRL's completions table, refuses surrogates), cut to `limit` characters."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_REPR = reprlib.Repr()  # a value shown in a reason: bounded in size and depth before it is ever built whole
+_REPR.maxstring = _REPR.maxlong = _REPR.maxother = REASON_PART
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = _REPR.maxfrozenset = _REPR.maxdeque = 20
+_REPR.maxlevel = 4
+_WRAPPED_CALL = re.compile(r"__codea1_\w+\((.*)\)", re.DOTALL)  # a test call as the judge wraps it for the child
+
+
+def _shown(task: PreparedTask, value: object) -> str:
+    typed = as_typed(value) if task.spec.mode in ("assertion", "custom") else None  # (type name, value)
+    return _text(_REPR.repr(typed[1] if typed is not None else value))
+
+
+def _failing_call(task: PreparedTask, res: SampleResult) -> str | None:
+    """The source of the test call a verdict failed on (a replayed check() has none: its error says)."""
+    i = res.failed_input
+    if res.status == "undefined" or task.spec.mode == "humaneval" or i is None or not 0 <= i < len(task.spec.calls):
+        return None
+    wrapped = _WRAPPED_CALL.fullmatch(task.spec.calls[i])
+    return _text(wrapped.group(1) if wrapped else task.spec.calls[i])
+
+
+def _expected_and_got(task: PreparedTask, res: SampleResult, run: object) -> list[str]:
+    """ "expected X" (with the test's comparison when it is not ==) and "got Y" of a wrong answer, where the
+    judge has them: expected values are the task's, the value got is in the run's last chunk of results."""
+    i, spec, out = res.failed_input, task.spec, []
+    if 0 <= i < len(task.expected) and not spec.oracle:
+        op = spec.ops[i] if spec.mode == "asserts" and i < len(spec.ops) else "=="
+        if op == "truth":
+            out.append("expected a true value")
+        else:
+            out.append(f"expected {'' if op == '==' else op + ' '}{_shown(task, task.expected[i])}")
+    if isinstance(run, _ChunkRun):
+        j = i - run.chunks[0][0]
+        if 0 <= j < len(run.results) and run.results[j].status == "ok":
+            out.append(f"got {_shown(task, run.results[j].value)}")
+    return out
+
+
+def _verdict(task: PreparedTask, res: SampleResult, run: object) -> Score:
+    """A Score from the judge's verdict; a failing one says why: the failing call, expected and got (or the
+    error), each part at most REASON_PART characters, the whole at most REASON_MAX, valid UTF-8."""
+    if task.excluded:
+        return Score(None, "excluded", _text(task.reason, REASON_MAX))
+    if res.passed:
+        return Score(1.0, res.status, "")
+    call = _failing_call(task, res)
+    details = _expected_and_got(task, res, run) if res.status == "fail" and call is not None else []
+    if res.error:
+        details.append(_text(res.error))
+    head = f"{res.status} at {call}" if call else res.status
+    return Score(0.0, res.status, _text(f"{head}: {', '.join(details)}" if details else head, REASON_MAX))
 
 
 class CodeJudge:
@@ -49,6 +121,10 @@ class CodeJudge:
 
     @property
     def executor(self) -> Executor:
+        """The executor; one the judge made in a process this one was forked from is replaced by a new one
+        of this process (the parent's zygotes and threads are not the child's; the parent keeps its own)."""
+        if self._own and getattr(self._executor, "owner_pid", os.getpid()) != os.getpid():
+            self._executor = None
         if self._executor is None:
             from codea1.sandbox import LocalExecutor
 
@@ -85,29 +161,32 @@ class CodeJudge:
         )
 
     def _prepared(self, problems: list[Problem]) -> list[PreparedTask]:
+        """A prepared task per problem, kept by the problem's content (`problem_identity`), not its id."""
         with self._lock:
-            new = {p.id: p for p in problems if p.id not in self._tasks or self._tasks[p.id].problem != p}
+            keys = [problem_identity(p) for p in problems]
+            new = {k: p for k, p in zip(keys, problems, strict=True) if k not in self._tasks}
             if new:
-                for task in prepare_tasks(list(new.values()), self.executor):
-                    self._tasks[task.task_id] = task
+                for key, task in zip(new, prepare_tasks(list(new.values()), self.executor), strict=True):
+                    self._tasks[key] = task
                     self._problems.setdefault(task.task_id, task.problem)
-            return [self._tasks[p.id] for p in problems]
+            return [self._tasks[k] for k in keys]
 
     def score(self, items: Sequence[tuple[ProblemRef, str]]) -> list[Score]:
         """A Score per (problem, completion text); the code is the completion's first ```python block (else
         its first ``` block, else its text), read as Code-A1's game reads a Code LLM response."""
-        problems = [self.problem(ref) for ref, _ in items]
-        tasks = self._prepared(problems)
-        samples = [(p.id, extract_code(text)) for p, (_, text) in zip(problems, items, strict=True)]
-        results = score_solutions(list({t.task_id: t for t in tasks}.values()), samples, self.executor)
-        out = []
-        for task, res in zip(tasks, results, strict=True):
-            if task.excluded:
-                out.append(Score(None, "excluded", task.reason))
-            else:
-                reason = "" if res.passed else (res.error or res.status)
-                out.append(Score(1.0 if res.passed else 0.0, res.status, reason or ""))
-        return out
+        tasks = self._prepared([self.problem(ref) for ref, _ in items])
+        results = [
+            SampleResult(t.task_id, i, False, "excluded", solution=extract_code(text))
+            for i, (t, (_, text)) in enumerate(zip(tasks, items, strict=True))
+        ]
+        # each completion runs against its own row's task (codea1.eval.code_eval.score_solutions, which
+        # matches solutions to tasks by id), and its run is kept for the value a wrong answer gave
+        runs = [
+            None if t.excluded else _new_run(t, r.solution, r, t.timeout, whole=False)
+            for t, r in zip(tasks, results, strict=True)
+        ]
+        _drive([r for r in runs if r is not None], self.executor)
+        return [_verdict(*row) for row in zip(tasks, results, runs, strict=True)]
 
     def game_rewards(
         self,
@@ -133,8 +212,22 @@ _DEFAULT: CodeJudge | None = None
 _DEFAULT_LOCK = threading.Lock()
 
 
+def _after_fork_in_child() -> None:
+    """A forked child keeps the default judge's problems and prepared tasks but not its locks, which a
+    thread of the parent may have held when it forked (its executor is rebuilt on first use: `executor`)."""
+    global _DEFAULT_LOCK
+    _DEFAULT_LOCK = threading.Lock()
+    if _DEFAULT is not None:
+        _DEFAULT._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def default_judge() -> CodeJudge:
-    """One CodeJudge per process for plain reward functions (verl's `compute_score`), closed at exit."""
+    """One CodeJudge per process for plain reward functions (verl's `compute_score`), closed at exit. A
+    process forked from one that has it (verl's reward workers, multiprocessing's fork) scores with the
+    problems made known before the fork, in a sandbox of its own."""
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None:

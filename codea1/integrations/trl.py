@@ -3,23 +3,27 @@
 TRL calls a reward function as `f(prompts=..., completions=..., completion_ids=..., **columns)`, where
 `columns` are the dataset's other columns (one value per completion) plus `trainer_state`, `log_extra` and
 `log_metric`; it wants one float (or None, ignored) per completion. Completions are text, or for a
-conversational dataset a list of messages (the assistant's content is scored).
+conversational dataset a list of messages (the assistant's content is scored). A reward function may also be
+a coroutine function: TRL (1.16) awaits those together on an event loop of its own (`as_async`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 from codea1.config import GameConfig
 from codea1.errors import UserError
-from codea1.integrations.judge import CodeJudge
+from codea1.integrations.judge import CodeJudge, problem_identity
 from codea1.problem import Problem
 from codea1.sandbox.api import Executor
 
 log = logging.getLogger("codea1.integrations.trl")
 RewardFunc = Callable[..., list[float | None]]
+AsyncRewardFunc = Callable[..., Awaitable[list[float | None]]]
 
 
 def completion_text(completion: object) -> str:
@@ -65,9 +69,9 @@ def code_reward(
         scores = judge.score([(ref, completion_text(c)) for ref, c in zip(refs, completions, strict=True)])
         for s in scores:
             if s.status not in ("pass", "fail"):
-                log.info("codea1 reward %s: %s", s.status, s.reason[:200])
-        if callable(kwargs.get("log_extra")):
-            kwargs["log_extra"]("codea1_reason", [s.status if s.status == "pass" else s.reason[:200] for s in scores])
+                log.info("codea1 reward %s: %s", s.status, s.reason)
+        if callable(kwargs.get("log_extra")):  # reasons are bounded and valid UTF-8 (the table is written to Parquet)
+            kwargs["log_extra"]("codea1_reason", [s.status if s.status == "pass" else s.reason for s in scores])
         if callable(kwargs.get("log_metric")):
             kwargs["log_metric"]("codea1/undefined", sum(s.status == "undefined" for s in scores) / max(1, len(scores)))
         return [s.reward for s in scores]
@@ -98,9 +102,9 @@ def game_reward(
         given = None if tests_for is not None else _column(kwargs, tests_key, len(completions))
         texts = [completion_text(c) for c in completions]
         rewards: list[float | None] = [None] * len(texts)
-        groups: dict[str, list[int]] = {}
+        groups: dict[str, list[int]] = {}  # rows by problem (content, not id: two problems may share an id)
         for i, ref in enumerate(refs):
-            groups.setdefault(judge.problem(ref).id, []).append(i)
+            groups.setdefault(problem_identity(judge.problem(ref)), []).append(i)
         for rows in groups.values():
             problem = judge.problem(refs[rows[0]])
             codes = [texts[i] for i in rows]
@@ -111,3 +115,16 @@ def game_reward(
 
     codea1_game_reward.judge = judge  # type: ignore[attr-defined]
     return codea1_game_reward
+
+
+def as_async(reward: RewardFunc) -> AsyncRewardFunc:
+    """`reward` (a `code_reward` or `game_reward`) as a coroutine function, for GRPOTrainer's async path:
+    TRL 1.16 runs the synchronous reward functions one after another, then awaits the async ones together
+    (`asyncio.gather` on its own event loop), so codea1's sandbox batch, run here in a worker thread,
+    overlaps with other async rewards (an LLM judge, say). Same name (the `rewards/...` column) and `judge`."""
+
+    @functools.wraps(reward)
+    async def async_reward(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
+        return await asyncio.to_thread(reward, prompts=prompts, completions=completions, **kwargs)
+
+    return async_reward

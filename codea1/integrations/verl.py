@@ -1,11 +1,17 @@
-"""codea1's judge as verl's custom reward (`reward.custom_reward_function.path` / `.name`).
+"""codea1's judge as verl's custom reward (`reward.custom_reward_function.path=pkg://codea1.integrations.verl`).
 
-verl's naive reward manager calls `compute_score(data_source=..., solution_str=..., ground_truth=...,
-extra_info=...)` once per response, its batch manager `compute_score(data_sources=..., solution_strs=...,
-ground_truths=..., extra_infos=...)` once per batch (name `compute_score_batch` here, pointed at by
-`custom_reward_function.name`); both take a returned dict's "score" as the reward and keep its other keys
-as extra information. `ground_truth` is the problem: its dict, its JSON (`ground_truth_of`), or the id of
-a problem made known with `codea1.integrations.judge.default_judge().add(problems)`.
+verl (checked against 0.9.1) scores one response a call: its reward managers (`naive`, the default, `dapo`,
+`gdpo`) call `compute_score(data_source=..., solution_str=..., ground_truth=..., extra_info=...)`, take
+a returned dict's "score" as the reward and keep all its keys as the response's `reward_extra_info`
+(every response must have the same keys: verl stacks each into one array). DAPO's group filter
+(`algorithm.filter_groups.metric=acc`) reads `float(reward_extra_info["acc"])`; validation reports `acc`
+as its core metric. verl's `main_eval` calls the function positionally and averages what it returns, so it
+needs a number: `compute_score_value`. `ground_truth` is the problem: its dict, its JSON
+(`ground_truth_of`), or the id of a problem made known with `codea1.integrations.judge.default_judge().add`.
+
+`compute_score_batch` is the batch form (`compute_score(data_sources=..., solution_strs=..., ...)`, one
+sandbox batch a call) for verl versions and custom reward managers that still call one; verl 0.8 and later
+have no `batch` reward manager.
 """
 
 from __future__ import annotations
@@ -14,13 +20,20 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from codea1.integrations.judge import default_judge
+from codea1.integrations.judge import Score, default_judge
 from codea1.problem import Problem
 
 
 def ground_truth_of(problem: Problem) -> str:
     """What to store as a row's `reward_model.ground_truth` in a verl dataset: the problem as JSON."""
     return json.dumps(problem.to_dict())
+
+
+def _extra(s: Score) -> dict[str, float]:
+    """verl's dict for one response: `score` (the reward), `acc` (1.0 when the code passes every test: what
+    DAPO's group filter and verl's validation read) and `judged` (0.0 where the problem cannot be judged,
+    its GT failing its own tests: the score is then 0.0). Numbers only, the same keys for every response."""
+    return {"score": s.reward or 0.0, "acc": float(s.status == "pass"), "judged": float(s.reward is not None)}
 
 
 def compute_score_batch(
@@ -30,17 +43,19 @@ def compute_score_batch(
     extra_infos: Sequence[Any] | None = None,
     **reward_kwargs: Any,
 ) -> list[dict[str, float]]:
-    """verl's batch form: a {"score", "passed", "judged"} dict per response (score 0.0 where the problem
-    cannot be judged, with judged 0.0), scored in one sandbox batch."""
-    scores = default_judge().score(list(zip(ground_truths, solution_strs, strict=True)))
-    return [
-        {"score": s.reward or 0.0, "passed": float(s.status == "pass"), "judged": float(s.reward is not None)}
-        for s in scores
-    ]
+    """The batch form: a {"score", "acc", "judged"} dict per response, scored in one sandbox batch."""
+    return [_extra(s) for s in default_judge().score(list(zip(ground_truths, solution_strs, strict=True)))]
 
 
 def compute_score(
     data_source: str, solution_str: str, ground_truth: object, extra_info: object = None, **reward_kwargs: Any
 ) -> dict[str, float]:
-    """verl's per-response form (its naive reward manager)."""
+    """verl's per-response form (its naive, dapo and gdpo reward managers): {"score", "acc", "judged"}."""
     return compute_score_batch([data_source], [solution_str], [ground_truth], [extra_info])[0]
+
+
+def compute_score_value(
+    data_source: str, solution_str: str, ground_truth: object, extra_info: object = None, **reward_kwargs: Any
+) -> float:
+    """The score alone, a float, for verl's `main_eval` (it averages what the function returns)."""
+    return compute_score(data_source, solution_str, ground_truth, extra_info)["score"]

@@ -485,6 +485,12 @@ class LocalExecutor:
         self._finalizer = weakref.finalize(self, _release, self._slots, self._leases, os.getpid())
 
     # -- public API ---------------------------------------------------------------------------------
+    @property
+    def owner_pid(self) -> int:
+        """The process that built this Executor, the only one it runs jobs for: a process forked from it
+        shares its zygotes' sockets but not its threads, and must build its own (`run` refuses)."""
+        return self._owner
+
     def __enter__(self) -> LocalExecutor:  # noqa: PYI034
         return self
 
@@ -503,6 +509,11 @@ class LocalExecutor:
         """
         if self._closed:
             raise SandboxError("Executor is closed")
+        if os.getpid() != self._owner:  # its zygotes' sockets and its threads are the owner's, not a fork's
+            raise SandboxError(
+                f"this LocalExecutor belongs to process {self._owner}, and process {os.getpid()}, forked "
+                "from it, must build its own LocalExecutor"
+            )
         jobs = list(jobs)
         total = len(jobs)
         if total == 0:
