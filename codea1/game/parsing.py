@@ -2,6 +2,10 @@
 
 Robust to whatever a sampled model writes: empty text, missing or unterminated fences, non-UTF-8 bytes,
 control characters, very long responses, `assert` inside strings. Nothing here raises on bad input.
+
+Reading a response costs the trusted parent time linear in its length, and the length is capped: only its
+first MAX_RESPONSE_CHARS characters are read, and the tests read from it hold at most `suite_budget` of its
+length in characters (docs/sandbox.md, "Cost bound").
 """
 
 from __future__ import annotations
@@ -16,21 +20,38 @@ from dataclasses import dataclass, field
 from codea1.judge.asserts import python_would_run
 from codea1.judge.equality import COMPARISONS
 
-_PY_FENCE = re.compile(r"```[ \t]*(?:python3?|py)\b[^\n]*\n(.*?)```", re.IGNORECASE | re.DOTALL)
-_ANY_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
-# string literals and comments, removed from a line before its brackets are counted
-_STRINGS_AND_COMMENTS = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|#.*')
+# Every scan of a response is one of these searches, each starting where the previous one stopped and none
+# retrying a character from many starts, so reading a response is linear in its length
+# (tests/test_parse_cost_on_cpu.py counts the work).
+_TICKS = re.compile("```")
+_NEWLINE = re.compile("\n")
+_PY_TICKS = re.compile(r"```(?=[ \t]*(?:python3?|py)\b)", re.IGNORECASE)  # the ``` of a python fence
+_QUOTE_OR_HASH = re.compile("[\"'#]")  # where a one-line string literal or a comment may start
+_DOUBLE_QUOTED = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_SINGLE_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'")
 _OPEN, _CLOSE = ("(", "[", "{"), (")", "]", "}")
 _PRINTABLE = frozenset(string.printable)
 
+MAX_RESPONSE_CHARS = 1 << 20  # characters of a response that are read; the rest is never looked at
+SUITE_FREE_CHARS = 65_536  # characters of tests any response may yield...
+SUITE_CHARS_PER_CHAR = 2  # ...plus this many per character of the response
+
+
+def suite_budget(length: int) -> int:
+    """Characters (CALL and EXPECTED sources together) the tests read from a response of `length` characters
+    may hold: a value assigned once and inlined into every test would otherwise make a suite quadratic
+    in its response. Far above what an ordinary suite holds (about its own length)."""
+    return SUITE_FREE_CHARS + SUITE_CHARS_PER_CHAR * length
+
 
 def as_text(response: str | bytes | None) -> str:
-    """The response as text: bytes are decoded as UTF-8 with replacement characters, None is ""."""
+    """The response as text, its first MAX_RESPONSE_CHARS characters: bytes are decoded as UTF-8 with
+    replacement characters, None is ""."""
     if response is None:
         return ""
     if isinstance(response, (bytes, bytearray)):
-        return bytes(response).decode("utf-8", errors="replace")
-    return str(response)
+        return bytes(response[: 4 * MAX_RESPONSE_CHARS]).decode("utf-8", errors="replace")[:MAX_RESPONSE_CHARS]
+    return str(response)[:MAX_RESPONSE_CHARS]
 
 
 def nonprintable_share(response: str | bytes | None) -> float:
@@ -54,14 +75,39 @@ def extract_code(response: str | bytes | None) -> str:
     text (fences included) and does not compile, as in the reference code.
     """
     text = as_text(response)
-    match = _PY_FENCE.search(text) or _ANY_FENCE.search(text)
-    return (match.group(1) if match else text).strip("\n")
+    for python in (True, False):
+        for start, end in _fenced(text, python):
+            return text[start:end].strip("\n")
+    return text.strip("\n")
 
 
 def extract_test_blocks(response: str | bytes | None) -> list[str]:
     """The closed ```python blocks of a Test LLM response, else its closed ``` blocks; [] when none."""
     text = as_text(response)
-    return _PY_FENCE.findall(text) or _ANY_FENCE.findall(text)
+    return [text[a:b] for a, b in _fenced(text, True)] or [text[a:b] for a, b in _fenced(text, False)]
+
+
+def _fenced(text: str, python: bool) -> Iterator[tuple[int, int]]:
+    r"""(start, end) of the body of each closed fence, in order: a fence opens at ``` (for `python`, at ```
+    followed by optional blanks and the word python, python3 or py, any case), its body starts after the end
+    of that line and ends at the next ```; the next fence is looked for after it.
+
+    This is what re.finditer gives for the patterns ```[ \t]*(?:python3?|py)\b[^\n]*\n(.*?)``` (IGNORECASE)
+    and ```[^\n]*\n(.*?)``` (DOTALL), without their backtracking, which retried every ``` of a line to its end
+    (a line of 48,000 backticks took seconds). When the first fence that opens is not closed, no later one
+    is: its line's other ``` share its line end, and a ``` on a later line would have closed it.
+    """
+    pos = 0
+    while True:
+        opener = (_PY_TICKS if python else _TICKS).search(text, pos)
+        if opener is None:
+            return
+        line_end = _NEWLINE.search(text, opener.end())
+        closer = _TICKS.search(text, line_end.end()) if line_end is not None else None
+        if closer is None:
+            return
+        yield line_end.end(), closer.start()
+        pos = closer.end()
 
 
 @dataclass
@@ -109,11 +155,40 @@ def statement_groups(text: str) -> Iterator[str]:
         if depth < 0 or (depth > 0 and stripped.startswith("assert ")):
             buffer, depth = [], 0
         buffer.append(line)
-        bare = _STRINGS_AND_COMMENTS.sub("", stripped)
+        bare = _without_strings_and_comments(stripped)
         depth += sum(bare.count(c) for c in _OPEN) - sum(bare.count(c) for c in _CLOSE)
         if depth == 0 and not stripped.endswith("\\"):
             yield "\n".join(buffer).strip()
             buffer = []
+
+
+def _without_strings_and_comments(line: str) -> str:
+    r"""One line (no newline in it) without its closed one-line string literals and its comment: what
+    re.sub(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|#.*', "", line) gives, in one pass.
+
+    That substitution tried every quote of the line up to the line's end, so a line of escaped quotes was
+    quadratic. A quote whose string does not close stays; once one has not, no later quote of its kind can
+    (each was escaped inside the one that did not close, and its string would end the same way), so none
+    is tried again.
+    """
+    kept: list[str] = []
+    closing = {'"': _DOUBLE_QUOTED, "'": _SINGLE_QUOTED}
+    start = pos = 0
+    while (mark := _QUOTE_OR_HASH.search(line, pos)) is not None:
+        at = mark.start()
+        if line[at] == "#":
+            kept.append(line[start:at])
+            return "".join(kept)
+        pattern = closing.get(line[at])
+        literal = pattern.match(line, at) if pattern is not None else None
+        if literal is None:
+            closing.pop(line[at], None)
+            pos = at + 1
+        else:
+            kept.append(line[start:at])
+            start = pos = literal.end()
+    kept.append(line[start:])
+    return "".join(kept)
 
 
 def _parse(text: str) -> ast.Module | None:
@@ -134,16 +209,18 @@ def _calls(call: ast.Call, name: str) -> bool:
 class _Reader:
     """Collects tests from statements, with the reference code's rules (and strict mode's extra ones)."""
 
-    def __init__(self, entry_point: str | None, limit: int, strict: bool):
+    def __init__(self, entry_point: str | None, limit: int, strict: bool, budget: int = SUITE_FREE_CHARS):
         self.entry_point = entry_point
         self.limit = limit
         self.strict = strict
         self.suite = ParsedSuite()
         self.asserts = 0
+        self.budget = budget  # characters the tests read may still hold (suite_budget)
+        self.inlined: dict[ast.expr, int] = {}  # characters of each assigned value, unparsed once
 
     @property
     def full(self) -> bool:
-        return self.limit > 0 and self.asserts >= self.limit
+        return self.limit > 0 and self.asserts >= self.limit or self.budget < 0
 
     def invalid(self) -> None:
         self.asserts += 1
@@ -173,6 +250,9 @@ class _Reader:
         if self.strict and self.entry_point and not _calls(left, self.entry_point):
             self.invalid()
             return
+        if self._inlined_chars(left, env) > self.budget:  # known before the call is written out
+            self.budget = -1
+            return
         call = ast.Call(
             func=left.func,
             args=[_bare_name(a, env) for a in left.args],
@@ -186,8 +266,25 @@ class _Reader:
             if self.strict or count_dropped:
                 self.invalid()
             return
+        self.budget -= len(parsed.call) + len(parsed.expected)
+        if self.budget < 0:
+            return
         self.asserts += 1
         self.suite.tests.append(parsed)
+
+    def _inlined_chars(self, call: ast.Call, env: dict[str, ast.expr]) -> int:
+        """Characters the values of the call's bare-name arguments add to it (each value unparsed once)."""
+        total = 0
+        for node in [*call.args, *(k.value for k in call.keywords)]:
+            value = _bare_name(node, env)
+            if value is not node:
+                if value not in self.inlined:
+                    try:
+                        self.inlined[value] = len(ast.unparse(value))
+                    except (ValueError, RecursionError, MemoryError):
+                        self.inlined[value] = 0  # the whole call fails to unparse below
+                total += self.inlined[value]
+        return total
 
 
 def parse_test_suite(
@@ -202,11 +299,12 @@ def parse_test_suite(
     Without a closed block: each line of the raw text that starts with `assert` is one statement, and a
     line that is not such a test counts as invalid.
     validity="strict" also counts as invalid every assert in a block that is not such a test or whose
-    call is not a call of `entry_point`. At most max_tests asserts are read (0: all).
+    call is not a call of `entry_point`. At most max_tests asserts are read (0: all), and no test past
+    `suite_budget` characters of tests (a value inlined into every test of a long response reaches it).
     """
     text = as_text(response)
     strict = validity == "strict"
-    reader = _Reader(entry_point, max_tests, strict)
+    reader = _Reader(entry_point, max_tests, strict, suite_budget(len(text)))
     with warnings.catch_warnings():  # model text triggers SyntaxWarnings ("invalid decimal literal")
         warnings.simplefilter("ignore")
         blocks = extract_test_blocks(text)

@@ -19,14 +19,20 @@ from typing import Any
 
 from codea1.sandbox.values import contains_unserializable, floods, from_json, to_json
 
+MAX_LITERAL_CHARS = 1 << 20  # a longer source is never read here (a test's literal is a piece of a response)
+
 
 def literal(source: str) -> tuple[bool, Any]:
     """(True, value) when `source` is a Python literal of plain data (no code runs), else (False, None).
 
-    The source is parsed first (linear), and a set or dict display whose constant keys collide in their
-    hashes is refused before any set or dict is built (building it is quadratic: 20,000 colliding ints
-    took 2.2 s); such a source is then not a literal, and is evaluated, if at all, in a sandboxed child
-    with a time limit."""
+    A source over MAX_LITERAL_CHARS characters is refused before anything is done with it. The source is
+    parsed first (linear), and a set or dict display whose constant keys collide in their hashes is
+    refused before any set or dict is built (building it is quadratic: 20,000 colliding ints took 2.2 s);
+    every later step (building the value, its plain-data round trip, bounded by codea1.sandbox.values'
+    MAX_ITEMS and MAX_CHARS) is linear in the source. A refused source is not a literal, and is evaluated,
+    if at all, in a sandboxed child with a time limit."""
+    if len(source) > MAX_LITERAL_CHARS:
+        return False, None
     try:
         tree = ast.parse(source.strip(), mode="eval")
         if _floods(tree):
