@@ -27,8 +27,11 @@ if [ ! -f "$OUT/timing/metrics.jsonl" ]; then
 fi
 [ -f "$OUT/sft/sft.json" ] && [ -f "$OUT/timing/metrics.jsonl" ] || { echo "the data or cold start failed" >&2; exit 1; }
 
-# 4: the arm. v2's comparison command, with method selfplay and game.selfplay_reward=cure (nothing else
-# differs). The pinned commit's `compare` claims only an empty directory, so it is claimed first (the
+# 4: the arm. v2's comparison command, with method selfplay, game.selfplay_reward=cure and black-box tests
+# (nothing else differs). The comparison's own config says method=selfplay: the pinned commit validates
+# game.selfplay_reward against it (with the preset's a1 the command stops at once), and resolves
+# game.blackbox_tests from it, which every arm's config copies (with a1 the self-play arm would have written
+# white-box tests); the base evaluation is copied, never re-run under it. The pinned commit's `compare` claims only an empty directory, so it is claimed first (the
 # command is started until it has written compare.json), then the committed base evaluation is copied in.
 CMP="$OUT/compare-selfplay"
 DATA="$OUT/data"
@@ -38,7 +41,8 @@ COMPARE=("$VENV/bin/python" -m codea1 compare --config codea1/configs/smollm2-cp
   "model.code_model=$OUT/sft/shared" "data.train=$DATA/train.jsonl" data.check_gt=true train.data_epochs=2
   train.checkpoint_every=10 train.keep_checkpoints=1 policy.lr=3.0e-6
   generation.code.temperature=0.7 generation.code.top_p=0.95 generation.code.max_new_tokens=192
-  eval.temperature=0.7 eval.top_p=0.95 eval.max_new_tokens=192 game.selfplay_reward=cure)
+  eval.temperature=0.7 eval.top_p=0.95 eval.max_new_tokens=192 method=selfplay game.selfplay_reward=cure
+  game.blackbox_tests=true)
 if [ ! -f "$CMP/compare.json" ]; then
   "${COMPARE[@]}" &
   pid=$!
