@@ -43,13 +43,37 @@ COMPARE=("$VENV/bin/python" -m codea1 compare --config codea1/configs/smollm2-cp
   generation.code.temperature=0.7 generation.code.top_p=0.95 generation.code.max_new_tokens=192
   eval.temperature=0.7 eval.top_p=0.95 eval.max_new_tokens=192 method=selfplay game.selfplay_reward=cure
   game.blackbox_tests=true)
-if [ ! -f "$CMP/compare.json" ]; then
-  "${COMPARE[@]}" &
-  pid=$!
-  while [ ! -f "$CMP/compare.json" ] && kill -0 "$pid" 2>/dev/null; do sleep 1; done
+# started until FILE exists, then stopped
+until_written() {
+  local file="$1"
+  shift
+  "$@" &
+  local pid=$!
+  while [ ! -f "$file" ] && kill -0 "$pid" 2>/dev/null; do sleep 1; done
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
-  [ -f "$CMP/compare.json" ] || { echo "the comparison could not claim $CMP" >&2; exit 1; }
+  [ -f "$file" ] || { echo "$file was not written" >&2; exit 1; }
+}
+if [ ! -f "$CMP/compare.json" ]; then
+  until_written "$CMP/compare.json" "${COMPARE[@]}"
+fi
+# The training selection: the pinned commit selects it under method golden with the comparison's other keys,
+# and refuses game.selfplay_reward there, so it is made by the same command without that key, in a scratch
+# comparison (stopped once it is written, before any evaluation or training), and copied in; the comparison
+# then skips its own selection and checks the list against the committed one (--train-ids) as every arm does.
+SEL="$OUT/compare-selfplay-selection"
+if [ ! -f "$CMP/train_problems.jsonl" ]; then
+  SELECT=()
+  for arg in "${COMPARE[@]}"; do
+    case "$arg" in
+      game.selfplay_reward=*) ;;
+      "$CMP") SELECT+=("$SEL") ;;
+      *) SELECT+=("$arg") ;;
+    esac
+  done
+  [ -f "$SEL/train_problems.jsonl" ] || until_written "$SEL/train_problems.jsonl" "${SELECT[@]}"
+  cp "$SEL/train_ids.json" "$SEL/heldout_ids.json" "$SEL/decontamination.json" "$CMP/"
+  cp "$SEL/train_problems.jsonl" "$CMP/"
 fi
 if [ ! -f "$CMP/evals/base/step_0.json" ]; then
   mkdir -p "$CMP/evals/base"
