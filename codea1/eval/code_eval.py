@@ -23,7 +23,16 @@ from typing import Any
 from codea1.data.check import time_limit
 from codea1.data.static import defines
 from codea1.eval.passk import pass_at_ks
-from codea1.judge.formats import PLAIN_HELPER, CheckSpec, CustomCheck, Verdict, apply_custom, call_verdicts, spec_for
+from codea1.judge.formats import (
+    PLAIN_HELPER,
+    CheckSpec,
+    CustomCheck,
+    Verdict,
+    apply_custom,
+    call_verdicts,
+    digest_decisions,
+    spec_for,
+)
 from codea1.judge.formats.evalplus import ORACLE_HELPERS, as_typed
 from codea1.judge.formats.humaneval import (
     MAX_REPLAY_ROUNDS,
@@ -33,7 +42,7 @@ from codea1.judge.formats.humaneval import (
     humaneval_check_call,
     humaneval_check_code,
 )
-from codea1.judge.formats.spec import value_source
+from codea1.judge.formats.spec import value_source, with_digest
 from codea1.problem import Problem
 from codea1.sandbox import CallResult, Job, JobResult
 from codea1.sandbox.api import Executor, OnProgress
@@ -51,6 +60,9 @@ class PreparedTask:
     spec: CheckSpec | None
     expected: list[Any] = field(default_factory=list)
     alt: list[Any] = field(default_factory=list)  # values a special oracle compares with, per call
+    # per call, whether the output is digested (True), sent whole (False) or decided by size (None):
+    # decided once from the expected value, for GT's run and every candidate's alike (digest_decisions)
+    digest: list[bool | None] = field(default_factory=list)
     # HumanEval: the distinct calls (name, args, kwargs) check() made against GT, and the prompt put
     # before every solution
     recorded: list[tuple] = field(default_factory=list)
@@ -75,6 +87,17 @@ class PreparedTask:
             PLAIN_HELPER,
         ]
         return "\n".join(p for p in parts if p)
+
+    def calls(self, a: int, b: int) -> list[str]:
+        """The spec's calls a to b as a program under test runs them: each output in the form its expected
+        value took (`digest`)."""
+        decided = self.digest[a:b] + [None] * max(0, b - a - len(self.digest[a:b]))
+        return [with_digest(c, d) for c, d in zip(self.spec.calls[a:b], decided, strict=False)]
+
+    def expect(self, values: list[Any]) -> None:
+        """Sets the expected values, and with them the form of each output (`digest`)."""
+        self.expected = values
+        self.digest = digest_decisions(self.spec, values)
 
 
 @dataclass
@@ -139,7 +162,7 @@ class _ChunkRun(_Run):
 
     def candidate_job(self) -> Job:
         a, b = self.chunks[0]
-        return self._job(self.task.spec.calls[a:b])
+        return self._job(self.task.calls(a, b))
 
     def take_candidate(self, out: JobResult) -> None:
         if not out.defined:
@@ -382,7 +405,7 @@ def _expected_values(tasks: list[PreparedTask], executor: Executor, gt_timeout: 
         values = [r.value for r in res.results]
         n = len(t.spec.expected_calls or [])
         if t.spec.expected_calls is not None:
-            t.expected = values[:n]
+            t.expect(values[:n])
         t.alt = values[n:]
 
 
@@ -398,7 +421,7 @@ def _gt_expected(runs: list[_Run], executor: Executor, progress: OnProgress) -> 
                 t.excluded, t.reason = True, "GT raises on its own inputs"
                 run.done = True
             else:
-                t.expected = [_gt_value(t.spec, r.value) for r in out.results]
+                t.expect([_gt_value(t.spec, r.value) for r in out.results])
                 run.take_candidate(out)  # GT judged on the very outputs it gave
         judged = [(r, r.verdict_job()) for r in from_gt if not r.done]
         judged = [(r, j) for r, j in judged if j is not None]

@@ -1,7 +1,9 @@
 """Stage 3 of a round: the execution matrix. Each candidate runs its Mistake Book tests and each suite's kept
 tests, one sandbox job per group with its own time limit (from GT's time) and byte budget; each job's
 result is decided against GT's values as it ends (codea1.judge), and a timeout is checked against GT's own
-repeat before it counts.
+repeat before it counts. Every call starts from a clean program, as each of GT's does: a candidate whose
+program may keep state between calls (codea1.game.statefulness) runs each call in a job of its own; the
+calls of any other run one after another in its group's job, which cannot differ.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from codea1.game.answers import CheckedSuite, GTAnswers
 from codea1.game.jobs import run_jobs
 from codea1.game.mistake_book import StoredTest
 from codea1.game.parsing import ParsedSuite
+from codea1.game.statefulness import may_keep_state
 from codea1.judge import decide, encode_expected, values_equal
 from codea1.judge.resolve import ResolvedCalls
 from codea1.problem import Problem, candidate_program, gt_program
@@ -94,9 +97,11 @@ def run_matrix(
     progress: OnProgress = None,
 ) -> dict[tuple[int, int], CandidateRun]:
     """Per candidate, one sandbox job for its Mistake Book tests and one per suite (in CURE mode, every
-    test of the question, grouped the same way); each job's time limit comes from GT's time for its own
-    calls. Identical (CALL, value) pairs of a candidate run once. Every candidate runs, an empty one too:
-    as in the reference code, code that compiles and runs is valid (in every one of its jobs)."""
+    test of the question, grouped the same way), or one per call for a program that may keep state between
+    calls (each call then starts from a clean program, as GT's do); each job's time limit comes from GT's
+    time for its own calls. Identical (CALL, value) pairs of a candidate run once. Every candidate runs, an
+    empty one too: as in the reference code, code that compiles and runs is valid (in every one of its
+    jobs)."""
 
     cure = config.selfplay_reward == "cure"
     jobs, plan = [], []  # plan[n]: (question, candidate, pairs, values) of job n
@@ -104,6 +109,8 @@ def run_matrix(
         shared = _cure_groups(histories[q], checked[q], suites[q], resolved[q]) if cure else None
         for m, code in enumerate(codes[q]):
             groups = shared if shared is not None else _groups(histories[q], checked[q][m])
+            if may_keep_state(candidate_program(problem, code), problem.entry_point):
+                groups = [[pair] for group in groups for pair in group] or [[]]
             for g, group in enumerate(groups):
                 pairs, values = [pair for pair, _ in group], [value for _, value in group]
                 slowest = max((answers[q].gt_seconds.get(call, 0.0) for call, _ in pairs), default=0.0)

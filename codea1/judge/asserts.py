@@ -10,9 +10,13 @@ Limits: a comprehension whose iterable or condition calls the function, and a la
 lifted whole (their calls depend on their own values), so a comparison inside them runs in the
 candidate's child; other comprehensions, with one `for` or several (`all(f(x) == y for x, y in cases)`,
 `all(f(a, b) == a + b for a in xs for b in ys)`), are split per iteration and are not exposed: the
-candidate gets each iteration's arguments and nothing else. The iterations of a split comprehension run
-together in the candidate's child, so `any(f(x) for x in xs)` fails when a later iteration raises, where
-Python would have stopped at the first true value (`and`, `or`, `if-else` keep their short-circuits).
+candidate gets each iteration's arguments and nothing else. codea1.judge.oracle runs the iterations of a
+split comprehension as calls of their own, so `any(f(x) for x in xs)` stops at the first true value as in
+Python, a later iteration that raises included (`and`, `or`, `if-else` keep their short-circuits too);
+past 64 calls (codea1.judge.oracle.MAX_SPLIT) a loop runs as one call, and one iteration that raises then
+fails the test. A comprehension lifted whole (its iterable calls the function) runs every iteration in the
+candidate.
+`changes_nothing` says whether a template can change nothing a later test could see.
 """
 
 from __future__ import annotations
@@ -238,6 +242,220 @@ def read_assertion(
     except (ValueError, RecursionError, MemoryError):
         return None
     return Assertion(statement=statement, calls=calls, template=template, fast=_fast_form(lifted), pre=pre)
+
+
+# What a template may use and still change nothing outside itself (`changes_nothing`): builtins that only
+# compute (the functions they call are the template's own, checked alike), the math module's functions, and
+# methods of plain values that do not mutate them. Anything else (a name of the oracle program, `__import__`,
+# `globals()`, `setattr`, a dunder or an introspection attribute, a mutating method) may reach a later test.
+PURE_BUILTINS = frozenset(
+    [
+        "abs",
+        "all",
+        "any",
+        "ascii",
+        "bin",
+        "bool",
+        "bytes",
+        "chr",
+        "complex",
+        "dict",
+        "divmod",
+        "enumerate",
+        "filter",
+        "float",
+        "format",
+        "frozenset",
+        "hash",
+        "hex",
+        "int",
+        "isinstance",
+        "iter",
+        "len",
+        "list",
+        "map",
+        "max",
+        "min",
+        "next",
+        "oct",
+        "ord",
+        "pow",
+        "range",
+        "repr",
+        "reversed",
+        "round",
+        "set",
+        "slice",
+        "sorted",
+        "str",
+        "sum",
+        "tuple",
+        "type",
+        "zip",
+    ]
+)
+PURE_METHODS = frozenset(
+    [
+        "upper",
+        "lower",
+        "strip",
+        "lstrip",
+        "rstrip",
+        "split",
+        "rsplit",
+        "join",
+        "replace",
+        "startswith",
+        "endswith",
+        "find",
+        "rfind",
+        "index",
+        "rindex",
+        "count",
+        "isdigit",
+        "isalpha",
+        "isalnum",
+        "isspace",
+        "isupper",
+        "islower",
+        "istitle",
+        "isnumeric",
+        "isdecimal",
+        "isidentifier",
+        "title",
+        "capitalize",
+        "casefold",
+        "swapcase",
+        "zfill",
+        "center",
+        "ljust",
+        "rjust",
+        "partition",
+        "rpartition",
+        "splitlines",
+        "encode",
+        "decode",
+        "expandtabs",
+        "removeprefix",
+        "removesuffix",
+        "keys",
+        "values",
+        "items",
+        "get",
+        "copy",
+        "union",
+        "intersection",
+        "difference",
+        "symmetric_difference",
+        "issubset",
+        "issuperset",
+        "isdisjoint",
+        "real",
+        "imag",
+        "conjugate",
+        "numerator",
+        "denominator",
+        "as_integer_ratio",
+        "is_integer",
+        "bit_length",
+    ]
+)
+_PURE_NODES = (
+    ast.Expression,
+    ast.Constant,
+    ast.Name,
+    ast.Load,
+    ast.Store,
+    ast.Subscript,
+    ast.Slice,
+    ast.Compare,
+    ast.BoolOp,
+    ast.UnaryOp,
+    ast.BinOp,
+    ast.IfExp,
+    ast.Tuple,
+    ast.List,
+    ast.Set,
+    ast.Dict,
+    ast.Starred,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.comprehension,
+    ast.Lambda,
+    ast.arguments,
+    ast.arg,
+    ast.NamedExpr,
+    ast.Call,
+    ast.keyword,
+    ast.Attribute,
+    ast.JoinedStr,
+    ast.FormattedValue,
+    ast.boolop,
+    ast.operator,
+    ast.unaryop,
+    ast.cmpop,
+)
+
+
+def changes_nothing(template: str, calling: frozenset[str] = frozenset()) -> bool:
+    """Whether evaluating a template (codea1.judge.oracle's `bool(...)` of it) can change nothing that a later
+    test could see: it reads only the values pasted in, names it binds itself (loops, lambdas, `:=`, each in
+    its own scope, as Python resolves them), PURE_BUILTINS, `math.<name>`, and PURE_METHODS of values, and
+    stores into no attribute or item. Anything else may (a call of one of the oracle program's functions,
+    too): such a template is decided in a process of its own. `calling`: names of the program the
+    expression runs beside, which it may read and call (what their code does is the program's own, as a
+    call of the function under test is)."""
+    try:
+        tree = ast.parse(template, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    try:
+        return _pure(tree.body, frozenset({VALUES}) | calling | _walrus_targets(tree.body))
+    except RecursionError:
+        return False
+
+
+def _walrus_targets(node: ast.AST) -> frozenset[str]:
+    """The names `:=` binds in the function scope of `node` (not inside a nested lambda)."""
+    found, todo = set(), [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
+            found.add(n.target.id)
+        todo.extend(c for c in ast.iter_child_nodes(n) if not isinstance(c, ast.Lambda))
+    return frozenset(found)
+
+
+def _pure(node: ast.AST, bound: frozenset[str]) -> bool:
+    """changes_nothing's walk, with the names bound in the scope `node` is evaluated in."""
+    if not isinstance(node, _PURE_NODES):
+        return False
+    if isinstance(node, ast.Name):
+        return node.id in bound or (isinstance(node.ctx, ast.Load) and node.id in PURE_BUILTINS | {"math"})
+    if isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load):
+        return False
+    if isinstance(node, ast.Attribute):
+        on_math = isinstance(node.value, ast.Name) and node.value.id == "math" and "math" not in bound
+        if node.attr not in PURE_METHODS and not (on_math and not node.attr.startswith("_")):
+            return False
+    if isinstance(node, ast.Call) and not isinstance(node.func, (ast.Name, ast.Attribute, ast.Lambda)):
+        return False
+    if isinstance(node, ast.Lambda):
+        a = node.args
+        params = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x is not None}
+        defaults = [d for d in [*a.defaults, *a.kw_defaults] if d is not None]
+        inner = bound | params | _walrus_targets(node.body)
+        return all(_pure(d, bound) for d in defaults) and _pure(node.body, inner)
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+        gens = node.generators
+        targets = {n.id for g in gens for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        inner = bound | targets
+        parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        parts += [g.target for g in gens] + [g.iter for g in gens[1:]] + [c for g in gens for c in g.ifs]
+        return not any(g.is_async for g in gens) and _pure(gens[0].iter, bound) and all(_pure(p, inner) for p in parts)
+    return all(_pure(child, bound) for child in ast.iter_child_nodes(node))
 
 
 def _copy(expr: ast.expr) -> ast.expr:

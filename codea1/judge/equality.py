@@ -105,7 +105,9 @@ def _matched_members(a: list, b: list, depth: int) -> list[tuple[Any, Any]] | No
     """Pairs each member of `a` (set members or dict keys) with an equal member of `b`, one to one, or None.
 
     Hash lookup first, as Python does; the members it cannot find (NaN, or tuples holding one: their hash is
-    their address) are paired by `_eq` among the members of `b` left over, so NaN equals NaN here too.
+    their address) are paired by their `_member_key`, which two members share exactly when `_eq` holds
+    them equal, so NaN equals NaN here too: each member of `a` left over takes the first member of `b` left
+    over with its key (the pairs a scan with `_eq` would make), in linear time.
     """
     index = set(b)
     pairs, left_a = [], []
@@ -115,13 +117,45 @@ def _matched_members(a: list, b: list, depth: int) -> list[tuple[Any, Any]] | No
         else:
             left_a.append(x)
     in_a = set(a)
-    left_b = [y for y in b if y not in in_a or _has_nan(y)]
+    by_key: dict[Any, deque] = {}
+    for y in b:
+        if y not in in_a or _has_nan(y):
+            by_key.setdefault(_member_key(y), deque()).append(y)
     for x in left_a:
-        j = next((i for i, y in enumerate(left_b) if _eq(x, y, None, depth + 1)), None)
-        if j is None:
+        found = by_key.get(_member_key(x))
+        if not found:
             return None
-        pairs.append((x, left_b.pop(j)))
-    return pairs if not left_b else None
+        pairs.append((x, found.popleft()))
+    return pairs if not any(by_key.values()) else None
+
+
+class _NaN:
+    """The one NaN of a member's key (a float NaN and a complex NaN part alike), equal only to itself."""
+
+    __slots__ = ()
+
+
+_NAN = _NaN()
+
+
+def _member_key(x: Any) -> Any:
+    """A hashable key for a set member or dict key: two members have equal keys exactly when `_eq` (with no
+    tolerance) holds them equal. A member without NaN is its own key (there `_eq` is Python's `==`, which
+    agrees with hash); with NaN, the key spells its structure with one token per NaN: a float NaN and a
+    complex with a NaN part by their (real, imaginary) parts, a Decimal NaN by its kind (quiet or
+    signalling), a tuple by its items' keys, a frozenset by its members' keys counted."""
+    if not _has_nan(x):
+        return x
+    t = type(x)
+    if t is float or t is complex:
+        c = complex(x)
+        return ("complex", *(_NAN if math.isnan(p) else p for p in (c.real, c.imag)))
+    if t is Decimal:
+        return ("decimal-nan", x.is_qnan(), x.is_snan())
+    if t is tuple:
+        return ("tuple", tuple(_member_key(y) for y in x))
+    counts = Counter(_member_key(y) for y in x)  # a frozenset: two NaN members are two members
+    return ("frozenset", frozenset(counts.items()))
 
 
 def _magnitudes_differ(a: Any, b: Any) -> bool:

@@ -23,11 +23,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from codea1.judge.formats import asserts, evalplus, humaneval
-from codea1.judge.formats.spec import PLAIN_HELPER, CheckSpec, Verdict, value_source
+from codea1.judge.formats.spec import PLAIN_HELPER, CheckSpec, Verdict, is_digest, value_source
 from codea1.problem import Problem
 from codea1.sandbox import Job, JobResult
 
-__all__ = ["PLAIN_HELPER", "CheckSpec", "CustomCheck", "Verdict", "apply_custom", "call_verdicts", "spec_for"]
+__all__ = [
+    "PLAIN_HELPER",
+    "CheckSpec",
+    "CustomCheck",
+    "Verdict",
+    "apply_custom",
+    "call_verdicts",
+    "digest_decisions",
+    "spec_for",
+]
 
 
 def spec_for(problem: Problem) -> CheckSpec | None:
@@ -42,6 +51,26 @@ def spec_for(problem: Problem) -> CheckSpec | None:
         if spec is not None:
             return spec
     return asserts.spec_from_asserts(problem.golden_tests)
+
+
+def digest_decisions(spec: CheckSpec, expected: Sequence[Any]) -> list[bool | None]:
+    """Per call, the form the candidate's output takes, decided once from the expected value (PLAIN_HELPER):
+    True (a digest) where the expected value is one, False (whole) where it is not and the two are compared
+    for equality, so that an output equal to it is never in the other form (floats equal to large ints are
+    far smaller; an output too large to send whole then fails, as no equal value is); None (by size, as
+    before) where the output itself is needed or only its size could decide: a custom loop body, a
+    HumanEval replay, `assert CALL`, `!=`, EvalPlus's "not None" oracle."""
+    out: list[bool | None] = []
+    for i, exp in enumerate(expected):
+        if spec.mode == "assertion":
+            typed = evalplus.as_typed(exp)
+            plain = typed[1] if typed is not None else exp
+            out.append(True if is_digest(plain) else None if spec.oracle == "not_none" else False)
+        elif spec.mode == "asserts" and i < len(spec.ops):
+            out.append(True if is_digest(exp) else False if spec.ops[i] == "==" else None)
+        else:
+            out.append(None)
+    return out
 
 
 @dataclass

@@ -15,7 +15,11 @@ from codea1.judge.literals import plain_source
 # back (a 7 MB string, a million-digit int, over 90,000 items: near the wire's own limits, so that lists of
 # floats up to that size keep EvalPlus's tolerance) become a tagged sha256 digest, compared for equality only.
 # The digest is of a canonical text in which values Python's == holds equal read the same: a dict's or a
-# set's items in a sorted order, equal numbers one token (0, 0.0 and False; 2 and 2.0), NaN one token.
+# set's items in a sorted order, equal numbers one token whatever their types (0, 0.0, False and
+# Fraction(0); 2.5, Fraction(5, 2) and Decimal('2.50'): each real number as its exact ratio), NaN one token.
+# Whether a value is digested is decided once, on the expected value: `digest` True or False makes the
+# candidate's output take the same form (see codea1.judge.formats.digest_decisions); None (the expected
+# value itself) decides by size.
 # __codea1_typed(value) is (the name of value's type, its plain form), for EvalPlus's type check.
 PLAIN_HELPER = """
 def __codea1_too_big(value):
@@ -37,15 +41,57 @@ def __codea1_too_big(value):
     return False
 
 
+def __codea1_exact_kind(t, kinds={}):
+    # "fraction" or "decimal" for (a subclass of) fractions.Fraction or decimal.Decimal, else ""
+    if t not in kinds:
+        names = {(c.__module__, c.__name__) for c in t.__mro__}
+        kinds[t] = "fraction" if ("fractions", "Fraction") in names else "decimal" if ("decimal", "Decimal") in names else ""
+    return kinds[t]
+
+
+def __codea1_number(x):
+    # the token of a real number (bool, int, float, Fraction, Decimal): its exact ratio; None for the rest
+    if isinstance(x, (bool, int)):
+        return "n" + hex(int(x))
+    if isinstance(x, float):
+        if x != x:
+            return "fnan"
+        if x in (float("inf"), float("-inf")):
+            return "f-inf" if x < 0 else "finf"
+        num, den = x.as_integer_ratio()
+    elif isinstance(x, (str, bytes, complex, list, tuple, dict, set, frozenset)) or x is None:
+        return None
+    else:
+        kind = __codea1_exact_kind(type(x))
+        if kind == "fraction":
+            num, den = x.numerator, x.denominator
+        elif kind != "decimal":
+            return None
+        elif x.is_nan():
+            return "dsnan" if x.is_snan() else "dnan"
+        elif x.is_infinite():
+            return "f-inf" if x.is_signed() else "finf"
+        elif abs(x.adjusted()) > 100000:
+            return "d" + str(x.normalize())  # its exact ratio would take seconds to write out
+        else:
+            num, den = x.as_integer_ratio()
+    return "n" + hex(num) if den == 1 else "q" + hex(num) + "/" + hex(den)
+
+
 def __codea1_canon(x, out):
     if isinstance(x, complex) and x.imag == 0:
         x = x.real
-    if isinstance(x, (bool, int)) or (isinstance(x, float) and x == x and abs(x) != float("inf") and x == int(x)):
-        out.append("n" + hex(int(x)))
-    elif isinstance(x, float):
-        out.append("f" + ("nan" if x != x else repr(x)))
-    elif isinstance(x, (str, bytes, complex)) or x is None:
-        out.append(type(x).__name__[0] + repr(x))
+    number = __codea1_number(x)
+    if number is not None:
+        out.append(number)
+    elif isinstance(x, complex):
+        out.append("c" + __codea1_number(x.real) + "," + __codea1_number(x.imag))
+    elif isinstance(x, str):
+        out.append("s" + str.__repr__(x))
+    elif isinstance(x, (bytes, bytearray)):
+        out.append("b" + repr(bytes(x)))
+    elif x is None:
+        out.append("None")
     elif isinstance(x, (list, tuple)):
         out.append("[" if isinstance(x, list) else "(")
         for v in x:
@@ -71,11 +117,11 @@ def __codea1_canon(x, out):
         out.append(type(x).__name__ + ":" + repr(x))
 
 
-def __codea1_plain(value, depth=0):
+def __codea1_plain(value, depth=0, digest=None):
     t = type(value)
     if t.__module__ == "numpy" and hasattr(value, "item") and getattr(value, "shape", None) == ():
-        return value.item()
-    if depth == 0 and __codea1_too_big(value):
+        value = value.item()
+    if depth == 0 and (__codea1_too_big(value) if digest is None else digest):
         import hashlib
         out = []
         try:
@@ -83,9 +129,10 @@ def __codea1_plain(value, depth=0):
             text = "".join(out)
         except RecursionError:  # nested deeper than the interpreter recurses: its repr, as before
             text = repr(value)
-        kinds = ((int, "number"), (float, "number"), (complex, "number"), (dict, "dict"), (list, "list"),
-                 (tuple, "tuple"), (set, "set"), (frozenset, "set"), (str, "str"), (bytes, "bytes"))
-        kind = next((name for cls, name in kinds if isinstance(value, cls)), type(value).__name__)
+        kinds = ((dict, "dict"), (list, "list"), (tuple, "tuple"), (set, "set"), (frozenset, "set"),
+                 (str, "str"), (bytes, "bytes"), (complex, "number"))
+        kind = "number" if __codea1_number(value) is not None else next(
+            (name for cls, name in kinds if isinstance(value, cls)), type(value).__name__)
         return ("__codea1_digest__", kind, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
     if depth > 20:
         return value
@@ -98,10 +145,34 @@ def __codea1_plain(value, depth=0):
     return value
 
 
-def __codea1_typed(value):
+def __codea1_typed(value, digest=None):
     t = type(value)
-    return (t.__module__ + "." + t.__qualname__, __codea1_plain(value))
+    return (t.__module__ + "." + t.__qualname__, __codea1_plain(value, digest=digest))
 """
+DIGEST_TAG = "__codea1_digest__"
+
+
+def is_digest(value: Any) -> bool:
+    """Whether a plain value is a digest made by PLAIN_HELPER (GT's value of a call was too large to send)."""
+    return type(value) is tuple and len(value) == 3 and value[0] == DIGEST_TAG
+
+
+def with_digest(call: str, digest: bool | None) -> str:
+    """A `__codea1_plain(...)` / `__codea1_typed(...)` call made to give its value in the form decided
+    (digested or whole); None leaves the call as it is (the helper decides by size)."""
+    if digest is None:
+        return call
+    try:
+        node = ast.parse(call, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return call
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _WRAPPERS):
+        return call
+    node.keywords = [k for k in node.keywords if k.arg != "digest"] + [ast.keyword("digest", ast.Constant(digest))]
+    return ast.unparse(node)
+
+
+_WRAPPERS = ("__codea1_plain", "__codea1_typed")
 
 
 @dataclass
