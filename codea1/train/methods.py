@@ -161,6 +161,22 @@ def _equal(rewards: Sequence[float]) -> bool:
     return len(rewards) > 1 and max(rewards) == min(rewards)
 
 
+def play_again(
+    env: StepEnv, step: int, sub: list, histories: list, tag: str, seconds: dict[str, float]
+) -> tuple[list[Round], list]:
+    """Samples `sub`'s codes and tests afresh (seed tags gen_code_TAG, gen_tests_TAG, so a replayed step
+    samples the same) and plays them against `histories`; the extra rounds of refill and dapo."""
+    with timed(seconds, "gen_code"):
+        codes = sample_codes(env, step, sub, f"gen_code_{tag}")
+    with timed(seconds, "gen_tests"):
+        tests = sample_tests(env, step, sub, codes, f"gen_tests_{tag}")
+    rounds = [Round(p, c, t) for p, c, t in zip(sub, codes, tests, strict=True)]
+    with timed(seconds, "execute"):
+        texts = [r.code_texts for r in rounds]
+        results = play_step(sub, texts, [r.suite_texts for r in rounds], env.executor, histories, env.cfg.game)
+    return rounds, results
+
+
 def refill_equal_groups(
     env: StepEnv, step: int, batch: list, rounds: list, results: list, histories: list, seconds: dict[str, float]
 ) -> dict[str, float]:
@@ -179,20 +195,7 @@ def refill_equal_groups(
         if not equal:
             break
         sub = [batch[b] for b in equal]
-        with timed(seconds, "gen_code"):
-            codes = sample_codes(env, step, sub, f"gen_code_refill{attempt}")
-        with timed(seconds, "gen_tests"):
-            tests = sample_tests(env, step, sub, codes, f"gen_tests_refill{attempt}")
-        again = [Round(p, c, t) for p, c, t in zip(sub, codes, tests, strict=True)]
-        with timed(seconds, "execute"):
-            played = play_step(
-                sub,
-                [r.code_texts for r in again],
-                [r.suite_texts for r in again],
-                env.executor,
-                [histories[b] for b in equal],
-                cfg.game,
-            )
+        again, played = play_again(env, step, sub, [histories[b] for b in equal], f"refill{attempt}", seconds)
         still = []
         for b, new_round, result in zip(equal, again, played, strict=True):
             if _equal(result.code_rewards):
@@ -255,16 +258,8 @@ def reserve_batches(env: StepEnv, step: int, batch: Sequence[Problem]) -> list[l
 def play_draw(env: StepEnv, step: int, sub: list, draw: int, seconds: dict[str, float]) -> tuple:
     """Plays draw `draw` of new questions in full (codes, tests, execution against the Mistake Book as the
     step found it, rewards), with sampling seeds of its own; returns (rounds, results, groups)."""
-    cfg = env.cfg
-    with timed(seconds, "gen_code"):
-        codes = sample_codes(env, step, sub, f"gen_code_dapo{draw}")
-    with timed(seconds, "gen_tests"):
-        tests = sample_tests(env, step, sub, codes, f"gen_tests_dapo{draw}")
-    rounds = [Round(p, c, t) for p, c, t in zip(sub, codes, tests, strict=True)]
-    with timed(seconds, "execute"):
-        histories = [env.book.retrieve(p.id, cfg.game.history_size, gt_digest(p)) for p in sub]
-        texts = [r.code_texts for r in rounds]
-        results = play_step(sub, texts, [r.suite_texts for r in rounds], env.executor, histories, cfg.game)
+    histories = [env.book.retrieve(p.id, env.cfg.game.history_size, gt_digest(p)) for p in sub]
+    rounds, results = play_again(env, step, sub, histories, f"dapo{draw}", seconds)
     return rounds, results, game_groups(rounds, results)
 
 
