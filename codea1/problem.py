@@ -12,30 +12,44 @@ from typing import Any
 
 from codea1.errors import UserError
 
+KINDS = ("call", "stdio")  # what a problem's tests do: call a function, or feed a program stdin
+
 
 @dataclass
 class Problem:
-    """A Python function problem.
+    """A programming problem: a function called by its tests (kind "call"), or a whole program fed each
+    test's input on stdin and judged by what it prints (kind "stdio").
 
     id: unique id within its source ("bundled/0003", "HumanEval/0", "MBPP/82", "kodcode/...").
     prompt: the text shown to the Code LLM (question plus signature), without any chat wrapping.
     description: the clean description shown to the Test LLM (no reference solution, no hidden tests).
-    entry_point: the function under test.
-    gt_solution: the ground-truth program, complete and runnable on its own (imports included).
+    entry_point: the function under test ("" for a stdio program).
+    gt_solution: the ground-truth program, complete and runnable on its own (imports included); a problem
+        with golden tests (golden_tests, io_tests) may come without one (LiveCodeBench ships none): it can be
+        evaluated, not trained on.
     golden_tests: human-written tests, each one `assert CALL == EXPECTED` statement (may be empty).
     imports: import lines a test or solution may need (also prepended to candidates).
     source: where it came from ("bundled", "humanevalplus", "mbppplus", "kodcode", "humaneval", ...).
     test_code: an optional whole test program of the source (e.g. EvalPlus `check(candidate)` code),
         for evaluations that must run the benchmark's own checker.
     difficulty / split: free-form labels ("easy"/"medium"/"hard"; "train"/"eval").
-    meta: anything else worth keeping from the source row.
+    meta: anything else worth keeping from the source row; meta "method_of" (a class name, LeetCode's
+        "Solution") makes the function under test that class's method: the candidate program ends with
+        `ENTRY = CLASS().ENTRY`.
+    kind: "call" (the default) or "stdio".
+    language: the language solutions are written in ("python", "cpp"; codea1.lang has each one's rules);
+        GT is in this language too.
+    io_tests: a stdio problem's tests, each {"input": STDIN, "output": EXPECTED STDOUT} (all of them: the
+        public examples and the hidden ones; meta "public_tests" says how many come first and are shown).
+    checker: how a stdio output is compared with the expected one (codea1.judge.kinds.stdio.RULES; "" is
+        the source's own rule, LiveCodeBench's where the source has none).
     """
 
     id: str
     prompt: str
     description: str
-    entry_point: str
-    gt_solution: str
+    entry_point: str = ""
+    gt_solution: str = ""
     golden_tests: list[str] = field(default_factory=list)
     imports: str = ""
     source: str = ""
@@ -43,29 +57,72 @@ class Problem:
     difficulty: str = ""
     split: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
+    kind: str = "call"
+    language: str = "python"
+    io_tests: list[dict[str, str]] = field(default_factory=list)
+    checker: str = ""
 
     REQUIRED = ("id", "prompt", "description", "entry_point", "gt_solution")
+    REQUIRED_STDIO = ("id", "prompt", "description")
+
+    @property
+    def is_stdio(self) -> bool:
+        return self.kind == "stdio"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The record as a plain dict; the task fields (kind, language, io_tests, checker) only where they
+        differ from a Python function's, so a function problem's record reads as it did before they came."""
+        row = asdict(self)
+        for name, default in _TASK_DEFAULTS.items():
+            if row[name] == default:
+                del row[name]
+        return row
 
     @classmethod
     def from_dict(cls, row: dict[str, Any], where: str = "row") -> Problem:
         """Builds a Problem from a plain dict; a missing or mistyped field is a UserError naming it."""
         if not isinstance(row, dict):
             raise UserError(f"{where}: expected a JSON object, got {type(row).__name__}")
-        for name in cls.REQUIRED:
-            value = row.get(name)
-            if not isinstance(value, str) or not value.strip():
-                raise UserError(f"{where}: field '{name}' is missing or not a non-empty string")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(row) - known)
         if unknown:
             raise UserError(f"{where}: unknown field(s) {', '.join(unknown)}")
+        kind = row.get("kind", "call")
+        if kind not in KINDS:
+            raise UserError(f"{where}: field 'kind' is {kind!r}; use one of: {', '.join(KINDS)}")
+        required = cls.REQUIRED_STDIO if kind == "stdio" else cls.REQUIRED
+        if kind == "call" and row.get("golden_tests") and not row.get("gt_solution"):
+            required = tuple(n for n in required if n != "gt_solution")  # judged by its asserts alone
+        for name in required:
+            value = row.get(name)
+            if not isinstance(value, str) or not value.strip():
+                raise UserError(f"{where}: field '{name}' is missing or not a non-empty string")
+        for name in ("language", "checker", "entry_point", "gt_solution"):
+            if not isinstance(row.get(name, ""), str):
+                raise UserError(f"{where}: field '{name}' must be a string")
         tests = row.get("golden_tests", []) or []
         if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
             raise UserError(f"{where}: field 'golden_tests' must be a list of strings")
+        _check_io_tests(row.get("io_tests", []) or [], kind, row.get("gt_solution", ""), where)
         return cls(**{k: v for k, v in row.items() if k in known})
+
+
+_TASK_DEFAULTS: dict[str, Any] = {"kind": "call", "language": "python", "io_tests": [], "checker": ""}
+
+
+def _check_io_tests(tests: object, kind: str, gt: object, where: str) -> None:
+    """A UserError unless `tests` is a list of {"input": str, "output": str} (only a stdio problem has any),
+    and unless a stdio problem has GT or tests to be judged by."""
+    shape = isinstance(tests, list) and all(
+        isinstance(t, dict) and set(t) == {"input", "output"} and all(isinstance(v, str) for v in t.values())
+        for t in tests
+    )
+    if not shape:
+        raise UserError(f'{where}: field \'io_tests\' must be a list of {{"input": str, "output": str}} objects')
+    if tests and kind != "stdio":
+        raise UserError(f"{where}: field 'io_tests' is for kind 'stdio' problems only")
+    if kind == "stdio" and not tests and not (isinstance(gt, str) and gt.strip()):
+        raise UserError(f"{where}: a stdio problem needs io_tests or a gt_solution to be judged by")
 
 
 def jsonl_lines(text: str) -> list[str]:
@@ -125,7 +182,18 @@ def candidate_program(problem: Problem, code: str) -> str:
     """The program a candidate runs as: the problem's import lines and GT's top-level imports (the
     reference code hoists GT's imports above the candidate too), then the extracted code."""
     header = values_program(problem)
-    return f"{header}\n{code}" if header else code
+    program = f"{header}\n{code}" if header else code
+    entry = method_entry(problem)
+    return f"{program}\n\n{entry}" if entry else program
+
+
+def method_entry(problem: Problem) -> str:
+    """The line that makes the function under test a method of a class the solution defines (meta
+    "method_of", LeetCode's `class Solution`): `ENTRY = CLASS().ENTRY`; "" for a plain function."""
+    owner = problem.meta.get("method_of")
+    if isinstance(owner, str) and owner.isidentifier() and problem.entry_point.isidentifier():
+        return f"{problem.entry_point} = {owner}().{problem.entry_point}\n"
+    return ""
 
 
 def gt_program(problem: Problem) -> str:

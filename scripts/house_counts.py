@@ -20,6 +20,7 @@ FLOORS = [
     ("codea1.errors", 0),
     ("codea1.config", 0),
     ("codea1.problem", 0),  # the Problem record every room reads
+    ("codea1.lang", 0),  # what a language is: fences, file names, compile and run argv
     ("codea1.sandbox", 1),
     ("codea1.judge", 2),
     ("codea1.data", 3),

@@ -310,7 +310,7 @@ def _solutions_from_model(problems: list, gen: Generator, n: int) -> list[tuple[
 
     with progress_bar(f"sampling {n} x {len(problems)} solutions") as cb:
         texts = gen.sample(code_prompts(problems, gen.sampling.response_prefix), n, progress=cb)
-    return [(p.id, extract_code(t)) for p, group in zip(problems, texts, strict=True) for t in group]
+    return [(p.id, extract_code(t, p.language)) for p, group in zip(problems, texts, strict=True) for t in group]
 
 
 # ------------------------------------------------------------------------------------------- commands
@@ -318,7 +318,7 @@ def _solutions_from_model(problems: list, gen: Generator, n: int) -> list[tuple[
 
 def cmd_code(args: argparse.Namespace) -> int:
     from codea1.data.loaders import load_benchmark
-    from codea1.eval.code_eval import evaluate_samples
+    from codea1.eval.by_kind import evaluate_problems
 
     if args.model and any(k > args.n for k in args.k):
         raise UserError(f"--k {max(args.k)} is larger than --n {args.n}: pass@k needs k <= n samples")
@@ -329,7 +329,8 @@ def cmd_code(args: argparse.Namespace) -> int:
     if args.samples:
         # a BigCodeBench completion continues its task's prompt when it does not define the entry point
         # (codea1.eval.bigcodebench.candidate_program)
-        samples = read_samples(args.samples, None if bcb else {p.id: p.prompt for p in problems})
+        # (a stdio program is whole: no prompt goes before it)
+        samples = read_samples(args.samples, None if bcb else {p.id: p.prompt for p in problems if not p.is_stdio})
         extra["samples_file"] = args.samples
         wanted = {p.id for p in problems}
         samples = [s for s in samples if s[0] in wanted]
@@ -338,7 +339,7 @@ def cmd_code(args: argparse.Namespace) -> int:
         extra["sampling"] = gen.record | {"n": args.n}
         samples = _solutions_from_model(problems, gen, args.n)
     t_gen = time.monotonic() - t0
-    evaluate = evaluate_samples
+    evaluate = evaluate_problems
     if bcb:
         from codea1.eval.bigcodebench import evaluate_bigcodebench as evaluate
     with _executor(args) as ex, progress_bar("checking GT") as prep, progress_bar("scoring samples") as score:

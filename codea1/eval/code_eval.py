@@ -43,7 +43,7 @@ from codea1.judge.formats.humaneval import (
     humaneval_check_code,
 )
 from codea1.judge.formats.spec import value_source, with_digest
-from codea1.problem import Problem
+from codea1.problem import Problem, method_entry
 from codea1.sandbox import CallResult, Job, JobResult
 from codea1.sandbox.api import Executor, OnProgress
 from codea1.sandbox.values import contains_unserializable
@@ -83,6 +83,7 @@ class PreparedTask:
             self.problem.imports,
             self.prelude,
             solution,
+            method_entry(self.problem),
             self.spec.imports if self.spec else "",
             PLAIN_HELPER,
         ]

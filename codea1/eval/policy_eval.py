@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from codea1.config import Config
 from codea1.data.ult import UltFunction
-from codea1.eval.code_eval import evaluate_samples
+from codea1.eval.by_kind import evaluate_problems
 from codea1.eval.stats import bootstrap_interval
 from codea1.eval.suite_eval import score_tests
 from codea1.game import parse_test_suite
@@ -83,8 +83,8 @@ def evaluate_code(
 
     gen = GenerationConfig.of(cfg.eval, n=spec.code_samples, seed=spec.seed + 1)
     rows = policy.generate(code_prompts(problems, cfg.eval.response_prefix), gen)
-    solutions = [(p.id, extract_code(s.text)) for p, row in zip(problems, rows, strict=True) for s in row]
-    summary, results, _tasks = evaluate_samples(problems, solutions, executor)
+    solutions = [(p.id, extract_code(s.text, p.language)) for p, row in zip(problems, rows, strict=True) for s in row]
+    summary, results, _tasks = evaluate_problems(problems, solutions, executor)
     per_problem = {tid: t["correct"] / t["n"] for tid, t in summary["tasks"].items() if t["n"]}
     mean, low, high = bootstrap_interval(list(per_problem.values()), samples=spec.bootstrap, seed=spec.seed)
     texts = [(p.id, s.text) for p, row in zip(problems, rows, strict=True) for s in row]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from codea1.judge.asserts import python_would_run
 from codea1.judge.equality import COMPARISONS
+from codea1.lang import language as language_named
 
 # Every scan of a response is one of these searches, each starting where the previous one stopped and none
 # retrying a character from many starts, so reading a response is linear in its length
@@ -26,6 +27,7 @@ from codea1.judge.equality import COMPARISONS
 _TICKS = re.compile("```")
 _NEWLINE = re.compile("\n")
 _PY_TICKS = re.compile(r"```(?=[ \t]*(?:python3?|py)\b)", re.IGNORECASE)  # the ``` of a python fence
+_LANG_TICKS: dict[str, re.Pattern[str]] = {"python": _PY_TICKS}  # the ``` of each language's fence
 _QUOTE_OR_HASH = re.compile("[\"'#]")  # where a one-line string literal or a comment may start
 _DOUBLE_QUOTED = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _SINGLE_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'")
@@ -67,30 +69,42 @@ def nonprintable_share(response: str | bytes | None) -> float:
     return sum(1 for ch in text if ch not in _PRINTABLE) / len(text)
 
 
-def extract_code(response: str | bytes | None) -> str:
-    """The code of a Code LLM response: the first closed ```python block, else the first closed ``` block,
-    else the raw text (newlines at both ends removed).
+def extract_code(response: str | bytes | None, language: str = "python") -> str:
+    """The code of a Code LLM response: the first closed ```python block (```cpp, ```c++ ... for C++: the
+    language's fence words, codea1.lang), else the first closed ``` block, else the raw text (newlines at
+    both ends removed).
 
     A fence that is never closed does not count, so a response cut off inside its code block is the raw
     text (fences included) and does not compile, as in the reference code.
     """
     text = as_text(response)
-    for python in (True, False):
-        for start, end in _fenced(text, python):
+    for opener in (_lang_ticks(language), _TICKS):
+        for start, end in _fenced(text, opener):
             return text[start:end].strip("\n")
     return text.strip("\n")
+
+
+def _lang_ticks(name: str) -> re.Pattern[str]:
+    """The ``` that opens a fence of the language `name`: followed by optional blanks and one of its fence
+    words, not followed by another word character or "+" (any case)."""
+    pattern = _LANG_TICKS.get(name)
+    if pattern is None:
+        words = "|".join(re.escape(w) for w in language_named(name).fence_words)
+        pattern = _LANG_TICKS[name] = re.compile(rf"```(?=[ \t]*(?:{words})(?![\w+]))", re.IGNORECASE)
+    return pattern
 
 
 def extract_test_blocks(response: str | bytes | None) -> list[str]:
     """The closed ```python blocks of a Test LLM response, else its closed ``` blocks; [] when none."""
     text = as_text(response)
-    return [text[a:b] for a, b in _fenced(text, True)] or [text[a:b] for a, b in _fenced(text, False)]
+    return [text[a:b] for a, b in _fenced(text, _PY_TICKS)] or [text[a:b] for a, b in _fenced(text, _TICKS)]
 
 
-def _fenced(text: str, python: bool) -> Iterator[tuple[int, int]]:
-    r"""(start, end) of the body of each closed fence, in order: a fence opens at ``` (for `python`, at ```
-    followed by optional blanks and the word python, python3 or py, any case), its body starts after the end
-    of that line and ends at the next ```; the next fence is looked for after it.
+def _fenced(text: str, opener_at: re.Pattern[str]) -> Iterator[tuple[int, int]]:
+    r"""(start, end) of the body of each closed fence, in order: a fence opens where `opener_at` finds its
+    ``` (any ```, or one followed by a language's fence word: for Python optional blanks and python, python3
+    or py, any case), its body starts after the end of that line and ends at the next ```; the next fence is
+    looked for after it.
 
     This is what re.finditer gives for the patterns ```[ \t]*(?:python3?|py)\b[^\n]*\n(.*?)``` (IGNORECASE)
     and ```[^\n]*\n(.*?)``` (DOTALL), without their backtracking, which retried every ``` of a line to its end
@@ -99,7 +113,7 @@ def _fenced(text: str, python: bool) -> Iterator[tuple[int, int]]:
     """
     pos = 0
     while True:
-        opener = (_PY_TICKS if python else _TICKS).search(text, pos)
+        opener = opener_at.search(text, pos)
         if opener is None:
             return
         line_end = _NEWLINE.search(text, opener.end())

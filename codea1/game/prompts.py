@@ -12,6 +12,7 @@ docs/cold-start.md). The prefix is part of the prompt, not of the generated, sco
 from __future__ import annotations
 
 from codea1.config import GameConfig
+from codea1.lang import language
 from codea1.problem import Problem
 
 CODE_SYSTEM = "You are an expert Python programmer. You write correct, complete and efficient solutions."
@@ -22,6 +23,16 @@ CODE_TEMPLATE = """Solve the following programming task in Python.
 
 Write the complete function `{entry_point}` together with any imports and helpers it needs.
 Reply with a single ```python code block and nothing after it."""
+
+PROGRAM_SYSTEM = "You are an expert {title} programmer. You write correct, complete and efficient programs."
+
+PROGRAM_TEMPLATE = """Solve the following programming task in {title}.
+
+{prompt}
+
+Write a complete program that reads the input from standard input and prints the answer to standard
+output, exactly in the format the task asks for.
+Reply with a single ```{fence} code block and nothing after it."""
 
 TEST_SYSTEM = "You are an expert software tester. You write short, precise unit tests that expose bugs."
 
@@ -62,7 +73,15 @@ Rules:
 
 
 def code_messages(problem: Problem) -> list[dict[str, str]]:
-    """Messages asking the code policy for a solution of `problem`."""
+    """Messages asking the code policy for a solution of `problem`: a function, or for a stdio problem a
+    whole program in the problem's language."""
+    if problem.is_stdio:
+        lang = language(problem.language)
+        user = PROGRAM_TEMPLATE.format(prompt=problem.prompt.strip(), title=lang.title, fence=lang.fence)
+        return [
+            {"role": "system", "content": PROGRAM_SYSTEM.format(title=lang.title)},
+            {"role": "user", "content": user},
+        ]
     user = CODE_TEMPLATE.format(prompt=problem.prompt.strip(), entry_point=problem.entry_point)
     return [{"role": "system", "content": CODE_SYSTEM}, {"role": "user", "content": user}]
 

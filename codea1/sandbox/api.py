@@ -21,6 +21,14 @@ class Job:
     code: str
     calls: list[str]
     timeout: float = 2.0  # per-call wall/CPU limit, seconds
+    timeouts: list[float] | None = None  # a limit per call where they differ (a compile, then runs); None: timeout
+    flavour: str | None = None  # the zygote to fork from (codea1.sandbox.preload); None: read off the code
+
+    def limits(self) -> list[float]:
+        """Each call's limit, in seconds: `timeouts` where given for it, else `timeout`."""
+        default = max(0.001, float(self.timeout))
+        given = list(self.timeouts or ())
+        return [max(0.001, float(given[i])) if i < len(given) else default for i in range(len(self.calls))]
 
 
 @dataclass

@@ -562,7 +562,8 @@ class LocalExecutor:
     def _run_on(self, slot: _Slot, job: Job) -> JobResult:
         try:
             calls = job.calls if type(job.calls) is list else list(job.calls)
-            kind = preload.flavour(job.code, calls) if type(job.code) is str else "lean"
+            kind = job.flavour if job.flavour in preload.FLAVOURS else None
+            kind = kind or (preload.flavour(job.code, calls) if type(job.code) is str else "lean")
             result = self._execute_healing(slot, kind, job)
             if kind == "lean" and preload.needs_full(
                 result.defined, result.error, [r.error for r in result.results if r.status == "error"]
@@ -607,7 +608,7 @@ class LocalExecutor:
             None if c is not None else CallResult("invalid", error="not a Python expression") for c in sendable
         ]
         start, first, stdout = 0, True, ""
-        timeout = max(0.001, float(job.timeout))
+        limits = job.limits()
         job_t0 = time.monotonic()
         sent = 0  # bytes this job's children have sent so far, over all restarts
         while first or any(r is None for r in results[start:]):
@@ -616,7 +617,7 @@ class LocalExecutor:
                 for i in pending:
                     results[i] = CallResult("crash", error=f"the job's children sent over {MAX_JOB_BYTES >> 20} MB")
                 break
-            cpu = self.define_timeout + timeout * len(pending) + 1
+            cpu = self.define_timeout + sum(limits[i] for i in pending) + 1
             run = self._spawn(zygote, job.code, sendable, start, cpu, budget=MAX_JOB_BYTES - sent)
             if run is None:  # the zygote failed to fork: replaced, and the job run again (once)
                 raise _SetupFailed("the zygote could not start a child")
@@ -631,7 +632,7 @@ class LocalExecutor:
                     break
                 first = False
                 sender.send()
-                start, stdout = self._read_calls(zygote, reader, pending, results, timeout, job_t0)
+                start, stdout = self._read_calls(zygote, reader, pending, results, limits, job_t0)
             finally:
                 sent += reader.total
                 os.close(res_r)
@@ -665,14 +666,16 @@ class LocalExecutor:
         reader: FrameReader,
         pending: list[int],
         results: list[CallResult | None],
-        timeout: float,
+        limits: list[float],
         job_t0: float,
     ) -> tuple[int, str]:
-        """Reads the pending calls' results, in order, into `results`. A call that does not return in time
-        or in form ends the child. Returns the call the next child starts from (past the end once every
-        call returned) and the job's stdout (once every call returned; "" otherwise)."""
+        """Reads the pending calls' results, in order, into `results` (call i within limits[i] seconds). A
+        call that does not return in time or in form ends the child. Returns the call the next child starts
+        from (past the end once every call returned) and the job's stdout (once every call returned; ""
+        otherwise)."""
         cpu, stall = zygote.cpu_clock(), zygote.stall_clock()
         for i in pending:
+            timeout = limits[i]
             t0 = time.monotonic()
             frame = _read_call(reader, t0, timeout, cpu, stall)
             took = _seconds(frame, time.monotonic() - t0, time.monotonic() - job_t0)

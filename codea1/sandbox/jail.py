@@ -223,9 +223,10 @@ def mount(source: str, target: str, fstype: str | None, flags: int, data: str | 
     )
 
 
-def enter_job_namespaces(uid: int, gid: int, tmp_bytes: int, tmp_inodes: int) -> None:
+def enter_job_namespaces(uid: int, gid: int, tmp_bytes: int, tmp_inodes: int, exec_tmp: bool = False) -> None:
     """In the child, as root: own mount and IPC namespaces, a fresh capped /tmp, a fresh /proc, and SysV
-    shared memory capped at the size of that /tmp (cap_sysv_shm).
+    shared memory capped at the size of that /tmp (cap_sysv_shm). The /tmp is mounted noexec unless
+    `exec_tmp` (a job that compiles a program and runs it: codea1.sandbox.runners).
 
     (The UTS namespace is the zygote's own: children cannot change the hostname, having neither the
     capability nor, with the filter, the system call.)
@@ -240,7 +241,7 @@ def enter_job_namespaces(uid: int, gid: int, tmp_bytes: int, tmp_inodes: int) ->
         "tmpfs",
         "/tmp",
         "tmpfs",
-        MS_NOSUID | MS_NODEV | MS_NOEXEC,
+        MS_NOSUID | MS_NODEV | (0 if exec_tmp else MS_NOEXEC),
         f"size={max(1, tmp_bytes >> 10)}k,nr_inodes={tmp_inodes},mode=0700{owner}",
     ):
         raise OSError(ctypes.get_errno(), "mount /tmp")

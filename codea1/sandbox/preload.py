@@ -117,7 +117,13 @@ NUMPY = FULL + ("numpy", "numpy.random", "numpy.linalg", "numpy.fft", "numpy.pol
 # unittest-style test modules (BigCodeBench: codea1.eval.bigcodebench): numpy plus unittest and its mock
 TESTING = NUMPY + ("unittest", "unittest.mock")
 
-FLAVOURS = {"lean": LEAN, "full": FULL, "numpy": NUMPY, "testing": TESTING}
+# programs run as processes of their own (compiled languages; codea1.sandbox.runners): lean plus what starting
+# and timing a process takes. Its children's /tmp allows executing what they write there (the compiled
+# program); every other layer is the same.
+PROCESS = LEAN + ("subprocess", "select", "selectors", "signal", "threading", "resource")
+
+FLAVOURS = {"lean": LEAN, "full": FULL, "numpy": NUMPY, "testing": TESTING, "process": PROCESS}
+EXEC_TMP = frozenset({"process"})  # flavours whose children may execute files of their own /tmp
 
 # top-level names a lean child can import without touching the disk (with the interpreter's own)
 _LEAN_TOP = frozenset(m.split(".")[0] for m in LEAN) | {"builtins", "gc", "marshal", "__future__", "_thread"}

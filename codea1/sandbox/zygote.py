@@ -417,7 +417,11 @@ def _child(job_r: int, res_w: int, req: dict, cfg: dict, layers: list[str], base
         if "jobtmp" in layers:  # own mount/IPC namespaces, fresh capped /tmp (its working dir), /proc
             workdir = "/tmp"
             jail.enter_job_namespaces(
-                cfg["uid"] if "uid" in layers else -1, cfg["gid"], cfg["tmp_bytes"], cfg["tmp_inodes"]
+                cfg["uid"] if "uid" in layers else -1,
+                cfg["gid"],
+                cfg["tmp_bytes"],
+                cfg["tmp_inodes"],
+                exec_tmp=cfg.get("flavour") in preload.EXEC_TMP,
             )
         else:
             workdir = os.path.join(base, f"job-{os.getpid()}")

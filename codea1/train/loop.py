@@ -148,6 +148,7 @@ def load_training_problems(
         raise
     except (OSError, ValueError) as exc:
         raise UserError(f"data.train: cannot read dataset {cfg.data.train!r} ({exc})") from None
+    _refuse_untrainable(problems, cfg.data.train)
     if METHODS[cfg.method].needs_golden_tests and not cfg.data.require_golden_tests:
         raise UserError(f"method {cfg.method} is rewarded by golden tests: set data.require_golden_tests=true")
     if cfg.data.require_golden_tests:
@@ -170,6 +171,24 @@ def load_training_problems(
             f"dataset or choose another"
         )
     return problems
+
+
+def _refuse_untrainable(problems: list[Problem], where: str) -> None:
+    """A UserError for problems the game cannot play yet: stdin/stdout programs (they are evaluated by
+    `codea1 eval code`; the game's tests are asserts on a function) and problems without GT (the game needs
+    GT to decide which tests are valid)."""
+    stdio = [p.id for p in problems if p.is_stdio]
+    if stdio:
+        raise UserError(
+            f"data.train: {len(stdio)} problem(s) of {where!r} are stdin/stdout programs ({stdio[0]!r} first); "
+            "codea1 evaluates them (codea1 eval code) but trains only on function problems so far"
+        )
+    no_gt = [p.id for p in problems if not p.gt_solution.strip()]
+    if no_gt:
+        raise UserError(
+            f"data.train: {len(no_gt)} problem(s) of {where!r} have no gt_solution ({no_gt[0]!r} first); "
+            "the game needs GT to judge tests: they can be evaluated, not trained on"
+        )
 
 
 def make_executor(cfg: Config, hide_paths: list[str] | None = None) -> Executor:

@@ -1,0 +1,117 @@
+"""Code generation evaluation of stdin/stdout problems (kind "stdio"): programs scored with pass@k.
+
+Per problem, `prepare_stdio_tasks` takes its io_tests (every test: the public examples and the hidden
+ones) and its output rule (codea1.judge.kinds.stdio.rule_of). Where the problem has GT, GT runs every
+input through the same runner as a candidate, timed: a problem whose GT fails one of its own tests is
+excluded and reported, and the time limit per input is max(min_time_limit, gt_time_factor x GT's slowest
+run), as for function problems. Without GT (LiveCodeBench ships none) the limit is the problem's own
+(meta "time_limit") or LiveCodeBench's default of 6 s. `score_stdio` runs each solution on the first input,
+then the ones that pass it on the rest, so a failing solution stops early. A sample passes when every input
+passes; the records and the summary are those of function problems (codea1.eval.code_eval).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from codea1.data.check import time_limit
+from codea1.errors import UserError
+from codea1.eval.code_eval import SampleResult, sample_records
+from codea1.judge.kinds.stdio import judge_runs, program_job, rule_of, time_limit_of
+from codea1.lang import language
+from codea1.problem import Problem
+from codea1.sandbox.api import Executor, OnProgress
+from codea1.sandbox.runners import run_results
+
+FIRST_ROUND = 1  # inputs a solution runs before the rest
+
+
+@dataclass
+class StdioTask:
+    """A stdio problem ready for scoring: inputs, expected outputs, rule, time limit, or why it is excluded."""
+
+    task_id: str
+    problem: Problem
+    inputs: list[str] = field(default_factory=list)
+    expected: list[str] = field(default_factory=list)
+    rule: str = ""
+    timeout: float = 1.0
+    gt_seconds: float = 0.0
+    excluded: bool = False
+    reason: str = ""
+
+
+def prepare_stdio_tasks(
+    problems: Sequence[Problem],
+    executor: Executor,
+    *,
+    gt_time_factor: float = 4.0,
+    min_time_limit: float = 1.0,
+    gt_timeout: float = 60.0,
+    progress: OnProgress = None,
+) -> list[StdioTask]:
+    """A StdioTask per problem, GT checked and timed where there is GT (see the module docstring)."""
+    tasks = []
+    for p in problems:
+        task = StdioTask(p.id, p, [t["input"] for t in p.io_tests], [t["output"] for t in p.io_tests])
+        try:
+            task.rule = rule_of(p)
+            language(p.language)
+        except UserError as exc:
+            task.excluded, task.reason = True, str(exc)
+        if not task.inputs and not task.excluded:
+            task.excluded, task.reason = True, "no tests: the problem has no io_tests"
+        task.timeout = time_limit_of(p)
+        tasks.append(task)
+    with_gt = [t for t in tasks if not t.excluded and t.problem.gt_solution.strip()]
+    jobs = [program_job(f"gt:{t.task_id}", t.problem, t.problem.gt_solution, t.inputs, gt_timeout) for t in with_gt]
+    for t, res in zip(with_gt, executor.run(jobs, progress) if jobs else [], strict=True):
+        runs = run_results(res, len(t.inputs), compiled=language(t.problem.language).compiled)
+        verdicts = judge_runs(runs, t.expected, t.rule)
+        bad = next((i for i, v in enumerate(verdicts) if not v.passed), None)
+        if bad is not None:
+            t.excluded = True
+            t.reason = f"GT fails its own test {bad} ({verdicts[bad].status}: {verdicts[bad].error})"[:300]
+            continue
+        t.gt_seconds = max((r.seconds for r in runs), default=0.0)
+        t.timeout = time_limit(t.gt_seconds, gt_time_factor, min_time_limit)
+    return tasks
+
+
+def score_stdio(
+    tasks: Sequence[StdioTask], samples: Sequence[tuple[str, str]], executor: Executor, progress: OnProgress = None
+) -> list[SampleResult]:
+    """Verdicts for (task_id, program) pairs, in input order; unknown or excluded tasks are marked."""
+    records = sample_records(list(tasks), list(samples))
+    judge_programs([(res, task) for res, task in records if task is not None], executor)
+    if progress is not None:
+        progress(len(records), len(records))
+    return [res for res, _ in records]
+
+
+def judge_programs(pairs: Sequence[tuple[SampleResult, StdioTask]], executor: Executor) -> None:
+    """Writes each program's verdict on its task into its record (the record's `solution` is the program):
+    the first input for all, then the rest for those that passed it."""
+    first = [(res, task, 0, min(FIRST_ROUND, len(task.inputs))) for res, task in pairs]
+    _round(first, executor)
+    rest = [(res, task, FIRST_ROUND, len(task.inputs)) for res, task in pairs if res.passed]
+    _round([item for item in rest if item[2] < item[3]], executor)
+
+
+def _round(items: list[tuple[SampleResult, StdioTask, int, int]], executor: Executor) -> None:
+    """Runs inputs a to b of each (record, task, a, b) and writes the verdict into the record: passed when
+    every one of them passes (and every earlier round passed), else the first failure."""
+    jobs = [
+        program_job(f"{task.task_id}#{res.index}", task.problem, res.solution, task.inputs[a:b], task.timeout)
+        for res, task, a, b in items
+    ]
+    for (res, task, a, b), out in zip(items, executor.run(jobs) if jobs else [], strict=True):
+        runs = run_results(out, b - a, compiled=language(task.problem.language).compiled)
+        verdicts = judge_runs(runs, task.expected[a:b], task.rule)
+        bad = next((i for i, v in enumerate(verdicts) if not v.passed), None)
+        if bad is None:
+            res.passed, res.status, res.error, res.failed_input = True, "pass", None, None
+        else:
+            res.passed, res.status = False, verdicts[bad].status
+            res.error, res.failed_input = verdicts[bad].error, a + bad

@@ -1,0 +1,217 @@
+"""Whole programs fed stdin, as sandbox jobs: the Python runner and the process runner.
+
+    job = python_program_job("c0", source, inputs, timeout=2.0)
+    job = process_program_job("c0", "main.cpp", source, compile_argv, run_argv, inputs, timeout=2.0)
+    [res] = executor.run([job])
+    run_result(res, i)  # RunResult(stdout, exit_code, error, status) of input i
+
+Both are ordinary jobs on the ordinary pool, under every layer of the sandbox (jail, allow-list root,
+uid, cgroup, seccomp, rlimits); the child returns each run's stdout as a plain string and the trusted parent
+compares it with the expected output (codea1.judge.kinds.stdio). An expected output never enters a job.
+
+- Python: the program is compiled once when the job is defined (a syntax error fails every input, with the
+  compiler's message); each input is then one call, which runs the program as `__main__` in a fresh
+  namespace with the input as file descriptor 0 (`input()`, `sys.stdin`, `open(0)` all read it) and fd 1
+  and `sys.stdout` writing to a file the call reads back. No process starts per input: the forked child
+  runs it, which is what makes the runner fast.
+- Process (compiled languages): call 0 compiles the source with the language's argv (its own limit,
+  `compile_timeout`), and each later call runs the compiled program as a process of the job with the input
+  on stdin; the job's children may execute files of their own /tmp (zygote flavour "process"), nothing
+  else changes. A compile error fails every input, with the compiler's first error line as the reason.
+
+A run's output is capped at MAX_STDOUT characters; past that the run fails ("output limit").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codea1.sandbox.api import CallResult, Job, JobResult
+
+MAX_STDOUT = 900_000  # characters of one run's stdout kept (a plain value holds at most 1,000,000)
+COMPILE_TIMEOUT = 20.0  # seconds of CPU for one compile (g++ on a small program takes about 1-2)
+
+# The runner's own code, defined in the child before any call; program text and inputs are string
+# literals of the job, so nothing is read from the parent's files.
+_COMMON = r"""
+import os as __os, sys as __sys, io as __io
+__codea1_cap = {cap}
+
+def __codea1_feed(data):
+    path = __os.path.join(__os.environ.get("TMPDIR", "/tmp"), ".stdin")
+    with open(path, "w", encoding="utf-8", errors="surrogateescape", newline="") as h:
+        h.write(data)
+    __codea1_onto(__os.open(path, __os.O_RDONLY), 0)
+
+def __codea1_onto(fd, target):
+    # a program may have closed the target (open(0) closes fd 0 when collected), and then fd is it
+    if fd != target:
+        __os.dup2(fd, target)
+        __os.close(fd)
+
+def __codea1_open_fd(fd):
+    try:
+        __os.fstat(fd)
+        return True
+    except OSError:
+        return False
+
+def __codea1_drain(path):
+    with open(path, "rb") as h:
+        raw = h.read(4 * __codea1_cap + 4)
+    text = raw.decode("utf-8", errors="replace")
+    return (text, False) if len(text) <= __codea1_cap else (text[:__codea1_cap], True)
+"""
+
+_PYTHON = r"""
+import builtins as __builtins_module
+__codea1_program = compile({source!r}, "<program>", "exec", dont_inherit=True)
+
+def __codea1_threads_done():
+    threading = __sys.modules.get("threading")
+    for t in threading.enumerate() if threading is not None else ():
+        if t is not threading.main_thread() and not t.daemon:
+            t.join()
+
+def __codea1_run(data):
+    __codea1_feed(data)
+    out_path = __os.path.join(__os.environ.get("TMPDIR", "/tmp"), ".stdout")
+    saved = __os.dup(1) if __codea1_open_fd(1) else -1
+    __codea1_onto(__os.open(out_path, __os.O_WRONLY | __os.O_CREAT | __os.O_TRUNC, 0o600), 1)
+    old_in, old_out = __sys.stdin, __sys.stdout
+    __sys.stdin = open(0, "r", encoding="utf-8", errors="surrogateescape", closefd=False)
+    __sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)
+    code, error = 0, ""
+    try:
+        exec(__codea1_program, {{"__name__": "__main__", "__builtins__": __builtins_module}})
+        __codea1_threads_done()
+    except SystemExit as exc:
+        code = 0 if exc.code is None else exc.code if type(exc.code) is int else 1
+    except BaseException as exc:
+        code, error = 1, f"{{type(exc).__name__}}: {{exc}}"[:300]
+    finally:
+        try:
+            __sys.stdout.flush()
+        except BaseException:
+            pass
+        __sys.stdin, __sys.stdout = old_in, old_out
+        if saved >= 0:
+            __codea1_onto(saved, 1)
+    text, cut = __codea1_drain(out_path)
+    return (text, code, error, cut)
+"""
+
+_PROCESS = r"""
+import subprocess as __subprocess
+__codea1_state = {{}}
+
+def __codea1_argv(parts):
+    tmp = __os.environ.get("TMPDIR", "/tmp")
+    src, out = __os.path.join(tmp, {source_name!r}), __os.path.join(tmp, "program")
+    return [p.replace("{{src}}", src).replace("{{out}}", out) for p in parts]
+
+def __codea1_compile():
+    tmp = __os.environ.get("TMPDIR", "/tmp")
+    with open(__os.path.join(tmp, {source_name!r}), "w", encoding="utf-8", errors="surrogateescape") as h:
+        h.write({source!r})
+    log = __os.path.join(tmp, ".compile")
+    with open(log, "wb") as h:
+        proc = __subprocess.run(__codea1_argv({compile_argv!r}), stdin=__subprocess.DEVNULL, stdout=h,
+                                stderr=__subprocess.STDOUT, cwd=tmp)
+    text, _ = __codea1_drain(log)
+    __codea1_state["compiled"] = proc.returncode == 0
+    lines = [ln for ln in text.splitlines() if "error" in ln] or text.splitlines() or [""]
+    return (proc.returncode == 0, lines[0].replace(tmp + "/", "")[:300])
+
+def __codea1_run(data):
+    if not __codea1_state.get("compiled"):
+        return ("", -1, "not compiled", False)
+    __codea1_feed(data)
+    tmp = __os.environ.get("TMPDIR", "/tmp")
+    out_path = __os.path.join(tmp, ".stdout")
+    with open(out_path, "wb") as out:
+        proc = __subprocess.run(__codea1_argv({run_argv!r}), stdin=0, stdout=out, stderr=__subprocess.DEVNULL,
+                                cwd=tmp)
+    text, cut = __codea1_drain(out_path)
+    code = proc.returncode
+    return (text, code, "" if code == 0 else (f"killed by signal {{-code}}" if code < 0 else f"exit status {{code}}"), cut)
+"""
+
+
+def python_program_job(job_id: str, source: str, inputs: list[str], timeout: float) -> Job:
+    """A job that runs the Python program `source` once per input (call i: input i), each within
+    `timeout` seconds."""
+    code = _COMMON.format(cap=MAX_STDOUT) + _PYTHON.format(source=source)
+    return Job(id=job_id, code=code, calls=[f"__codea1_run({data!r})" for data in inputs], timeout=timeout)
+
+
+def process_program_job(
+    job_id: str,
+    source_name: str,
+    source: str,
+    compile_argv: tuple[str, ...],
+    run_argv: tuple[str, ...],
+    inputs: list[str],
+    timeout: float,
+    compile_timeout: float = COMPILE_TIMEOUT,
+) -> Job:
+    """A job that compiles `source` (written to the job's /tmp as `source_name`; "{src}" and "{out}" in the
+    argv lists are that file and the program's) in call 0, then runs the program once per input (call 1 + i:
+    input i), each within `timeout` seconds."""
+    code = _COMMON.format(cap=MAX_STDOUT) + _PROCESS.format(
+        source_name=source_name, source=source, compile_argv=list(compile_argv), run_argv=list(run_argv)
+    )
+    calls = ["__codea1_compile()"] + [f"__codea1_run({data!r})" for data in inputs]
+    return Job(
+        id=job_id,
+        code=code,
+        calls=calls,
+        timeout=timeout,
+        timeouts=[compile_timeout] + [timeout] * len(inputs),
+        flavour="process",
+    )
+
+
+@dataclass
+class RunResult:
+    """One run of a program on one input, as the parent reads it from the job's result.
+
+    status: "ok" (it ran and exited, whatever its exit code), "timeout", "crash", "error" (the runner
+    itself failed), "compile" (the program did not compile: `error` holds why), "output limit".
+    """
+
+    status: str
+    stdout: str = ""
+    exit_code: int = 0
+    error: str = ""
+    seconds: float = 0.0
+
+
+def run_results(res: JobResult, n_inputs: int, compiled: bool) -> list[RunResult]:
+    """The RunResult of each of `n_inputs` inputs of a job built above (`compiled`: by process_program_job).
+    Only plain values are read: a value of another shape is the program's failure, never trusted."""
+    if not res.defined:
+        return [RunResult("compile", error=str(res.error or "the program does not compile")[:300])] * n_inputs
+    calls = list(res.results)
+    if compiled:
+        head = calls[0] if calls else CallResult("crash", error="no result")
+        ok = head.status == "ok" and type(head.value) is tuple and len(head.value) == 2 and head.value[0] is True
+        if not ok:
+            why = head.value[1] if head.status == "ok" and type(head.value) is tuple and len(head.value) == 2 else None
+            reason = why if type(why) is str and why else head.error or head.status
+            return [RunResult("compile", error=f"compile error: {reason}"[:300])] * n_inputs
+        calls = calls[1:]
+    out = [_one(r) for r in calls[:n_inputs]]
+    return out + [RunResult("crash", error="no result")] * (n_inputs - len(out))
+
+
+def _one(r: CallResult) -> RunResult:
+    if r.status != "ok":
+        return RunResult(r.status, error=str(r.error or r.status)[:300], seconds=r.seconds)
+    v = r.value
+    shaped = type(v) is tuple and len(v) == 4 and type(v[0]) is str and type(v[1]) is int and type(v[2]) is str
+    if not shaped or type(v[3]) is not bool:
+        return RunResult("error", error="the runner returned a value of another shape", seconds=r.seconds)
+    if v[3]:
+        return RunResult("output limit", v[0], v[1], f"more than {MAX_STDOUT} characters of output", r.seconds)
+    return RunResult("ok", v[0], v[1], v[2], r.seconds)

@@ -1,0 +1,105 @@
+"""Evaluating stdin/stdout programs (codea1.eval.stdio_eval) beside function problems (codea1.eval.by_kind):
+GT checked and timed through the same runner, problems without GT judged by their tests alone, each
+sample's first failure reported, pass@k over both kinds together."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from codea1.eval.by_kind import evaluate_problems
+from codea1.eval.stdio_eval import prepare_stdio_tasks
+from codea1.game.prompts import code_messages
+from codea1.judge.kinds.stdio import NO_GT_TIME_LIMIT
+from codea1.problem import Problem
+from codea1.sandbox import LocalExecutor
+
+SQUARES = [{"input": f"{i}\n", "output": f"{i * i}\n"} for i in range(6)]
+
+
+def _stdio(pid: str, gt: str = "print(int(input()) ** 2)", language: str = "python", **kw) -> Problem:
+    return Problem(pid, "Print n squared.", "Print n squared.", kind="stdio", language=language, gt_solution=gt, **kw)
+
+
+@pytest.fixture(scope="module")
+def executor():
+    with LocalExecutor(workers=2) as ex:
+        yield ex
+
+
+def test_stdio_and_function_problems_are_scored_together_in_sample_order(executor):
+    problems = [
+        _stdio("s/sq", io_tests=SQUARES),
+        Problem("f/inc", "def inc(x):", "d", "inc", "def inc(x):\n    return x + 1", ["assert inc(1) == 2"]),
+    ]
+    samples = [
+        ("s/sq", "n = int(input())\nprint(n * n)"),
+        ("f/inc", "def inc(x):\n    return x + 1"),
+        ("s/sq", "print(int(input()) * 2)"),  # right on 0 (and 2), wrong from input 1 on
+        ("s/sq", "while True:\n    pass"),
+        ("s/sq", "print(1 / 0)"),
+    ]
+    summary, results, tasks = evaluate_problems(problems, samples, executor, ks=[1])
+    assert [(r.task_id, r.index, r.passed, r.status, r.failed_input) for r in results] == [
+        ("s/sq", 0, True, "pass", None),
+        ("f/inc", 0, True, "pass", None),
+        ("s/sq", 1, False, "fail", 1),
+        ("s/sq", 2, False, "timeout", 0),
+        ("s/sq", 3, False, "error", 0),
+    ]
+    assert results[2].error == "line 1: expected '1', got '2'"
+    assert "ZeroDivisionError" in results[4].error
+    assert summary["tasks"] == {"f/inc": {"n": 1, "correct": 1}, "s/sq": {"n": 4, "correct": 1}}
+    assert summary["pass@1"] == pytest.approx((1.0 + 0.25) / 2)
+    assert not any(t.excluded for t in tasks)
+
+
+def test_gt_that_fails_its_tests_excludes_the_problem_and_no_gt_uses_the_stated_limit(executor):
+    wrong = [*SQUARES[:2], {"input": "3\n", "output": "10\n"}]
+    tasks = prepare_stdio_tasks(
+        [
+            _stdio("s/bad", io_tests=wrong),
+            _stdio("s/nogt", gt="", io_tests=SQUARES),
+            _stdio("s/limit", gt="", io_tests=SQUARES, meta={"time_limit": 2.5}),
+            _stdio("s/rule", io_tests=SQUARES, checker="special"),
+        ],
+        executor,
+    )
+    bad, nogt, limit, rule = tasks
+    assert bad.excluded and bad.reason.startswith("GT fails its own test 2 (fail: line 1: expected '10', got '9')")
+    assert (nogt.excluded, nogt.timeout) == (False, NO_GT_TIME_LIMIT)
+    assert limit.timeout == 2.5
+    assert rule.excluded and "checker program" in rule.reason
+
+
+def test_the_output_rule_decides_with_its_own_quirks(executor):
+    problem = _stdio("s/float", gt="print('0.5')", io_tests=[{"input": "\n", "output": "0.5\n"}])
+    lcb = problem
+    cc = _stdio("s/float-cc", gt="print('0.5')", io_tests=problem.io_tests, checker="codecontests")
+    samples = [(p.id, code) for p in (lcb, cc) for code in ("print('0.50')", "print(0.500001)", "print(' 0.5 ')")]
+    _, results, _ = evaluate_problems([lcb, cc], samples, executor)
+    # LiveCodeBench: Decimal equality ("0.50" == "0.5", 0.500001 is not); CodeContests: 1e-5 absolute
+    assert [r.passed for r in results] == [True, False, True, True, True, True]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_a_cpp_problem_is_judged_through_its_compiled_program(executor):
+    gt = "#include <iostream>\nint main(){ long long n; std::cin >> n; std::cout << n * n << std::endl; }"
+    problem = _stdio("s/sq-cpp", gt=gt, language="cpp", io_tests=SQUARES)
+    samples = [
+        ("s/sq-cpp", '#include <cstdio>\nint main(){ long long n; scanf("%lld", &n); printf("%lld\\n", n*n); }'),
+        ("s/sq-cpp", "int main( {"),
+        ("s/sq-cpp", "print(int(input()) ** 2)"),  # Python where C++ is asked: it does not compile
+    ]
+    summary, results, tasks = evaluate_problems([problem], samples, executor)
+    assert [(r.passed, r.status) for r in results] == [(True, "pass"), (False, "undefined"), (False, "undefined")]
+    assert results[1].error.startswith("compile error: main.cpp:1:")
+    assert tasks[0].gt_seconds > 0 and summary["pass@1"] == pytest.approx(1 / 3)
+
+
+def test_the_code_prompt_of_a_stdio_problem_asks_for_a_whole_program_in_its_language():
+    [system, user] = code_messages(_stdio("s/x", language="cpp", io_tests=SQUARES))
+    assert "C++17" in system["content"] and "```cpp" in user["content"] and "standard input" in user["content"]
+    [_, user] = code_messages(_stdio("s/y", io_tests=SQUARES))
+    assert "Python 3" in user["content"] and "```python" in user["content"] and "`" + "`" not in user["content"][:5]

@@ -1,0 +1,165 @@
+"""The sandbox's program runners (codea1.sandbox.runners) and the stdio kind's verdicts
+(codea1.judge.kinds.stdio): Python programs run in the forked child with the input on fd 0, C++ programs
+compiled once in the job and run per input, every layer on; hostile programs (floods, bombs, reading
+what they should not) stay within their own job."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from codea1.game.parsing import extract_code
+from codea1.judge.kinds.stdio import judge_runs, program_job
+from codea1.lang import CPP, language
+from codea1.problem import Problem
+from codea1.sandbox import LocalExecutor
+from codea1.sandbox.preload import flavour
+from codea1.sandbox.runners import MAX_STDOUT, process_program_job, python_program_job, run_results
+
+needs_gpp = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+
+
+@pytest.fixture(scope="module")
+def executor():
+    with LocalExecutor(workers=2) as ex:
+        yield ex
+
+
+def _py(executor, source: str, inputs: list[str], timeout: float = 2.0):
+    [res] = executor.run([python_program_job("p", source, inputs, timeout)])
+    return run_results(res, len(inputs), compiled=False)
+
+
+def _cpp(executor, source: str, inputs: list[str], timeout: float = 2.0):
+    job = process_program_job("c", CPP.source, source, CPP.compile_argv, CPP.run_argv, inputs, timeout)
+    [res] = executor.run([job])
+    return run_results(res, len(inputs), compiled=True)
+
+
+def test_a_python_program_reads_each_input_as_stdin_in_every_way_programs_read_it(executor):
+    ways = {
+        "input": "a = int(input())\nb = int(input())\nprint(a + b)",
+        "sys.stdin": "import sys\nprint(sum(map(int, sys.stdin.read().split())))",
+        "open(0)": "print(sum(map(int, open(0).read().split())))",
+        "buffer": "import sys\nprint(sum(map(int, sys.stdin.buffer.read().split())))",
+        "readline": "import sys\ninput = sys.stdin.readline\nprint(int(input()) + int(input()))",
+        "main guard": "def main():\n    print(int(input()) + int(input()))\nif __name__ == '__main__':\n    main()",
+    }
+    for name, source in ways.items():
+        runs = _py(executor, source, ["1\n2\n", "30\n12\n", "5\n5\n"])
+        assert [r.stdout for r in runs] == ["3\n", "42\n", "10\n"], name
+        assert all(r.status == "ok" and r.exit_code == 0 for r in runs), name
+
+
+def test_each_input_runs_the_program_afresh(executor):
+    """Module-level state of one run (a counter, a cache) is not seen by the next: each run is the program
+    started again, as GT's runs are."""
+    source = "count = globals().get('count', 0) + 1\nseen = []\nseen.append(input())\nprint(count, len(seen))"
+    assert [r.stdout for r in _py(executor, source, ["a\n", "b\n", "c\n"])] == ["1 1\n"] * 3
+
+
+def test_exit_codes_errors_threads_and_raw_writes(executor):
+    runs = _py(executor, "import sys\nprint('partial')\nsys.exit(3)", ["\n"])
+    assert (runs[0].stdout, runs[0].exit_code) == ("partial\n", 3)
+    runs = _py(executor, "print(1)\nraise ValueError('boom')", ["\n"])
+    assert runs[0].exit_code == 1 and "ValueError: boom" in runs[0].error
+    deep = (
+        "import sys, threading\nsys.setrecursionlimit(10**6)\nthreading.stack_size(1 << 26)\n"
+        "def depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\n"
+        "threading.Thread(target=lambda: print(depth(int(input())))).start()"
+    )
+    assert [r.stdout for r in _py(executor, deep, ["20000\n", "3\n"])] == ["20000\n", "3\n"]
+    runs = _py(executor, "import os\nos.write(1, b'raw\\n')\nprint('text')", ["\n", "\n"])
+    assert [r.stdout for r in runs] == ["raw\ntext\n"] * 2
+    # a program that closes fd 0 and fd 1 does not take the next run's stdin or stdout away
+    closer = "import os\nprint(input())\nopen(0).close()\n"
+    assert [r.stdout for r in _py(executor, closer, ["x\n", "y\n"])] == ["x\n", "y\n"]
+
+
+def test_syntax_errors_timeouts_and_floods(executor):
+    runs = _py(executor, "def (:", ["1\n", "2\n"])
+    assert [r.status for r in runs] == ["compile", "compile"] and "SyntaxError" in runs[0].error
+    runs = _py(executor, "while True:\n    pass", ["1\n"], timeout=0.5)
+    assert runs[0].status == "timeout"
+    runs = _py(executor, "while True:\n    print('x' * 65536)", ["1\n"])
+    assert runs[0].status == "output limit" and len(runs[0].stdout) == MAX_STDOUT
+    runs = _py(executor, "import sys\nsys.stdout.buffer.write(b'\\xff\\xfeok\\n')", ["\n"])
+    assert runs[0].status == "ok" and runs[0].stdout.endswith("ok\n")  # not UTF-8: replaced, never raised
+    # stdin is a file: a program that reads past its end gets EOF, not a wait
+    runs = _py(executor, "import sys\nsys.stdin.read()\nprint(repr(sys.stdin.read()))\ninput()", ["a\n"])
+    assert runs[0].exit_code == 1 and "EOFError" in runs[0].error
+
+
+def test_a_job_holds_no_expected_output_and_only_the_process_flavour_may_execute_its_tmp(executor):
+    problem = Problem("s/1", "p", "d", kind="stdio", gt_solution="print(input())")
+    job = program_job("j", problem, "print(input())", ["question\n"], 1.0)
+    assert "answer-text" not in job.code + "".join(job.calls)
+    # a Python job cannot run a file it writes (its /tmp is noexec where the jail is on)
+    dropper = (
+        "import os, subprocess\np = os.path.join(os.environ['TMPDIR'], 'x.sh')\n"
+        "open(p, 'w').write('#!/bin/sh\\necho ran\\n')\nos.chmod(p, 0o755)\n"
+        "try:\n    print(subprocess.run([p], capture_output=True, text=True).stdout.strip() or 'blocked')\n"
+        "except OSError:\n    print('blocked')"
+    )
+    runs = _py(executor, dropper, ["\n"])
+    assert runs[0].stdout in ("blocked\n", "ran\n")
+    if "jobtmp" in executor.isolation_level.split("+"):
+        assert runs[0].stdout == "blocked\n"
+    assert flavour(python_program_job("p", "import numpy", ["\n"], 1.0).code, []) == "numpy"
+
+
+@needs_gpp
+def test_a_cpp_program_is_compiled_once_and_run_per_input(executor):
+    source = "#include <bits/stdc++.h>\nint main(){long long a,b;std::cin>>a>>b;std::cout<<a+b<<'\\n';}\n"
+    runs = _cpp(executor, source, ["1 2\n", "40 2\n", "-5 5\n"])
+    assert [(r.status, r.stdout) for r in runs] == [("ok", "3\n"), ("ok", "42\n"), ("ok", "0\n")]
+    runs = _cpp(executor, "int main( {", ["1\n", "2\n"])
+    assert [r.status for r in runs] == ["compile", "compile"]
+    assert runs[0].error.startswith("compile error: main.cpp:1:") and "error" in runs[0].error
+    runs = _cpp(executor, "int main(){ volatile int *p = 0; return *p; }", ["\n"])
+    assert runs[0].status == "ok" and runs[0].exit_code < 0 and "signal" in runs[0].error
+    runs = _cpp(executor, "int main(){ for(;;); }", ["\n"], timeout=0.5)
+    assert runs[0].status == "timeout"
+
+
+@needs_gpp
+def test_hostile_cpp_programs_stay_in_their_job(executor):
+    """A fork bomb, an include of a device, and a program that looks for the expected output on the
+    machine: each ends within its limits, and the expected output is nowhere it can read."""
+    bomb = '#include <unistd.h>\n#include <cstdio>\nint main(){ for(int i=0;i<100000;i++) fork(); puts("done"); }'
+    runs = _cpp(executor, bomb, ["\n"], timeout=2.0)
+    assert runs[0].status in ("ok", "timeout", "crash")
+    runs = _cpp(executor, '#include "/dev/zero"\nint main(){}', ["\n"])
+    assert runs[0].status == "compile"
+    finder = (
+        "#include <bits/stdc++.h>\n#include <dirent.h>\nint main(){ int found = 0; const char* dirs[] = "
+        '{"/tmp", "/", "/proc/self", "/root", "/home", "/srv"};\n for (auto d : dirs) { DIR* h = opendir(d); if (!h) continue;'
+        ' while (auto e = readdir(h)) { std::string n = e->d_name; if (n.find("expected") != std::string::npos)'
+        " found++; } closedir(h); }\n std::cout << found << std::endl; }"
+    )
+    runs = _cpp(executor, finder, ["\n"])
+    assert runs[0].stdout == "0\n"
+
+
+def test_verdicts_follow_the_output_rule_and_the_exit_status():
+    from codea1.sandbox.runners import RunResult
+
+    runs = [
+        RunResult("ok", "3\n"),
+        RunResult("ok", "4\n"),
+        RunResult("ok", "3\n", exit_code=2, error="exit status 2"),
+        RunResult("timeout", error="no result within 1s"),
+        RunResult("compile", error="compile error: x"),
+    ]
+    verdicts = judge_runs(runs, ["3", "3", "3", "3", "3"], "lcb")
+    assert [v.status for v in verdicts] == ["pass", "fail", "error", "timeout", "undefined"]
+
+
+def test_languages_fence_and_name_their_programs():
+    assert language("cpp").compiled and not language("python").compiled
+    assert extract_code("Here:\n```C++\nint main(){}\n```\n", "cpp") == "int main(){}"
+    assert extract_code("```python\nprint(1)\n```\n```cpp\nint main(){}\n```", "cpp") == "int main(){}"
+    assert extract_code("```cppx\nA\n```", "cpp") == "A"  # no cpp fence: the first fence of any kind
+    with pytest.raises(Exception, match="language 'rust' is unknown"):
+        language("rust")
