@@ -1,9 +1,13 @@
 """`load_problems(spec)`: one entry point for every problem source.
 
-spec: "bundled" | "bundled:train" | "bundled:eval" | "humaneval" | "kodcode" (KodCode-V1 from the hub) |
+spec: "bundled" | "bundled:train" | "bundled:eval" | "bundled-stdio[:SPLIT]" | "bundled-stdio-cpp[:SPLIT]" (the
+bundled stdin/stdout problems, Python or C++) | "humaneval" | "kodcode" (KodCode-V1 from the hub) |
 "kodcode:PATH" (a local copy: dataset dir, .parquet or .jsonl) | "humaneval+[:PATH]" | "mbpp+[:PATH]" (from
 the reference parquet or an EvalPlus release file; PATH defaults to $CODEA1_EVAL_DATA) |
-"bigcodebench:PATH" | "bigcodebench-complete:PATH" | a path to a .jsonl[.gz] of Problem rows or of EvalPlus
+"bigcodebench:PATH" | "bigcodebench-complete:PATH" | "livecodebench[@SINCE..UNTIL]:PATH" (LiveCodeBench's
+code_generation_lite JSONL, a file or a folder of them, only problems whose contest date lies in the
+window when one is given: ISO dates, either end may be left out) | "verl:PATH" (verl/PRIME code rows,
+.parquet or .jsonl) | a path to a .jsonl[.gz] of Problem rows or of EvalPlus
 release rows | a path to a reference-schema .parquet (HumanEval+/MBPP+ as used by Code-A1) | several of
 these joined by commas ("held_out.jsonl,bundled:eval"), read one after the other (an id may appear only
 once). The benchmark sources and files: codea1.data.benchmarks.
@@ -24,6 +28,8 @@ NAMED = (
     "bundled",
     "bundled:train",
     "bundled:eval",
+    "bundled-stdio[:SPLIT]",
+    "bundled-stdio-cpp[:SPLIT]",
     "humaneval",
     "kodcode",
     "kodcode:PATH",
@@ -31,7 +37,30 @@ NAMED = (
     "mbpp+[:PATH]",
     "bigcodebench:PATH",
     "bigcodebench-complete:PATH",
+    "livecodebench[@SINCE..UNTIL]:PATH",
+    "verl:PATH",
 )
+LIVECODEBENCH = "livecodebench"
+VERL = "verl"
+
+
+def _lcb_window(name: str, spec: str) -> tuple[str | None, str | None]:
+    """(since, until) of a "livecodebench@SINCE..UNTIL" source name; (None, None) without a window."""
+    _, _, window = name.partition("@")
+    if not window:
+        return None, None
+    since, dots, until = window.partition("..")
+    if not dots:
+        raise UserError(
+            f"'{spec}': write a LiveCodeBench date window as @SINCE..UNTIL (ISO dates, either may be left out), "
+            "e.g. livecodebench@2024-08-01..2025-02-01:PATH"
+        )
+    return since or None, until or None
+
+
+def _is_lcb(name: str) -> bool:
+    """Whether a source name is LiveCodeBench's, with or without a date window."""
+    return name == LIVECODEBENCH or name.startswith(LIVECODEBENCH + "@")
 
 
 def _load(spec: str, difficulty: str | None, limit: int | None) -> list[Problem]:
@@ -47,6 +76,10 @@ def _load(spec: str, difficulty: str | None, limit: int | None) -> list[Problem]
         from codea1.data.bundled import load_bundled
 
         return load_bundled(arg or None)
+    if name in ("bundled-stdio", "bundled-stdio-cpp"):
+        from codea1.data.bundled_stdio import load_bundled_stdio
+
+        return load_bundled_stdio(arg or None, "cpp" if name.endswith("-cpp") else "python")
     if name == "humaneval" and not sep:
         from codea1.data.humaneval import load_humaneval
 
@@ -59,6 +92,17 @@ def _load(spec: str, difficulty: str | None, limit: int | None) -> list[Problem]
         from codea1.data.benchmarks import benchmark_problems
 
         return benchmark_problems(name, arg or None)
+    if _is_lcb(name) or name == VERL:
+        if not arg:
+            raise UserError(f"'{spec}': name the data file, e.g. {name}:PATH")
+        if name == VERL:
+            from codea1.data.verl_rows import load_verl_rows
+
+            return load_verl_rows(arg)
+        from codea1.data.livecodebench import load_livecodebench
+
+        since, until = _lcb_window(name, spec)
+        return load_livecodebench(arg, since=since, until=until)
     path = Path(spec)
     if path.name.endswith((".jsonl", ".jsonl.gz", ".parquet")):
         from codea1.data.benchmarks import problems_from_file
@@ -117,9 +161,12 @@ def load_problems(
 
 
 def load_benchmark(spec: str, data: str | None = None, limit: int | None = None) -> list[Problem]:
-    """Problems of a benchmark for `codea1 eval code`: humaneval+ | mbpp+ | bigcodebench[-complete] (from
-    `data`) | any other source `load_problems` reads (humaneval, bundled[:split], a file path)."""
+    """Problems of a benchmark for `codea1 eval code`: humaneval+ | mbpp+ | bigcodebench[-complete] |
+    livecodebench[@SINCE..UNTIL] | verl (from `data`) | any other source `load_problems` reads (humaneval,
+    bundled[:split], a file path)."""
 
+    if data and ":" not in spec and (_is_lcb(spec) or spec == VERL):
+        spec = f"{spec}:{data}"
     if spec in BENCHMARKS:
         problems = benchmark_problems(spec, data)
     else:
