@@ -43,6 +43,7 @@ from codea1.judge.formats.humaneval import (
     humaneval_check_code,
 )
 from codea1.judge.formats.spec import value_source, with_digest
+from codea1.judge.kinds.stdio import time_limit_of
 from codea1.problem import Problem, method_entry
 from codea1.sandbox import CallResult, Job, JobResult
 from codea1.sandbox.api import Executor, OnProgress
@@ -328,8 +329,9 @@ def prepare_tasks(
         gt_time_factor,
     )
     _expected_values([t for t in tasks if not t.excluded and t.spec.mode != "humaneval"], executor, gt_timeout)
+    _without_gt([t for t in tasks if not t.excluded and not t.problem.gt_solution.strip()])
     # GT through the same path as a candidate, timed
-    live = [t for t in tasks if not t.excluded]
+    live = [t for t in tasks if not t.excluded and t.problem.gt_solution.strip()]
     runs = [
         _new_run(t, t.problem.gt_solution, SampleResult(t.task_id, 0, False, ""), gt_timeout, whole=True) for t in live
     ]
@@ -348,6 +350,17 @@ def prepare_tasks(
         t.gt_seconds = run.seconds
         t.timeout = time_limit(t.gt_seconds, gt_time_factor, min_time_limit)
     return tasks
+
+
+def _without_gt(tasks: list[PreparedTask]) -> None:
+    """Problems that ship no GT (LiveCodeBench's functional ones, verl's fn_name rows): judged by their tests'
+    own expected values, within the problem's time limit (meta "time_limit", else LiveCodeBench's 6 s); one
+    whose expected values only GT could give is excluded."""
+    for t in tasks:
+        if t.spec.mode == "humaneval" or t.spec.expected_calls is None:
+            t.excluded, t.reason = True, "no GT: the expected values of its tests come from GT"
+        else:
+            t.timeout = time_limit_of(t.problem)
 
 
 def _record_humaneval(tasks: list[PreparedTask], executor: Executor, gt_timeout: float, factor: float) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from codea1.config import GameConfig
 from codea1.errors import UserError
 from codea1.eval.code_eval import PreparedTask, SampleResult, _ChunkRun, _drive, _new_run, prepare_tasks
+from codea1.eval.stdio_eval import StdioTask, judge_programs, prepare_stdio_tasks
 from codea1.game import play_step
 from codea1.game.parsing import extract_code
 from codea1.judge.formats.evalplus import as_typed
@@ -88,13 +89,17 @@ def _expected_and_got(task: PreparedTask, res: SampleResult, run: object) -> lis
     return out
 
 
-def _verdict(task: PreparedTask, res: SampleResult, run: object) -> Score:
+def _verdict(task: PreparedTask | StdioTask, res: SampleResult, run: object) -> Score:
     """A Score from the judge's verdict; a failing one says why: the failing call, expected and got (or the
-    error), each part at most REASON_PART characters, the whole at most REASON_MAX, valid UTF-8."""
+    error), each part at most REASON_PART characters, the whole at most REASON_MAX, valid UTF-8 (a stdio
+    program: the failing input's number and the output rule's reason)."""
     if task.excluded:
         return Score(None, "excluded", _text(task.reason, REASON_MAX))
     if res.passed:
         return Score(1.0, res.status, "")
+    if isinstance(task, StdioTask):
+        head = f"{res.status} at input {res.failed_input}" if res.failed_input is not None else res.status
+        return Score(0.0, res.status, _text(f"{head}: {res.error}" if res.error else head, REASON_MAX))
     call = _failing_call(task, res)
     details = _expected_and_got(task, res, run) if res.status == "fail" and call is not None else []
     if res.error:
@@ -114,7 +119,7 @@ class CodeJudge:
     def __init__(self, problems: Iterable[Problem] | None = None, *, executor: Executor | None = None) -> None:
         self._executor, self._own = executor, executor is None
         self._problems: dict[str, Problem] = {}
-        self._tasks: dict[str, PreparedTask] = {}
+        self._tasks: dict[str, PreparedTask | StdioTask] = {}
         self._lock = threading.Lock()
         if problems is not None:
             self.add(problems)
@@ -160,31 +165,40 @@ class CodeJudge:
             "problem's dict (Problem.to_dict(), or its JSON) in the dataset column"
         )
 
-    def _prepared(self, problems: list[Problem]) -> list[PreparedTask]:
-        """A prepared task per problem, kept by the problem's content (`problem_identity`), not its id."""
+    def _prepared(self, problems: list[Problem]) -> list[PreparedTask | StdioTask]:
+        """A prepared task per problem (a stdio program's by codea1.eval.stdio_eval), kept by the problem's
+        content (`problem_identity`), not its id."""
         with self._lock:
             keys = [problem_identity(p) for p in problems]
             new = {k: p for k, p in zip(keys, problems, strict=True) if k not in self._tasks}
-            if new:
-                for key, task in zip(new, prepare_tasks(list(new.values()), self.executor), strict=True):
+            for stdio in (False, True):
+                part = {k: p for k, p in new.items() if p.is_stdio is stdio}
+                if not part:
+                    continue
+                prepare = prepare_stdio_tasks if stdio else prepare_tasks
+                for key, task in zip(part, prepare(list(part.values()), self.executor), strict=True):
                     self._tasks[key] = task
                     self._problems.setdefault(task.task_id, task.problem)
             return [self._tasks[k] for k in keys]
 
     def score(self, items: Sequence[tuple[ProblemRef, str]]) -> list[Score]:
-        """A Score per (problem, completion text); the code is the completion's first ```python block (else
-        its first ``` block, else its text), read as Code-A1's game reads a Code LLM response."""
+        """A Score per (problem, completion text); the code is the completion's first block fenced in the
+        problem's language (```python, ```cpp ...; else its first ``` block, else its text), read as
+        Code-A1's game reads a Code LLM response."""
         tasks = self._prepared([self.problem(ref) for ref, _ in items])
         results = [
-            SampleResult(t.task_id, i, False, "excluded", solution=extract_code(text))
+            SampleResult(t.task_id, i, False, "excluded", solution=extract_code(text, t.problem.language))
             for i, (t, (_, text)) in enumerate(zip(tasks, items, strict=True))
         ]
         # each completion runs against its own row's task (codea1.eval.code_eval.score_solutions, which
         # matches solutions to tasks by id), and its run is kept for the value a wrong answer gave
         runs = [
-            None if t.excluded else _new_run(t, r.solution, r, t.timeout, whole=False)
+            None if t.excluded or isinstance(t, StdioTask) else _new_run(t, r.solution, r, t.timeout, whole=False)
             for t, r in zip(tasks, results, strict=True)
         ]
+        programs = [(r, t) for t, r in zip(tasks, results, strict=True) if isinstance(t, StdioTask) and not t.excluded]
+        if programs:
+            judge_programs(programs, self.executor)
         _drive([r for r in runs if r is not None], self.executor)
         return [_verdict(*row) for row in zip(tasks, results, runs, strict=True)]
 

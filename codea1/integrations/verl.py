@@ -7,7 +7,9 @@ a returned dict's "score" as the reward and keep all its keys as the response's 
 (`algorithm.filter_groups.metric=acc`) reads `float(reward_extra_info["acc"])`; validation reports `acc`
 as its core metric. verl's `main_eval` calls the function positionally and averages what it returns, so it
 needs a number: `compute_score_value`. `ground_truth` is the problem: its dict, its JSON
-(`ground_truth_of`), or the id of a problem made known with `codea1.integrations.judge.default_judge().add`.
+(`ground_truth_of`), the id of a problem made known with `codea1.integrations.judge.default_judge().add`,
+or verl's own code format ({"inputs", "outputs", "fn_name"?}: PRIME's and verl's code datasets, which
+verl's `prime_code` scores), so codea1 scores those datasets as they are, in its sandbox (`problem_ref`).
 
 `compute_score_batch` is the batch form (`compute_score(data_sources=..., solution_strs=..., ...)`, one
 sandbox batch a call) for verl versions and custom reward managers that still call one; verl 0.8 and later
@@ -20,6 +22,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from codea1.data.verl_rows import problem_from_verl_row
 from codea1.integrations.judge import Score, default_judge
 from codea1.problem import Problem
 
@@ -36,6 +39,23 @@ def _extra(s: Score) -> dict[str, float]:
     return {"score": s.reward or 0.0, "acc": float(s.status == "pass"), "judged": float(s.reward is not None)}
 
 
+def problem_ref(ground_truth: object, data_source: str = "") -> object:
+    """What the judge is given for a row's ground truth: verl's own code format ({"inputs": [...],
+    "outputs": [...], "fn_name"?}, as PRIME's and verl's code datasets store it, or its JSON) becomes the
+    Problem codea1.data.verl_rows reads from such a row (stdin/stdout, or calls of fn_name); anything else
+    (a Problem's dict or JSON, a known id) is passed on as it is."""
+    truth = ground_truth
+    if isinstance(truth, str) and truth.lstrip().startswith("{"):
+        try:
+            truth = json.loads(truth)
+        except ValueError:
+            return ground_truth  # the judge says why it cannot read it
+    if isinstance(truth, dict) and "inputs" in truth and "outputs" in truth and "id" not in truth:
+        row = {"prompt": "(a verl row)", "data_source": data_source or "verl", "reward_model": {"ground_truth": truth}}
+        return problem_from_verl_row(row, 0, f"verl ground truth ({data_source or 'no data_source'})")
+    return ground_truth
+
+
 def compute_score_batch(
     data_sources: Sequence[str],
     solution_strs: Sequence[str],
@@ -44,7 +64,8 @@ def compute_score_batch(
     **reward_kwargs: Any,
 ) -> list[dict[str, float]]:
     """The batch form: a {"score", "acc", "judged"} dict per response, scored in one sandbox batch."""
-    return [_extra(s) for s in default_judge().score(list(zip(ground_truths, solution_strs, strict=True)))]
+    refs = [problem_ref(g, d) for g, d in zip(ground_truths, data_sources, strict=True)]
+    return [_extra(s) for s in default_judge().score(list(zip(refs, solution_strs, strict=True)))]
 
 
 def compute_score(
