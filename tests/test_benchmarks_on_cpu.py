@@ -79,6 +79,7 @@ SMOKE: dict[str, list[str]] = {
     "refill_recovery": ["--steps", "2", "--rounds", "1", "--draws", "2"],
     "sandbox_layer_cost": ["--parquet", "{parquet}", "--limit", "2", "--rounds", "1"],
     "sandbox_throughput": ["--parquet", "{parquet}", "--limit", "2"],
+    "stdio_throughput": ["--rounds", "1", "--limit", "1", "--workers", "1"],
     "step_overhead": ["--steps", "1"],
     "timeout_noise": ["--rounds", "1", "--calls", "1", "--spinners", "1", "--work", "1000"],
     "vllm_cpu_rollout": ["--rows", "2", "--new-tokens", "4", "--dtypes", "float32"],

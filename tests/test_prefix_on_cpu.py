@@ -159,7 +159,7 @@ def test_demo_eval_uses_the_eval_prefix(monkeypatch) -> None:
         results = [SimpleNamespace(passed=False, status="fail") for _ in solutions]  # one verdict per solution
         return {"pass@1": 0.5, "tasks": {"p/add_one": {"n": 2, "correct": 1}}, "excluded": []}, results, []
 
-    monkeypatch.setattr(policy_eval, "evaluate_samples", fake_evaluate)
+    monkeypatch.setattr(policy_eval, "evaluate_problems", fake_evaluate)
     cfg = config_from_dict({"eval": {"response_prefix": "```python\n", "n_samples": 1}})
     rec = Recorder()
     assert evaluate_code(rec, [problem()], None, cfg, EvalPlan(code_samples=1, bootstrap=10))["pass@1"] == 0.5

@@ -163,3 +163,16 @@ def test_languages_fence_and_name_their_programs():
     assert extract_code("```cppx\nA\n```", "cpp") == "A"  # no cpp fence: the first fence of any kind
     with pytest.raises(Exception, match="language 'rust' is unknown"):
         language("rust")
+
+
+@needs_gpp
+def test_the_compile_has_a_limit_of_its_own_and_a_program_waiting_on_stdin_gets_eof(executor):
+    heavy = "#include <bits/stdc++.h>\nint main(){ std::map<int, std::vector<std::string>> m; std::cout << m.size(); }"
+    job = process_program_job(
+        "slow", CPP.source, heavy, CPP.compile_argv, CPP.run_argv, ["\n"], 1.0, compile_timeout=0.05
+    )
+    [res] = executor.run([job])
+    [run] = run_results(res, 1, compiled=True)
+    assert run.status == "compile" and "0.05s" in run.error  # the compile ran out of its own limit
+    waiter = '#include <cstdio>\nint main(){ int c, n = 0; while ((c = getchar()) != EOF) n++; printf("%d\\n", n); }'
+    assert [r.stdout for r in _cpp(executor, waiter, ["abc\n", ""])] == ["4\n", "0\n"]

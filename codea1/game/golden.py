@@ -8,9 +8,12 @@ from codea1.config import GameConfig
 from codea1.game.parsing import extract_code
 from codea1.game.rewards import golden_reward
 from codea1.judge import AssertCase, run_assertions
+from codea1.judge.kinds.stdio import judge_runs, program_job, rule_of
+from codea1.lang import language
 from codea1.problem import Problem, candidate_program, gt_program
 from codea1.sandbox import OnProgress
 from codea1.sandbox.api import Executor
+from codea1.sandbox.runners import run_results
 
 
 def golden_step(
@@ -21,13 +24,15 @@ def golden_step(
     progress: OnProgress = None,
 ) -> list[list[float]]:
     """Golden-Tests rewards of many questions: rewards[q][m] = share of problem q's human tests that
-    candidate m passes (invalid code 0). Each test means what Python's `assert` means; codea1.judge.oracle runs
+    candidate m passes (invalid code 0); a stdin/stdout problem's human tests are its io_tests. Each test means what Python's `assert` means; codea1.judge.oracle runs
     only the calls of the function under test in the candidate's child and decides the rest outside it,
     with GT's program as the oracle for EXPECTED expressions."""
     config = config or GameConfig()
     cases, plan = [], []
+    rewards = [[0.0] * len(code_responses[q]) for q in range(len(problems))]
+    _golden_stdio(problems, code_responses, executor, config, rewards)
     for q, problem in enumerate(problems):
-        if not problem.golden_tests:
+        if not problem.golden_tests or problem.is_stdio:
             continue
         for m, response in enumerate(code_responses[q]):
             cases.append(
@@ -41,10 +46,42 @@ def golden_step(
                 )
             )
             plan.append((q, m))
-    rewards = [[0.0] * len(code_responses[q]) for q in range(len(problems))]
     for (q, m), result in zip(plan, run_assertions(executor, cases, config.test_timeout, progress), strict=True):
         rewards[q][m] = golden_reward(bool(result.defined), [r.status == "pass" for r in result.results])
     return rewards
+
+
+def _golden_stdio(
+    problems: Sequence[Problem],
+    code_responses: Sequence[Sequence[str]],
+    executor: Executor,
+    config: GameConfig,
+    rewards: list[list[float]],
+) -> None:
+    """Golden-Tests rewards of the stdin/stdout problems, written into `rewards`: the share of the problem's
+    given input/output pairs (io_tests) the candidate's program passes, by the problem's output rule, within
+    game.test_timeout per input (a program that does not compile: 0)."""
+    plan = [
+        (
+            q,
+            m,
+            program_job(
+                f"golden:{p.id}:{m}",
+                p,
+                extract_code(r, p.language),
+                [t["input"] for t in p.io_tests],
+                config.test_timeout,
+            ),
+        )
+        for q, p in enumerate(problems)
+        if p.is_stdio and p.io_tests
+        for m, r in enumerate(code_responses[q])
+    ]
+    for (q, m, _), res in zip(plan, executor.run([job for _, _, job in plan]) if plan else [], strict=True):
+        p = problems[q]
+        runs = run_results(res, len(p.io_tests), compiled=language(p.language).compiled)
+        verdicts = judge_runs(runs, [t["output"] for t in p.io_tests], rule_of(p))
+        rewards[q][m] = golden_reward(all(r.status != "compile" for r in runs), [v.passed for v in verdicts])
 
 
 def golden_rewards(

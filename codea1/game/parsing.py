@@ -347,3 +347,30 @@ def parse_test_suite(
     suite = reader.suite
     suite.nonprintable = nonprintable_share(text)
     return suite
+
+
+# -- stdin/stdout problems: the Test LLM writes inputs, GT gives their outputs ---------------------------
+
+_INPUT_TICKS = re.compile(r"```(?=[ \t]*(?:input|stdin)(?![\w+]))", re.IGNORECASE)  # the ``` of an input fence
+MAX_INPUT_CHARS = 65_536  # characters of one test input; a longer one is invalid (GT would be slow to judge it)
+
+
+def parse_input_suite(response: str | bytes | None, max_tests: int = 0) -> ParsedSuite:
+    """The test inputs of one Test LLM response for a stdin/stdout problem: each closed ```input (or
+    ```stdin) block is one input, else each closed ``` block; a block's text is the input as the program
+    reads it (a final newline added where it has none). Each input is one ParsedTest whose `call` is the
+    input and whose op is "stdin" (its expected output is GT's: nothing to predict). An empty or too long
+    block is counted unparseable; at most max_tests blocks are read (0: all), and none past `suite_budget`
+    characters in all."""
+    text = as_text(response)
+    spans = list(_fenced(text, _INPUT_TICKS)) or list(_fenced(text, _TICKS))
+    suite = ParsedSuite(nonprintable=nonprintable_share(text))
+    budget = suite_budget(len(text))
+    for a, b in spans[:max_tests] if max_tests else spans:
+        block = text[a:b]
+        if not block.strip() or len(block) > MAX_INPUT_CHARS or len(block) > budget:
+            suite.unparseable += 1
+            continue
+        budget -= len(block)
+        suite.tests.append(ParsedTest(block if block.endswith("\n") else block + "\n", "stdin", ""))
+    return suite

@@ -33,6 +33,7 @@ from codea1.game.mistake_book import BookUpdate, StoredTest, gt_digest
 from codea1.game.parsing import ParsedSuite, extract_code, parse_test_suite
 from codea1.game.rewards import CodeScore
 from codea1.game.score import cure_rewards, score_question
+from codea1.game.stdio_round import ask_gt_stdio, check_stdio_config, parse_stdio, stdio_matrix, validate_stdio
 from codea1.game.topvar import topvar_select
 from codea1.problem import Problem
 from codea1.sandbox import OnProgress
@@ -128,6 +129,9 @@ def play_step(
                 f"play_step: question {q} has {len(per_code)} code responses but "
                 f"{len(per_tests)} lists of test responses (one list per code)"
             )
+    stdio = [q for q, p in enumerate(problems) if p.is_stdio]
+    if stdio:
+        return _by_kind(problems, code_responses, test_responses, executor, histories, config, progress, stdio)
     parsed = parse_round(problems, code_responses, test_responses, config)
     resolved = resolve_calls(problems, parsed.suites, executor, config, progress)
     answers = ask_gt(problems, parsed.suites, executor, config, resolved, histories, progress)
@@ -159,6 +163,69 @@ def play_step(
                 answers[q].gt_error,
                 timeouts_excused=sum(r.timeouts_excused for r in question_runs),
             )
+        )
+    return results
+
+
+def _by_kind(
+    problems: Sequence[Problem],
+    code_responses: Sequence[Sequence[str]],
+    test_responses: Sequence[Sequence[Sequence[str]]],
+    executor: Executor,
+    histories: Sequence[Sequence[StoredTest]],
+    config: GameConfig,
+    progress: OnProgress,
+    stdio: list[int],
+) -> list[QuestionResult]:
+    """play_step for a batch holding stdin/stdout problems: those are played by `play_stdio`, the others
+    as usual, and the results come back in the problems' order."""
+    rest = [q for q in range(len(problems)) if q not in set(stdio)]
+    out: list[QuestionResult | None] = [None] * len(problems)
+    for part, play in ((stdio, play_stdio), (rest, play_step)):
+        if not part:
+            continue
+        results = play(
+            problems=[problems[q] for q in part],
+            code_responses=[code_responses[q] for q in part],
+            test_responses=[test_responses[q] for q in part],
+            histories=[histories[q] for q in part],
+            executor=executor,
+            config=config,
+            progress=progress,
+        )
+        for q, result in zip(part, results, strict=True):
+            out[q] = result
+    return [r for r in out if r is not None]
+
+
+def play_stdio(
+    problems: Sequence[Problem],
+    code_responses: Sequence[Sequence[str]],
+    test_responses: Sequence[Sequence[Sequence[str]]],
+    histories: Sequence[Sequence[StoredTest]],
+    executor: Executor,
+    config: GameConfig | None = None,
+    progress: OnProgress = None,
+) -> list[QuestionResult]:
+    """A round of stdin/stdout problems (codea1.game.stdio_round): the same QuestionResult, rewards, TopVar
+    and Mistake Book update as a round of function problems."""
+    config = config or GameConfig()
+    check_stdio_config(config)
+    codes, suites = parse_stdio(problems, code_responses, test_responses, config)
+    answers = ask_gt_stdio(problems, suites, histories, executor, config, progress)
+    checked = [
+        [[validate_stdio(s, answers[q]) for s in per_code] for per_code in suites[q]] for q in range(len(problems))
+    ]
+    runs = stdio_matrix(problems, codes, checked, histories, executor, config, progress)
+    results = []
+    for q, problem in enumerate(problems):
+        scores, update = score_question(histories[q], checked[q], runs[q], config)
+        update.gt_digest = gt_digest(problem)
+        selected = topvar_select([[s.test_reward for s in c.suites] for c in scores], config.topvar_ell)
+        for score, chosen in zip(scores, selected, strict=True):
+            score.topvar_selected = chosen
+        results.append(
+            QuestionResult(problem.id, scores, update, list(histories[q]), checked[q], codes[q], answers[q].gt_error)
         )
     return results
 

@@ -72,6 +72,40 @@ Rules:
 - only the first {n_tests} tests count."""
 
 
+WHITEBOX_STDIO_TEMPLATE = """Here is a programming task and a candidate program for it.
+
+### Task
+{description}
+
+### Candidate program (it may contain bugs)
+```{fence}
+{code}
+```
+
+Write {n_tests} test inputs for this task that a wrong program would fail on. Read the candidate carefully
+and aim at the inputs where it is most likely to go wrong: gaps in its logic, boundary values, smallest and
+largest sizes, rarely taken branches. Each input must follow the task's Input section exactly; a reference
+solution computes the expected outputs, so do not write them. Avoid near-duplicates.
+
+Rules:
+- each input in its own ```input code block, exactly as the program reads it from standard input;
+- only the first {n_tests} inputs count."""
+
+BLACKBOX_STDIO_TEMPLATE = """Here is a programming task.
+
+### Task
+{description}
+
+Write {n_tests} test inputs for this task that a wrong program would fail on. Think about where programs
+usually go wrong: boundary values, smallest and largest sizes, special cases the task mentions. Each input
+must follow the task's Input section exactly; a reference solution computes the expected outputs, so do
+not write them. Avoid near-duplicates.
+
+Rules:
+- each input in its own ```input code block, exactly as the program reads it from standard input;
+- only the first {n_tests} inputs count."""
+
+
 def code_messages(problem: Problem) -> list[dict[str, str]]:
     """Messages asking the code policy for a solution of `problem`: a function, or for a stdio problem a
     whole program in the problem's language."""
@@ -87,7 +121,16 @@ def code_messages(problem: Problem) -> list[dict[str, str]]:
 
 
 def test_messages_whitebox(problem: Problem, code: str, n_tests: int = 8) -> list[dict[str, str]]:
-    """Messages asking the test policy to attack one candidate `code` (white-box, Code-A1)."""
+    """Messages asking the test policy to attack one candidate `code` (white-box, Code-A1); for a
+    stdin/stdout problem, inputs in ```input blocks."""
+    if problem.is_stdio:
+        user = WHITEBOX_STDIO_TEMPLATE.format(
+            description=problem.description.strip(),
+            fence=language(problem.language).fence,
+            code=code.strip() or "(the candidate wrote no code)",
+            n_tests=n_tests,
+        )
+        return [{"role": "system", "content": TEST_SYSTEM}, {"role": "user", "content": user}]
     user = WHITEBOX_TEMPLATE.format(
         description=problem.description.strip(),
         code=code.strip() or "# (the candidate wrote no code)",
@@ -99,6 +142,9 @@ def test_messages_whitebox(problem: Problem, code: str, n_tests: int = 8) -> lis
 
 def test_messages_blackbox(problem: Problem, n_tests: int = 8) -> list[dict[str, str]]:
     """Messages asking for tests from the task alone (black-box; the Self-Play baseline)."""
+    if problem.is_stdio:
+        user = BLACKBOX_STDIO_TEMPLATE.format(description=problem.description.strip(), n_tests=n_tests)
+        return [{"role": "system", "content": TEST_SYSTEM}, {"role": "user", "content": user}]
     user = BLACKBOX_TEMPLATE.format(
         description=problem.description.strip(), entry_point=problem.entry_point, n_tests=n_tests
     )
@@ -119,8 +165,11 @@ test_messages_blackbox.__test__ = False  # type: ignore[attr-defined]
 
 
 def format_prefix(template: str, problem: Problem) -> str:
-    """A response-prefix template filled in for `problem` ({entry_point} is its function name)."""
-    return template.format(entry_point=problem.entry_point) if template else ""
+    """A response-prefix template filled in for `problem` ({entry_point} is its function name). The
+    presets' prefixes start a Python function's code or asserts, so a stdin/stdout problem gets none."""
+    if not template or problem.is_stdio:
+        return ""
+    return template.format(entry_point=problem.entry_point)
 
 
 def with_prefix(messages: list[dict[str, str]], template: str, problem: Problem) -> list[dict[str, str]]:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from codea1.config import Config
 from codea1.data import check_problems, load_problems
+from codea1.data.check import CheckResult
 from codea1.errors import UserError, storage_failure
 from codea1.game.mistake_book import MistakeBook
 from codea1.sandbox import LocalExecutor
@@ -151,10 +152,10 @@ def load_training_problems(
     _refuse_untrainable(problems, cfg.data.train)
     if METHODS[cfg.method].needs_golden_tests and not cfg.data.require_golden_tests:
         raise UserError(f"method {cfg.method} is rewarded by golden tests: set data.require_golden_tests=true")
-    if cfg.data.require_golden_tests:
-        problems = [p for p in problems if p.golden_tests]
+    if cfg.data.require_golden_tests:  # a stdin/stdout problem's golden tests are its io_tests
+        problems = [p for p in problems if p.golden_tests or p.io_tests]
     if cfg.data.check_gt and problems:
-        results = check_problems(problems, executor, timeout=cfg.game.test_timeout * 5)
+        results = _check_gt(problems, executor, cfg.game.test_timeout * 5)
         broken = [r for r in results if not r.ok]
         if broken and console is not None:
             shown = ", ".join(f"{r.id} ({r.reason})" for r in broken[:3])
@@ -173,16 +174,29 @@ def load_training_problems(
     return problems
 
 
-def _refuse_untrainable(problems: list[Problem], where: str) -> None:
-    """A UserError for problems the game cannot play yet: stdin/stdout programs (they are evaluated by
-    `codea1 eval code`; the game's tests are asserts on a function) and problems without GT (the game needs
-    GT to decide which tests are valid)."""
-    stdio = [p.id for p in problems if p.is_stdio]
+def _check_gt(problems: list[Problem], executor: Executor | None, timeout: float) -> list[CheckResult]:
+    """data.check_gt's verdict on each problem's GT against its golden tests: asserts by codea1.data.check,
+    a stdin/stdout problem's io_tests through the stdio evaluator (its runner and output rule)."""
+    from codea1.eval.stdio_eval import prepare_stdio_tasks
+
+    stdio = [p for p in problems if p.is_stdio]
+    calls = [p for p in problems if not p.is_stdio]
+    by_id = {r.id: r for r in check_problems(calls, executor, timeout=timeout)} if calls else {}
     if stdio:
-        raise UserError(
-            f"data.train: {len(stdio)} problem(s) of {where!r} are stdin/stdout programs ({stdio[0]!r} first); "
-            "codea1 evaluates them (codea1 eval code) but trains only on function problems so far"
-        )
+        own = executor is None
+        ex = executor if executor is not None else LocalExecutor()
+        try:
+            for t in prepare_stdio_tasks(stdio, ex, gt_timeout=timeout):
+                by_id[t.task_id] = CheckResult(t.task_id, not t.excluded, t.reason, len(t.inputs))
+        finally:
+            if own:
+                ex.close()
+    return [by_id[p.id] for p in problems]
+
+
+def _refuse_untrainable(problems: list[Problem], where: str) -> None:
+    """A UserError for problems without GT: the game needs GT to decide which tests are valid (such
+    problems, LiveCodeBench's say, are evaluated by `codea1 eval code`)."""
     no_gt = [p.id for p in problems if not p.gt_solution.strip()]
     if no_gt:
         raise UserError(

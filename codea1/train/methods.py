@@ -149,7 +149,7 @@ def sample_tests(
         )
         return [[row[m * N : (m + 1) * N] for m in range(M)] for row in rows]
     prompts = [
-        with_prefix(test_messages(p, extract_code(s.text), game), prefix, p)
+        with_prefix(test_messages(p, extract_code(s.text, p.language), game), prefix, p)
         for p, row in zip(batch, codes, strict=True)
         for s in row
     ]
