@@ -76,6 +76,7 @@ SMOKE: dict[str, list[str]] = {
     "parent_values_memory": ["--candidates", "2", "--calls", "1", "--chars", "1000"],
     "policy_memory": ["--model", "tiny-random", "--batch", "1", "--prompt", "8", "--response", "8", "--steps", "1"],
     "ray_executor_overhead": ["--jobs", "10", "--rounds", "1"],
+    "prime_code_compare": ["--verl", "{tmp}/no-verl-checkout"],
     "refill_recovery": ["--steps", "2", "--rounds", "1", "--draws", "2"],
     "sandbox_layer_cost": ["--parquet", "{parquet}", "--limit", "2", "--rounds", "1"],
     "sandbox_throughput": ["--parquet", "{parquet}", "--limit", "2"],
