@@ -39,7 +39,6 @@ import binascii
 import gzip
 import io
 import json
-import math
 import pickle
 import pickletools
 import zlib
@@ -47,6 +46,7 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
+from codea1.data.verl_rows import json_literal
 from codea1.errors import UserError
 from codea1.problem import KINDS, Problem, jsonl_rows, require_unique_ids
 
@@ -235,25 +235,6 @@ def parse_date(text: object, what: str) -> datetime:
     return moment
 
 
-def _literal(value: object, where: str) -> str:
-    """A decoded JSON value written as a Python literal (JSON true/false/null are True/False/None)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            raise UserError(f"{where}: a test value is NaN or infinite, which has no Python literal")
-        if isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif not isinstance(item, (str, int, float, bool)) and item is not None:
-            raise UserError(f"{where}: a test value of type {type(item).__name__} is not a JSON value")
-    try:
-        return repr(value)
-    except (ValueError, RecursionError):
-        raise UserError(f"{where}: a test value is too large or too deeply nested to write") from None
-
-
 def _json_value(text: str, where: str) -> object:
     """One decoded JSON value of a functional test."""
     try:
@@ -265,8 +246,8 @@ def _json_value(text: str, where: str) -> object:
 def functional_assert(name: str, test: dict[str, str], where: str) -> str:
     """`assert NAME(ARGS) == EXPECTED` for one functional test: its input is one JSON value per line (the
     arguments, split on "\\n" as LiveCodeBench splits them), its output one JSON value."""
-    args = [_literal(_json_value(line, where), where) for line in test["input"].split("\n")]
-    expected = _literal(_json_value(test["output"], where), where)
+    args = [json_literal(_json_value(line, where), where) for line in test["input"].split("\n")]
+    expected = json_literal(_json_value(test["output"], where), where)
     return f"assert {name}({', '.join(args)}) == {expected}"
 
 

@@ -91,8 +91,9 @@ def _lines(value: object, where: str, what: str) -> str:
     raise UserError(f"{where}: a test {what} must be a string or a list of strings")
 
 
-def _literal(value: object, where: str) -> str:
-    """A plain JSON value written as a Python literal; anything else is a UserError."""
+def json_literal(value: object, where: str) -> str:
+    """A plain JSON value (as json.loads gives it) written as a Python literal (JSON true/false/null are
+    True/False/None); anything else, NaN and infinities included, is a UserError naming `where`."""
     stack = [value]
     while stack:
         item = stack.pop()
@@ -123,10 +124,10 @@ def call_assert(name: str, arguments: object, output: object, where: str) -> str
     if isinstance(arguments, str) and not isinstance(output, str):
         raise UserError(f"{where}: a function test's output must be JSON text when its input is")
     expected = _json(output, where, "outputs") if isinstance(arguments, str) else output
-    call = f"{name}({', '.join(_literal(a, where) for a in args)})"
+    call = f"{name}({', '.join(json_literal(a, where) for a in args)})"
     if isinstance(expected, list) and expected:
-        return f"assert {call} in ({_literal(expected, where)}, {_literal(expected[0], where)})"
-    return f"assert {call} == {_literal(expected, where)}"
+        return f"assert {call} in ({json_literal(expected, where)}, {json_literal(expected[0], where)})"
+    return f"assert {call} == {json_literal(expected, where)}"
 
 
 def problem_from_verl_row(row: object, number: int, where: str) -> Problem:
