@@ -51,6 +51,34 @@ NEVER = [
 ]
 
 
+# Sandbox jobs are built by the rooms that know what a job runs: the sandbox (programs on stdin, codea1.sandbox.runners)
+# and the judge (what a test means: codea1.judge, its kinds and formats). The modules below build jobs of
+# their own today, from before that rule; no other module may start to (tests/test_house_on_cpu.py).
+JOB_ROOMS = ("codea1.sandbox", "codea1.judge")
+JOB_BUILDERS_BEFORE_THE_RULE = frozenset(
+    {
+        "codea1.cli.judge",
+        "codea1.data.check",
+        "codea1.data.decontam",
+        "codea1.eval.code_eval",
+        "codea1.eval.mutation",
+        "codea1.eval.suite_eval",
+        "codea1.game.answers",
+        "codea1.game.matrix",
+    }
+)
+
+
+def builds_jobs(tree: ast.AST) -> bool:
+    """Whether a module's tree calls `Job(...)` (or `api.Job(...)`, `sandbox.Job(...)`)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name) and f.id == "Job" or isinstance(f, ast.Attribute) and f.attr == "Job":
+                return True
+    return False
+
+
 def _in(module: str, prefix: str) -> bool:
     return module == prefix or module.startswith(prefix + ".")
 
@@ -107,6 +135,7 @@ def collect() -> dict:
     files = sorted(PACKAGE.rglob("*.py"))
     known = {module_name(p) for p in files}
     long60, long80, anys, lazy, upward, edges = [], [], 0, [], [], {}
+    job_builders: set[str] = set()
     for path in files:
         mod = module_name(path)
         text = path.read_text(encoding="utf-8")
@@ -122,6 +151,8 @@ def collect() -> dict:
                 anys += 1
             if isinstance(node, ast.Attribute) and node.attr == "Any":
                 anys += 1
+        if builds_jobs(tree) and not mod.startswith(JOB_ROOMS):
+            job_builders.add(mod)
         seen = set()
         for name, local, line in imports(tree, mod, path.name == "__init__.py"):
             if isinstance(name, tuple):  # `from BASE import a, b`: the submodules named, else BASE itself
@@ -141,6 +172,7 @@ def collect() -> dict:
         "upward": upward,
         "cycles": cycles(edges),
         "modules": len(files),
+        "job_builders": sorted(job_builders),
     }
 
 
@@ -202,6 +234,7 @@ def main() -> int:
     print(f"function-level imports of codea1 modules: {len(c['lazy'])}")
     print(f"imports from a lower floor to a higher one, or into a room listed in NEVER: {len(c['upward'])}")
     print(f"import cycles: {len(c['cycles'])}")
+    print(f"modules outside judge/ and sandbox/ that build sandbox jobs: {len(c['job_builders'])}")
     if args.list:
         for key in ("long80", "upward", "cycles", "lazy"):
             print(f"\n{key}:")
