@@ -201,6 +201,8 @@ def holds(op: str, value: Any, expected: Any = None, float_tol: float | None = N
     """
     if value is UNSERIALIZABLE or contains_unserializable(value):
         return False
+    if op in _NEGATED and _snan_compared(op, value, expected):
+        return False  # Python raises InvalidOperation comparing a signalling NaN with a number: the assert fails
     try:
         if op == "truth":
             return bool(value)
@@ -224,13 +226,61 @@ def holds(op: str, value: Any, expected: Any = None, float_tol: float | None = N
     return False
 
 
+_NEGATED = frozenset({"!=", "not in", "has not"})  # comparisons that pass where the values are unequal
+
+
+_NUMBERS = (int, float, complex, bool, Fraction, Decimal)
+
+
+def _snan_meets_number(a: Any, b: Any) -> bool:
+    """Whether Python's `a == b` raises InvalidOperation: somewhere a Decimal signalling NaN is compared
+    with a number. Followed as Python compares: sequences of one type and of equal length pair by pair up
+    to the first unequal pair, dicts of equal size key by key (a signalling NaN cannot be a key or a set
+    member: it has no hash)."""
+    if type(a) is Decimal and a.is_snan() and type(b) in _NUMBERS:
+        return True
+    if type(b) is Decimal and b.is_snan() and type(a) in _NUMBERS:
+        return True
+    if type(a) is not type(b) or not isinstance(a, (list, tuple, deque, dict)) or len(a) != len(b):
+        return False
+    pairs = ((a[k], b[k]) for k in a if k in b) if isinstance(a, dict) else zip(a, b)
+    for x, y in pairs:
+        if _snan_meets_number(x, y):
+            return True
+        if not values_equal(x, y):
+            return False
+    return False
+
+
+def _snan_compared(op: str, value: Any, expected: Any) -> bool:
+    """Whether Python raises evaluating the negated comparison `op` (!=, not in, has not) on these values."""
+    if op == "!=":
+        return _snan_meets_number(value, expected)
+    item, container = (value, expected) if op == "not in" else (expected, value)
+    if type(container) not in (list, tuple, deque):
+        return False
+    for member in container:  # Python's `in` compares member by member until one is equal
+        if _snan_meets_number(item, member):
+            return True
+        if values_equal(item, member):
+            return False
+    return False
+
+
 def _contains(container: Any, item: Any) -> bool:
-    """Python's `item in container` on plain values (substrings for str and bytes), with values_equal."""
+    """Python's `item in container` on plain values (substrings for str and bytes, a byte's value for an int
+    in bytes), with values_equal; like Python, an unhashable item in a set or dict raises TypeError."""
     t = type(container)
+    if t is bytes and type(item) in (int, bool):
+        if not 0 <= item < 256:
+            raise ValueError("byte must be in range(0, 256)")
+        return item in container
     if t in (str, bytes):
         if type(item) is not t:
             raise TypeError("a str/bytes container holds only str/bytes")
         return item in container
+    if t in (set, frozenset) or isinstance(container, dict):
+        hash(item)  # TypeError for a list, dict or set, as Python's lookup raises
     if t in (list, tuple, set, frozenset, dict, Counter, OrderedDict, deque):
         return any(values_equal(item, member) for member in container)
     raise TypeError("not a container")
