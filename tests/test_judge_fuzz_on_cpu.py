@@ -148,13 +148,6 @@ KNOWN_BUGS = [
         ("def f():\n    return [math.nan]\n", "assert f() == [math.nan]"),
         wire=True,
     ),
-    Known(
-        "deque-maxlen",
-        "a deque's maxlen is lost on the way (its repr, .maxlen and appends past it differ)",
-        None,
-        ("def f(xs):\n    return collections.deque(xs, maxlen=2)\n", "assert f([1]).maxlen == 2"),
-        wire=True,
-    ),
 ]
 
 

@@ -283,3 +283,19 @@ def test_fractions_and_decimals_compare_as_python_does() -> None:
         {"$t": "decimal", "v": "9" * 20_000},
     ):
         assert from_json(forged) is UNSERIALIZABLE
+
+
+def test_a_bounded_deque_keeps_its_maxlen_and_a_malformed_one_is_refused():
+    """Formerly the fuzzer's known bug deque-maxlen: `f(xs).maxlen == 2` failed where Python passes."""
+    from collections import deque
+
+    from codea1.judge.literals import decode_expected, encode_expected
+    from codea1.sandbox.values import UNSERIALIZABLE, from_json, to_json
+
+    bounded = deque([1, 2], maxlen=2)
+    back = from_json(to_json(bounded))
+    assert back == bounded and back.maxlen == 2 and from_json(to_json(deque([1]))).maxlen is None
+    assert decode_expected(encode_expected(bounded)).maxlen == 2
+    for bad in (-1, "2", 10**9, 2.0):
+        assert from_json({"$t": "deque", "v": [1], "m": bad}) is UNSERIALIZABLE
+    assert from_json({"$t": "list", "v": [1], "m": 2}) is UNSERIALIZABLE

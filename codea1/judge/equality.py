@@ -243,7 +243,7 @@ def _snan_meets_number(a: Any, b: Any) -> bool:
         return True
     if type(a) is not type(b) or not isinstance(a, (list, tuple, deque, dict)) or len(a) != len(b):
         return False
-    pairs = ((a[k], b[k]) for k in a if k in b) if isinstance(a, dict) else zip(a, b)
+    pairs = ((a[k], b[k]) for k in a if k in b) if isinstance(a, dict) else zip(a, b, strict=True)
     for x, y in pairs:
         if _snan_meets_number(x, y):
             return True

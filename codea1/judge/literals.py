@@ -116,13 +116,13 @@ def canonical(tagged: Any) -> Any:
     """
     if isinstance(tagged, list):
         return [canonical(x) for x in tagged]
-    if isinstance(tagged, dict) and set(tagged) == {"$t", "v"} and isinstance(tagged["v"], list):
+    if isinstance(tagged, dict) and {"$t", "v"} <= set(tagged) and isinstance(tagged["v"], list):
         tag, items = tagged["$t"], [canonical(x) for x in tagged["v"]]
         if tag in ("set", "frozenset"):
             items = sorted(items, key=_dump)
         elif tag == "dict":
             items = sorted(items, key=lambda pair: _dump(pair[0]) if isinstance(pair, list) and pair else "")
-        return {"$t": tag, "v": items}
+        return {**tagged, "v": items}  # other fields (a deque's maxlen, "m") as they are
     return tagged
 
 

@@ -17,7 +17,7 @@ beyond 12,000 bits (hex is not subject to Python's decimal digit limit), {"$t": 
 Standard-library containers keep Python's `==` (fidelity): collections.Counter ({"$t": "counter"}) and
 OrderedDict ({"$t": "odict"}) have equality rules of their own (a Counter's missing keys count as zero
 against another Counter; two OrderedDicts compare in order) and travel tagged, as does deque ({"$t":
-"deque"}, equal only to a deque). A subclass of list, tuple, dict, set or frozenset that does not
+"deque"}, equal only to a deque; a bounded one carries its maxlen, "m"). A subclass of list, tuple, dict, set or frozenset that does not
 redefine `==` (namedtuple, defaultdict, a plain `class L(list): pass`) compares as its base type does,
 so it travels as that base type; so does a subclass of int, float, str or bytes that keeps `==` (IntEnum,
 StrEnum). `dict.keys()` and `dict.items()` views travel as sets (they compare as sets); fractions.Fraction
@@ -191,7 +191,11 @@ def _enc_collection(v: Any, kind: type, depth: int, budget: list[int]) -> Any:
         budget[0] -= len(items)
         if budget[0] < 0:
             raise _TooLarge("items")
-        return {"$t": "deque", "v": [_enc(x, depth - 1, budget) for x in items]}
+        out = {"$t": "deque", "v": [_enc(x, depth - 1, budget) for x in items]}
+        maxlen = deque.maxlen.__get__(v)  # the class's own attribute, not one the value's class redefines
+        if maxlen is not None:
+            out["m"] = maxlen
+        return out
     # an OrderedDict's own order (move_to_end changes it, not the dict's insertion order)
     pairs = list(OrderedDict.items(v)) if kind is OrderedDict else list(dict.items(v))
     budget[0] -= len(pairs)
@@ -301,8 +305,8 @@ def _dec(o: Any, depth: int, budget: list[int]) -> Any:
         return o
     if t is list:
         return [_dec(x, depth - 1, budget) for x in _items(o, budget)]
-    if t is not dict or set(o) != {"$t", "v"}:
-        raise ValueError("bad tagged value")
+    if t is not dict or not (set(o) == {"$t", "v"} or set(o) == {"$t", "v", "m"} and o["$t"] == "deque"):
+        raise ValueError("bad tagged value")  # "m": a deque's maxlen, its one extra field
     tag, v = o["$t"], o["v"]
     if tag == "tuple":
         return tuple(_dec(x, depth - 1, budget) for x in _items(v, budget))
@@ -321,7 +325,10 @@ def _dec(o: Any, depth: int, budget: list[int]) -> Any:
             out[k] = x
         return out
     if tag == "deque":
-        return deque(_dec(x, depth - 1, budget) for x in _items(v, budget))
+        maxlen = o.get("m")
+        if maxlen is not None and (type(maxlen) is not int or not 0 <= maxlen <= MAX_ITEMS):
+            raise ValueError("bad deque maxlen")
+        return deque((_dec(x, depth - 1, budget) for x in _items(v, budget)), maxlen)
     if tag == "int":
         if type(v) is not str or len(v) > 300_000:
             raise ValueError("bad int")
