@@ -49,7 +49,7 @@ KILL_POINTS_ALL = [
 KILL_POINTS_FAST = ["book:3", "checkpoint:4"]
 
 
-def _child(run_dir: Path, resume: bool, kill_at: str | None) -> int:
+def _child(run_dir: Path, resume: bool, kill_at: str | None, extra: tuple[str, ...] = ()) -> int:
     """Runs the training in a forked child; returns its wait status decoded (-signal or exit code)."""
     pid = os.fork()
     if pid == 0:  # child
@@ -62,7 +62,11 @@ def _child(run_dir: Path, resume: bool, kill_at: str | None) -> int:
             from codea1.data import load_problems
             from codea1.train.loop import train
 
-            cfg = load_config(run_dir / "config.yaml") if resume else load_config(CONFIGS / "tiny-cpu.yaml", OVERRIDES)
+            cfg = (
+                load_config(run_dir / "config.yaml")
+                if resume
+                else load_config(CONFIGS / "tiny-cpu.yaml", [*OVERRIDES, *extra])
+            )
             train(
                 cfg,
                 run_dir,
@@ -144,3 +148,26 @@ def test_resume_after_sigkill_matches_uninterrupted_run(kill_at: str, tmp_path: 
 @pytest.mark.parametrize("kill_at", [k for k in KILL_POINTS_ALL if k not in KILL_POINTS_FAST])
 def test_resume_after_sigkill_all_points(kill_at: str, tmp_path: Path, reference: dict) -> None:
     _kill_and_resume(kill_at, tmp_path, reference)
+
+
+STDIO = ("data.train=bundled-stdio:train",)
+
+
+def test_a_stdio_run_resumes_exactly_after_sigkill(tmp_path: Path) -> None:
+    """The game on stdin/stdout problems (inputs, GT's outputs, the Mistake Book of inputs) resumes as
+    function problems do: killed between the book update and the checkpoint, then resumed, the run's
+    metrics and book equal an uninterrupted run's."""
+    whole = tmp_path / "whole"
+    assert _child(whole, resume=False, kill_at=None, extra=STDIO) == 0
+    reference = _fingerprint(whole)
+    assert reference["book_steps"][-1]["size"] > 0, "the scripted stdio run must fill the Mistake Book"
+    assert any(m["code_reward"] for m in reference["metrics"])
+    run_dir = tmp_path / "run"
+    assert _child(run_dir, resume=False, kill_at="book:3", extra=STDIO) == -signal.SIGKILL
+    assert _child(run_dir, resume=True, kill_at=None) == 0
+    got = _fingerprint(run_dir)
+    assert (got["metrics"], got["book_steps"], got["book"]) == (
+        reference["metrics"],
+        reference["book_steps"],
+        reference["book"],
+    )

@@ -4,7 +4,7 @@ The tiny random model writes gibberish, so every code would be invalid and the M
 empty. Here sampling still runs the real model (seeds, RNG, checkpoints and GRPO updates are exercised
 exactly), but each sample's text is chosen deterministically from its sampled token ids: the code role
 picks the GT solution, a partly wrong variant, or the model's own text; the test role picks a subset of
-the problem's golden tests. The game then sees real passes and failures and a growing Mistake Book,
+the problem's golden tests (a stdin/stdout problem's: of its given inputs). The game then sees real passes and failures and a growing Mistake Book,
 and any drift in sampling after a resume changes the choices and shows up in the book.
 """
 
@@ -30,6 +30,31 @@ def wrong_variant(problem: Any) -> str:
     )
 
 
+def wrong_program(problem: Any) -> str:
+    """A stdin/stdout GT (Python), wrapped so that it prints "0" for inputs whose length is divisible by 3."""
+    return (
+        "import io, sys\n_data = sys.stdin.read()\nif len(_data) % 3 == 0:\n    print(0)\nelse:\n"
+        f"    sys.stdin = io.StringIO(_data)\n    exec(compile({problem.gt_solution!r}, 'gt', 'exec'), "
+        "{'__name__': '__main__'})\n"
+    )
+
+
+def _stdio_text(role: str, problem: Any, sample: Any, h: int) -> str:
+    """The scripted text of a stdin/stdout problem: GT, a partly wrong program or the model's text (code);
+    a subset of its given inputs, one ```input block each, sometimes an empty block (tests)."""
+    if role == "code":
+        kind = h % 4
+        if kind == 0:
+            return f"```python\n{problem.gt_solution}\n```"
+        if kind in (1, 3):
+            return f"```python\n{wrong_program(problem)}```"
+        return sample.text
+    chosen = [t["input"] for i, t in enumerate(problem.io_tests) if (h >> (i + 2)) & 1]
+    if h % 3 == 0:
+        chosen.append("")  # an empty input: unparseable
+    return "".join(f"```input\n{text}```\n" for text in chosen)
+
+
 class ScriptedPolicy:
     """Wraps a Policy; generate() keeps ids/logprobs but replaces each sample's text."""
 
@@ -50,6 +75,8 @@ class ScriptedPolicy:
 
     def _text(self, problem: Any, sample: Any) -> str:
         h = _choice(sample)
+        if problem.kind == "stdio":
+            return _stdio_text(self.role, problem, sample, h)
         if self.role == "code":
             kind = h % 4
             if kind == 0:
@@ -96,7 +123,7 @@ class _SelfPlayScripted(ScriptedPolicy):
         rows = []
         for msgs, row in zip(prompts, out, strict=False):
             text = "\n".join(str(m.get("content", "")) for m in msgs)
-            self.role = "test" if "assert" in text else "code"
+            self.role = "test" if "assert" in text or "```input" in text else "code"
             rows.append([dataclasses.replace(s, text=self._text(self._problem(msgs), s)) for s in row])
         self.role = "code"
         return rows
