@@ -1,10 +1,11 @@
-"""The self-play amendment's measures, at the amendment's commit (run with PYTHONPATH at that worktree)."""
+"""The self-play amendment's measures, run from a checkout of the amendment's commit 339c5c4:
+    python analysis.py SELFPLAY_TEST_PASS4.json SELFPLAY_EVAL.json OUT.json [RESULTS_DIR]"""
 import json, sys
 sys.path.insert(0, "scripts/experiments")
 from test_suite_pass import paired
 from codea1.eval.stats import paired_difference
 
-R = "/work/main/docs/results/smollm2-mbpp-v2"
+R = sys.argv[4] if len(sys.argv) > 4 else "docs/results/smollm2-mbpp-v2"  # the committed results of v2
 old = json.load(open(f"{R}/test_pass4.json"))["evaluations"]
 new = json.load(open(sys.argv[1]))["evaluations"]["selfplay"]
 evals = {m: json.load(open(p)) for m, p in (("base", f"{R}/evals/base/step_0.json"), ("a1", f"{R}/evals/a1/step_114.json"), ("selfplay", sys.argv[2]))}
