@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from codea1.data.check import time_limit
 from codea1.errors import UserError
 from codea1.eval.code_eval import SampleResult, sample_records
-from codea1.judge.kinds.stdio import judge_runs, program_job, rule_of, time_limit_of
+from codea1.judge.kinds.stdio import judge_runs, program_job, program_runs, rule_of, time_limit_of
 from codea1.lang import language
 from codea1.problem import Problem
 from codea1.sandbox.api import Executor, OnProgress
-from codea1.sandbox.runners import run_results
 
 FIRST_ROUND = 1  # inputs a solution runs before the rest
 
@@ -67,7 +66,7 @@ def prepare_stdio_tasks(
     with_gt = [t for t in tasks if not t.excluded and t.problem.gt_solution.strip()]
     jobs = [program_job(f"gt:{t.task_id}", t.problem, t.problem.gt_solution, t.inputs, gt_timeout) for t in with_gt]
     for t, res in zip(with_gt, executor.run(jobs, progress) if jobs else [], strict=True):
-        runs = run_results(res, len(t.inputs), compiled=language(t.problem.language).compiled)
+        runs = program_runs(t.problem, res, len(t.inputs))
         verdicts = judge_runs(runs, t.expected, t.rule)
         bad = next((i for i, v in enumerate(verdicts) if not v.passed), None)
         if bad is not None:
@@ -107,7 +106,7 @@ def _round(items: list[tuple[SampleResult, StdioTask, int, int]], executor: Exec
         for res, task, a, b in items
     ]
     for (res, task, a, b), out in zip(items, executor.run(jobs) if jobs else [], strict=True):
-        runs = run_results(out, b - a, compiled=language(task.problem.language).compiled)
+        runs = program_runs(task.problem, out, b - a)
         verdicts = judge_runs(runs, task.expected[a:b], task.rule)
         bad = next((i for i, v in enumerate(verdicts) if not v.passed), None)
         if bad is None:

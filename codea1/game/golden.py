@@ -8,12 +8,10 @@ from codea1.config import GameConfig
 from codea1.game.parsing import extract_code
 from codea1.game.rewards import golden_reward
 from codea1.judge import AssertCase, run_assertions
-from codea1.judge.kinds.stdio import judge_runs, program_job, rule_of
-from codea1.lang import language
+from codea1.judge.kinds.stdio import judge_runs, program_job, program_runs, rule_of
 from codea1.problem import Problem, candidate_program, gt_program
 from codea1.sandbox import OnProgress
 from codea1.sandbox.api import Executor
-from codea1.sandbox.runners import run_results
 
 
 def golden_step(
@@ -79,7 +77,7 @@ def _golden_stdio(
     ]
     for (q, m, _), res in zip(plan, executor.run([job for _, _, job in plan]) if plan else [], strict=True):
         p = problems[q]
-        runs = run_results(res, len(p.io_tests), compiled=language(p.language).compiled)
+        runs = program_runs(p, res, len(p.io_tests))
         verdicts = judge_runs(runs, [t["output"] for t in p.io_tests], rule_of(p))
         rewards[q][m] = golden_reward(all(r.status != "compile" for r in runs), [v.passed for v in verdicts])
 

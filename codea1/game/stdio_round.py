@@ -29,12 +29,10 @@ from codea1.game.answers import CheckedSuite, KeptTest
 from codea1.game.matrix import CandidateRun
 from codea1.game.mistake_book import StoredTest
 from codea1.game.parsing import ParsedSuite, extract_code, parse_input_suite
-from codea1.judge.kinds.stdio import judge_runs, program_job, rule_of
+from codea1.judge.kinds.stdio import judge_runs, program_compiled, program_job, program_runs, rule_of
 from codea1.judge.literals import decode_expected, encode_expected
-from codea1.lang import language
 from codea1.problem import Problem
-from codea1.sandbox.api import Executor, JobResult, OnProgress
-from codea1.sandbox.runners import run_results
+from codea1.sandbox.api import Executor, OnProgress
 
 
 @dataclass
@@ -95,7 +93,7 @@ def ask_gt_stdio(
     answers = []
     for p, ins, res in zip(problems, inputs, executor.run(jobs, progress) if jobs else [], strict=True):
         answer = StdioAnswers()
-        runs = run_results(res, len(ins), compiled=language(p.language).compiled)
+        runs = program_runs(p, res, len(ins))
         for text, run in zip(ins, runs, strict=True):
             if run.status == "compile":
                 answer.gt_error = f"GT does not run: {run.error}"
@@ -149,22 +147,11 @@ def stdio_matrix(
     runs = [[CandidateRun() for _ in per_q] for per_q in codes]
     for (q, m, pairs), res in zip(plan, executor.run(jobs, progress) if jobs else [], strict=True):
         p = problems[q]
-        results = run_results(res, len(pairs), compiled=language(p.language).compiled)
+        results = program_runs(p, res, len(pairs))
         expected = [decode_expected(e) for _, e in pairs]
         expected = [e if isinstance(e, str) else "" for e in expected]
         verdicts = judge_runs(results, expected, rule_of(p))
         run = runs[q][m]
-        run.valid = _compiled(res, language(p.language).compiled)
+        run.valid = program_compiled(p, res)
         run.passed = {pair: v.passed for pair, v in zip(pairs, verdicts, strict=True)}
     return runs
-
-
-def _compiled(res: JobResult, compiled_language: bool) -> bool:
-    """Whether a candidate's program is one (Python: it parses, as the job defines it; a compiled language:
-    call 0, the compile, succeeded), whatever its runs did; asked even of a candidate with no test to run."""
-    if not res.defined:
-        return False
-    if not compiled_language:
-        return True
-    head = res.results[0] if res.results else None
-    return head is not None and head.status == "ok" and type(head.value) is tuple and head.value[:1] == (True,)

@@ -195,14 +195,30 @@ def run_results(res: JobResult, n_inputs: int, compiled: bool) -> list[RunResult
     calls = list(res.results)
     if compiled:
         head = calls[0] if calls else CallResult("crash", error="no result")
-        ok = head.status == "ok" and type(head.value) is tuple and len(head.value) == 2 and head.value[0] is True
-        if not ok:
+        if not compiled_ok(res, compiled):
             why = head.value[1] if head.status == "ok" and type(head.value) is tuple and len(head.value) == 2 else None
             reason = why if type(why) is str and why else head.error or head.status
             return [RunResult("compile", error=f"compile error: {reason}"[:300])] * n_inputs
         calls = calls[1:]
     out = [_one(r) for r in calls[:n_inputs]]
     return out + [RunResult("crash", error="no result")] * (n_inputs - len(out))
+
+
+def compiled_ok(res: JobResult, compiled: bool) -> bool:
+    """Whether the job's program is one, whatever its runs did: Python, it parsed (the job was defined); a
+    compiled language, call 0 (the compile) returned (True, ...). Answers for a job with no input too."""
+    if not res.defined:
+        return False
+    if not compiled:
+        return True
+    head = res.results[0] if res.results else None
+    return (
+        head is not None
+        and head.status == "ok"
+        and type(head.value) is tuple
+        and len(head.value) == 2
+        and head.value[0] is True
+    )
 
 
 def _one(r: CallResult) -> RunResult:

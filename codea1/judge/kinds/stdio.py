@@ -1,7 +1,7 @@
 """stdin/stdout problems: a program per job, its outputs judged by the problem's output rule.
 
     job = program_job("c0", problem, code, inputs, timeout)        # one job: every input, in order
-    runs = run_results(executor.run([job])[0], len(inputs), compiled=language(problem.language).compiled)
+    runs = program_runs(problem, executor.run([job])[0], len(inputs))
     verdicts = judge_runs(runs, expected, rule_of(problem))
 
 The child returns each run's stdout; the parent alone holds the expected outputs and compares them by the
@@ -19,13 +19,22 @@ from codea1.judge.formats.spec import Verdict
 from codea1.judge.kinds.outputs import RULES, outputs_match
 from codea1.lang import language
 from codea1.problem import Problem
-from codea1.sandbox.api import Job
-from codea1.sandbox.runners import RunResult, process_program_job, python_program_job
+from codea1.sandbox.api import Job, JobResult
+from codea1.sandbox.runners import RunResult, compiled_ok, process_program_job, python_program_job, run_results
 
 DEFAULT_RULE = "lcb"  # a problem whose source names no rule is compared as LiveCodeBench compares
 NO_GT_TIME_LIMIT = 6.0  # seconds per input for a problem without GT to time (LiveCodeBench's own default)
 
-__all__ = ["DEFAULT_RULE", "NO_GT_TIME_LIMIT", "judge_runs", "program_job", "rule_of", "time_limit_of"]
+__all__ = [
+    "DEFAULT_RULE",
+    "NO_GT_TIME_LIMIT",
+    "judge_runs",
+    "program_compiled",
+    "program_job",
+    "program_runs",
+    "rule_of",
+    "time_limit_of",
+]
 
 
 def rule_of(problem: Problem) -> str:
@@ -56,6 +65,18 @@ def program_job(job_id: str, problem: Problem, source: str, inputs: Sequence[str
     return process_program_job(
         job_id, lang.source, source, lang.compile_argv, lang.run_argv or ("{out}",), list(inputs), timeout
     )
+
+
+def program_runs(problem: Problem, res: JobResult, n_inputs: int) -> list[RunResult]:
+    """The RunResult of each input of a `program_job` of this problem (its language says whether call 0
+    is a compile)."""
+    return run_results(res, n_inputs, compiled=language(problem.language).compiled)
+
+
+def program_compiled(problem: Problem, res: JobResult) -> bool:
+    """Whether the program of a `program_job` of this problem compiled (Python: parsed), whatever its runs
+    did; asked even of a job with no input."""
+    return compiled_ok(res, language(problem.language).compiled)
 
 
 def judge_runs(runs: Sequence[RunResult], expected: Sequence[str], rule: str) -> list[Verdict]:
