@@ -32,7 +32,7 @@ def main() -> int:
     parser.add_argument("--scripted", action="store_true", help="scripted code/test texts (see docstring)")
     args = parser.parse_args()
 
-    from codea1.config import load_config
+    from codea1.config import load_config, torch_threads
     from codea1.train.loop import train
     from codea1.train.metrics import read_metrics
 
@@ -56,7 +56,7 @@ def main() -> int:
     cols = ["time_step", "time_gen_code", "time_gen_tests", "time_execute", "time_learn", "time_outside_model"]
     print(
         f"tiny-cpu a1, M={cfg.game.M} N={cfg.game.N} B={cfg.train.batch_size}"
-        f"{' (scripted texts)' if args.scripted else ''}, torch threads {cfg.train.torch_threads}"
+        f"{' (scripted texts)' if args.scripted else ''}, torch threads {torch_threads(cfg)}"
     )
     print("step " + " ".join(f"{c[5:]:>13s}" for c in cols) + "   outside%")
     for r in rows:

@@ -28,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from codea1.engines import describe_engines, engine_entry, engine_names
 from codea1.errors import UserError
 
 LOSS_AGG_MODES = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm")
@@ -79,6 +80,18 @@ def usable_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def torch_threads(cfg: Config, *, policy_actor: bool = False) -> int:
+    """The torch threads of a process of this run: train.torch_threads where set; else, in a policy actor
+    (codea1.cluster.policies), its CPU reservation placement.cpus_per_policy (at least 1, at most the cores
+    it may use), since a node's ranks share its cores; else every core this process may use."""
+    if cfg.train.torch_threads is not None:
+        return int(cfg.train.torch_threads)
+    cores = usable_cores()
+    if policy_actor:
+        return max(1, min(cores, int(cfg.placement.cpus_per_policy)))
+    return cores
+
+
 def knob(default: Any, help: str, **checks: Any) -> Any:
     """A config field with an immutable default (lists: `field(default_factory=..., metadata=meta(...))`)."""
     return field(default=default, metadata=meta(help, **checks))
@@ -125,12 +138,12 @@ class TrainSection(Section):
     data_epochs: int = knob(3, "passes over the training problems (each pass in a fresh seeded order)", low=1)
     checkpoint_every: int = knob(5, "write a checkpoint every K steps (and always at the last step)", low=1)
     keep_checkpoints: int = knob(2, "keep the newest N complete checkpoints, delete older ones", low=1)
-    torch_threads: int = knob(
-        usable_cores(),
-        "torch intra-op threads (default: the CPU cores this process "
-        "may use; on a shared machine use 1 or set OMP_WAIT_POLICY=PASSIVE: "
-        "spinning OpenMP threads stall while another process holds a "
-        "core)",
+    torch_threads: int | None = knob(
+        None,
+        "torch intra-op threads (null: the CPU cores this process may use; in a policy actor of "
+        "placement.backend ray, the actor's reservation placement.cpus_per_policy, so that the ranks of a node "
+        "do not each take every core); on a shared machine use 1 or set OMP_WAIT_POLICY=PASSIVE: spinning "
+        "OpenMP threads stall while another process holds a core",
         low=1,
     )
     measure_golden_pass: bool = knob(
@@ -450,10 +463,11 @@ class PlacementSection(Section):
         "on the CPU where vLLM samples) instead of the whole learner on every rank",
     )
     fsdp_half_gathers: bool = knob(
-        False,
+        True,
         "fsdp with policy.dtype bfloat16/float16: gather the shards in that dtype (FSDP2's "
         "MixedPrecisionPolicy: half the all-gather bytes, weights rounded to it in every pass, as verl); "
-        "the shards, gradient reduction and AdamW stay float32. Off: fp32 gathers, one rank's numbers",
+        "the shards, gradient reduction and AdamW stay float32. Off: fp32 gathers (twice the bytes), one "
+        "rank's numbers; float32 policies always gather in float32",
     )
 
 
@@ -462,16 +476,16 @@ class RolloutSection(Section):
     """The engine that samples rollouts for training (the learner always scores and trains itself)."""
 
     backend: str = knob(
-        "transformers",
-        "transformers: the policy's own model.generate; vllm: a vLLM "
-        "engine per base model, synced after every update "
-        "(codea1.inference.vllm_backend; vLLM's CUDA build, the 'vllm' extra, or its CPU build, "
-        "scripts/install-vllm.sh)",
-        choices=("transformers", "vllm"),
+        "loop",
+        "the engine that samples (codea1.engines; `codea1 eval --engine` sets this key too): "
+        + describe_engines()
+        + "; transformers: the older name of loop",
+        choices=engine_names(),
     )
-    vllm_gpu_memory_utilization: float = knob(
-        0.3,
-        "backend vllm: share of each GPU's memory the engine takes (the learner shares the GPU)",
+    vllm_gpu_memory_utilization: float | None = knob(
+        None,
+        "backend vllm: share of each GPU's memory the engine takes (null: 0.3 in training, where the learner "
+        "shares the GPU; 0.9 in `codea1 eval`, where the engine only samples)",
         low=0.0,
         high=1.0,
         low_open=True,
@@ -493,6 +507,12 @@ class RolloutSection(Section):
     )
     vllm_max_model_len: int | None = knob(
         None, "backend vllm: prompt + response tokens (null: the model's own limit)", low=1
+    )
+    vllm_weights_dir: str | None = knob(
+        None,
+        "backend vllm, full models: the folder the learner's weights are written to for the engine to reload "
+        "after each update (null: /dev/shm where it has room, else the system's temporary folder); its room "
+        "is checked before each write",
     )
     vllm_enforce_eager: bool | None = knob(
         None,
@@ -847,16 +867,36 @@ def vllm_samples_at(temperature: float) -> bool:
     return t == 0 or VLLM_MIN_TEMPERATURE <= t <= VLLM_MAX_TEMPERATURE
 
 
+def _engine_rules(cfg: Config) -> None:
+    """Rules of the rollout engine that involve other keys."""
+    r = cfg.rollout
+    if engine_entry(r.backend).name != "vllm":
+        return
+    for role in ("code", "test"):
+        t = getattr(cfg.generation, role).temperature
+        if not vllm_samples_at(t):  # as codea1.inference.vllm_backend.check_temperature says at generate
+            raise UserError(
+                f"config key 'generation.{role}.temperature' is {t:g}, but rollout.backend vllm samples "
+                f"only at 0 (greedy) or between {VLLM_MIN_TEMPERATURE:g} and {VLLM_MAX_TEMPERATURE:g}"
+            )
+    if r.vllm_sleep_level == 2 and cfg.model.mode != "full":
+        raise UserError(
+            "config key 'rollout.vllm_sleep_level' cannot be 2 with model.mode "
+            f"{cfg.model.mode}: level 2 drops the engine's base weights, which LoRA policies "
+            "never re-send; use 1"
+        )
+    if r.vllm_tensor_parallel_size > 1 and cfg.placement.backend == "ray":
+        raise UserError(
+            f"config key 'rollout.vllm_tensor_parallel_size' is {r.vllm_tensor_parallel_size}, but an engine "
+            "that spans GPUs cannot start inside a policy actor (placement.backend ray): vLLM's Ray executor "
+            "asks for GPUs the actor's placement group has already given out, and waits for ever; use 1 "
+            "there (more placement.learner_ranks for more GPUs), or placement.backend local"
+        )
+
+
 def _cross_check(cfg: Config) -> None:
     """Rules that involve more than one key."""
-    if cfg.rollout.backend == "vllm":
-        for role in ("code", "test"):
-            t = getattr(cfg.generation, role).temperature
-            if not vllm_samples_at(t):  # as codea1.inference.vllm_backend.check_temperature says at generate
-                raise UserError(
-                    f"config key 'generation.{role}.temperature' is {t:g}, but rollout.backend vllm samples "
-                    f"only at 0 (greedy) or between {VLLM_MIN_TEMPERATURE:g} and {VLLM_MAX_TEMPERATURE:g}"
-                )
+    _engine_rules(cfg)
     if cfg.game.topvar_ell > cfg.game.M:
         raise UserError(f"config key 'game.topvar_ell' ({cfg.game.topvar_ell}) cannot exceed game.M ({cfg.game.M})")
     if cfg.game.selfplay_reward != "a1" and cfg.method != "selfplay":
@@ -873,12 +913,6 @@ def _cross_check(cfg: Config) -> None:
         raise UserError(
             "config key 'model.mode' cannot be dual-lora with method selfplay, which trains "
             "a single policy; use full or lora"
-        )
-    if cfg.rollout.backend == "vllm" and cfg.rollout.vllm_sleep_level == 2 and cfg.model.mode != "full":
-        raise UserError(
-            "config key 'rollout.vllm_sleep_level' cannot be 2 with model.mode "
-            f"{cfg.model.mode}: level 2 drops the engine's base weights, which LoRA policies "
-            "never re-send; use 1"
         )
     if cfg.placement.fsdp and (cfg.placement.backend != "ray" or cfg.placement.learner_ranks < 2):
         raise UserError(

@@ -18,6 +18,7 @@ PACKAGE = ROOT / "codea1"
 # lowest first; a module's floor is the first prefix it starts with
 FLOORS = [
     ("codea1.errors", 0),
+    ("codea1.engines", 0),  # the rollout engines by name (their code lives in codea1.inference)
     ("codea1.config", 0),
     ("codea1.problem", 0),  # the Problem record every room reads
     ("codea1.lang", 0),  # what a language is: fences, file names, compile and run argv

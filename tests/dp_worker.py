@@ -40,7 +40,21 @@ def main() -> None:
     ap.add_argument(
         "--rank0-reads", action="store_true", help="reading the checkpoint's weights or AdamW state fails off rank 0"
     )
+    ap.add_argument("--slow-read", type=float, default=0.0, help="rank 0 takes this many seconds more to read")
+    ap.add_argument("--timeout", type=float, default=None, help="the process group's collective timeout (s)")
     args = ap.parse_args()
+    if args.slow_read and args.rank == 0:
+        import time
+
+        import safetensors.torch
+
+        load_file = safetensors.torch.load_file
+
+        def slow(*a, **k):
+            time.sleep(args.slow_read)
+            return load_file(*a, **k)
+
+        safetensors.torch.load_file = slow
     if args.rank0_reads and args.rank != 0:
         import safetensors.torch
 
@@ -66,7 +80,8 @@ def main() -> None:
     samples = [s for row in policy.generate(PROMPTS, GenerationConfig(n=3, max_new_tokens=8, seed=1)) for s in row]
     advantages = [((i * 7) % 5 - 2) / 2 for i in range(len(samples))]
     if args.world > 1:
-        dp = join(f"file://{args.init}", args.rank, args.world, backend="gloo")
+        timeout = {} if args.timeout is None else {"timeout_s": args.timeout}
+        dp = join(f"file://{args.init}", args.rank, args.world, backend="gloo", **timeout)
         if args.fsdp:
             policy.shard(dp, half_gathers=args.half_gathers)
         else:

@@ -404,3 +404,30 @@ def test_eval_sampling_options_are_the_eval_keys(tmp_path: Path) -> None:
     assert (got.max_new_tokens, got.temperature, got.top_k, got.stop) == (1024, 0.7, 20, ["END"])
     with pytest.raises(UserError, match="config key 'eval.top_p' must be <= 1"):
         _sampling(_args([*EVAL, "--top-p", "1.5"]))
+
+
+def test_torch_threads_of_a_policy_actor_are_its_cpu_reservation() -> None:
+    """Unset, train.torch_threads was every core of the node in each rank's actor (8 ranks of a node each
+    spinning 128 threads); now a policy actor takes its reservation, the local process every core it may use."""
+    from codea1.config import torch_threads, usable_cores
+
+    cfg = config_from_dict({"placement": {"backend": "ray", "cpus_per_policy": 1}})
+    assert cfg.train.torch_threads is None
+    assert torch_threads(cfg) == usable_cores()
+    assert torch_threads(cfg, policy_actor=True) == 1
+    wide = config_from_dict({"placement": {"backend": "ray", "cpus_per_policy": 10_000}})
+    assert torch_threads(wide, policy_actor=True) == usable_cores()  # never more than it may use
+    pinned = config_from_dict({"train": {"torch_threads": 3}, "placement": {"cpus_per_policy": 1}})
+    assert torch_threads(pinned) == torch_threads(pinned, policy_actor=True) == 3
+
+
+def test_an_engine_over_gpus_inside_a_policy_actor_is_refused_when_the_config_is_read() -> None:
+    ray_tp2 = {"rollout": {"backend": "vllm", "vllm_tensor_parallel_size": 2}, "placement": {"backend": "ray"}}
+    with pytest.raises(UserError, match=r"vllm_tensor_parallel_size.*placement.backend ray"):
+        config_from_dict(ray_tp2)
+    assert config_from_dict({"rollout": ray_tp2["rollout"]}).rollout.vllm_tensor_parallel_size == 2  # local: fine
+    assert config_from_dict({"placement": {"backend": "ray"}, "rollout": {"backend": "vllm"}})
+
+
+def test_half_precision_policies_gather_their_shards_in_half_precision_by_default() -> None:
+    assert Config().placement.fsdp_half_gathers is True

@@ -130,6 +130,18 @@ def test_a_checkpoint_moves_between_one_rank_and_two_sharded_ranks(tmp_path: Pat
         assert on_one["metrics"][0]["ppo_kl"] != 0.0  # it went on from the checkpoint's weights
 
 
+def test_ranks_wait_for_a_slow_checkpoint_read_outside_the_collective_timeout(tmp_path: Path) -> None:
+    """Rank 0 reads a sharded policy's checkpoint alone; the other ranks used to wait for it inside a
+    collective, so a read longer than the process group's timeout (NCCL's watchdog: a 7B checkpoint on
+    storage under ~150 MB/s) ended the run. Here the group's timeout is 3 s and rank 0's read takes 8 s more."""
+    ckpt = tmp_path / "ckpt"
+    _run(tmp_path, 1, "--save", str(ckpt), name="save")
+    [on_one] = _run(tmp_path, 1, "--load", str(ckpt), name="on1")
+    flags = ("--fsdp", "--load", str(ckpt), "--timeout", "3", "--slow-read", "8")
+    on_two, _ = _run(tmp_path, 2, *flags, name="slow")
+    _same_update(on_one, on_two)
+
+
 def test_a_shard_takes_every_world_size_th_sample() -> None:
     from codea1.rl.distributed import DataParallel
 

@@ -299,8 +299,8 @@ def test_cli_eval_code_samples_with_a_vllm_engine(tmp_path, monkeypatch):
                 "0.6",
                 "--seed",
                 "4",
-                "--gpu-memory-utilization",
-                "0.5",
+                "--rollout",
+                "rollout.vllm_gpu_memory_utilization=0.5",
                 "-o",
                 str(out),
             ]

@@ -109,7 +109,7 @@ def test_ray_hosted_a1_run_matches_the_single_process_run(ray_session, tmp_path:
 def test_dual_lora_golden_and_selfplay_place_one_actor(ray_session) -> None:
     for overrides, separate in (
         (["model.mode=dual-lora"], True),
-        (["method=golden"], False),
+        (["method=golden", "train.torch_threads=null", "placement.cpus_per_policy=1"], False),
         (["method=selfplay"], False),
     ):
         cfg = load_config(CONFIGS / "tiny-cpu.yaml", [*overrides, "placement.backend=ray"])
@@ -121,6 +121,8 @@ def test_dual_lora_golden_and_selfplay_place_one_actor(ray_session) -> None:
             assert test is None or test is code
         info = code.info()
         assert info["roles"] == (["code", "test"] if separate else ["code"])
+        # unset, an actor's torch threads are its CPU reservation, not every core of the node
+        assert info["torch_threads"] == (1 if "train.torch_threads=null" in overrides else cfg.train.torch_threads)
         ray.kill(code.handle)
 
 

@@ -384,6 +384,51 @@ def _bump(policy) -> None:
     policy.step += 1
 
 
+def test_full_weights_go_where_there_is_room_and_a_folder_without_room_is_refused(fake_vllm, tmp_path, monkeypatch):
+    from codea1.errors import UserError
+
+    """The weights were always written to /dev/shm, which a container holds to 64 MB by default: the first
+    sync of any real model failed there. Now the folder is checked for room first: shared memory where it
+    has room, else the temporary folder, or rollout.vllm_weights_dir, refused in one sentence without it."""
+    import shutil as real_shutil
+
+    from codea1.inference import vllm_backend
+
+    free = {vllm_backend.SHARED_MEMORY: 0}  # a container's /dev/shm, full
+
+    real_usage = real_shutil.disk_usage
+
+    def disk_usage(path):
+        usage = real_usage(path)
+        return usage._replace(free=free.get(str(path), usage.free))
+
+    written = []
+    write = vllm_backend.write_weights
+    monkeypatch.setattr(vllm_backend.shutil, "disk_usage", disk_usage)
+    monkeypatch.setattr(
+        vllm_backend, "write_weights", lambda w, path, dtype=None: (written.append(path), write(w, path, dtype))
+    )
+    gen = GenerationConfig(n=1, seed=0)
+    code, _ = build(config(), tmp_path, test=False)
+    _bump(code)
+    code.generate(PROMPTS, gen)
+    assert written and not str(written[-1]).startswith(vllm_backend.SHARED_MEMORY)
+    assert str(written[-1]).startswith(vllm_backend.tempfile.gettempdir())
+
+    mine = tmp_path / "weights"
+    mine.mkdir()
+    FakeLLM.created = []
+    code, _ = build(config(rollout={"vllm_weights_dir": str(mine)}), tmp_path, test=False)
+    _bump(code)
+    code.generate(PROMPTS, gen)
+    assert written[-1].parent.parent == mine
+    free[str(mine)] = 1000
+    _bump(code)
+    with pytest.raises(UserError, match=r"rollout.vllm_weights_dir.*--shm-size"):
+        code.generate(PROMPTS, gen)
+    assert written[-1].parent.parent == mine and len(list(mine.iterdir())) == 0  # nothing written, nothing left
+
+
 def test_full_weights_sync_after_each_update_only(fake_vllm, tmp_path):
     code, _ = build(config(), tmp_path, test=False)
     [llm] = FakeLLM.created
@@ -625,11 +670,11 @@ def test_level_two_sleep_is_refused_for_lora():
         config(model={"mode": "lora"}, rollout={"vllm_sleep_level": 2})
 
 
-def test_default_backend_is_transformers_and_build_policies_attaches_vllm(fake_vllm):
+def test_default_backend_is_the_loop_and_build_policies_attaches_vllm(fake_vllm):
     from codea1.rl.build import build_policies
 
     plain = config_from_dict({"model": {"code_model": "tiny-random"}, "policy": {"kl_coef": 0.0}})
-    assert plain.rollout.backend == "transformers"
+    assert plain.rollout.backend == "loop"
     code, _ = build_policies(plain, test=False)
     assert isinstance(code.rollout, TransformersRollout)
     code, test = build_policies(config(model={"code_model": "tiny-random-h32"}), test=True)
@@ -642,15 +687,15 @@ def test_default_backend_is_transformers_and_build_policies_attaches_vllm(fake_v
 def test_eval_sends_all_prompts_to_vllm_in_one_call(fake_vllm, tmp_path):
     """`codea1 eval --engine vllm` sent one prompt per generate call (rows_per_call // n was 1 with the
     defaults): vLLM schedules a batch itself, so every prompt of a sample() call goes in one."""
-    from codea1.config import Sampling
+    from codea1.config import RolloutSection, Sampling
     from codea1.eval.generation import Generator
 
     gen = Generator(
         "tiny-random",
         Sampling(temperature=0.7, max_new_tokens=4, rows_per_call=16),
-        engine="vllm",
+        rollout=RolloutSection(backend="vllm"),
         llm_class=lambda **kwargs: FakeLLM(kwargs),
-        engine_options={"workdir": str(tmp_path)},
+        workdir=str(tmp_path),
     )
     texts = gen.sample([PROMPTS[0], PROMPTS[1], PROMPTS[2], PROMPTS[0]], n=12)
     assert [len(t) for t in texts] == [12, 12, 12, 12]
@@ -701,13 +746,13 @@ def test_cpu_defaults_fit_the_learner(fake_vllm, monkeypatch, tmp_path):
         {"model": {"code_model": "tiny-random-h32"}, "rollout": {"backend": "vllm", "vllm_sleep_level": 0}}
     )
     assert (cfg.rollout.vllm_dtype, cfg.rollout.vllm_enforce_eager) == ("policy", None)
-    assert (engine_dtype(cfg), engine_eager(cfg)) == ("float32", True)
+    assert (engine_dtype(cfg), engine_eager(cfg.rollout)) == ("float32", True)
     build(cfg, tmp_path, test=False)
     [llm] = FakeLLM.created
     assert llm.kwargs["dtype"] == "float32" and llm.kwargs["enforce_eager"] is True
     assert llm.kwargs["enable_chunked_prefill"] is False  # the CPU build cannot rewind a seeded request after one
     monkeypatch.setattr("torch.cuda.is_available", lambda: True)
     gpu = config_from_dict({"policy": {"dtype": "bfloat16"}, "rollout": {"backend": "vllm"}})
-    assert (engine_dtype(gpu), engine_eager(gpu)) == ("bfloat16", False)
+    assert (engine_dtype(gpu), engine_eager(gpu.rollout)) == ("bfloat16", False)
     pinned = config_from_dict({"rollout": {"backend": "vllm", "vllm_dtype": "bfloat16", "vllm_enforce_eager": False}})
-    assert (engine_dtype(pinned), engine_eager(pinned)) == ("bfloat16", False)
+    assert (engine_dtype(pinned), engine_eager(pinned.rollout)) == ("bfloat16", False)

@@ -18,7 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codea1.config import Config, Sampling, preset_names
+from codea1.config import Config, RolloutSection, Sampling, load_section, preset_names
+from codea1.engines import describe_engines, engine_names
 from codea1.errors import UserError
 
 if TYPE_CHECKING:
@@ -53,23 +54,19 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--engine",
-        choices=("transformers", "vllm"),
-        default="transformers",
-        help="what samples from --model: transformers (CPU or GPU), or vllm (a GPU; the 'vllm' extra)",
-    )
-    p.add_argument("--tensor-parallel-size", type=int, default=1, help="--engine vllm: GPUs the engine spans")
-    p.add_argument(
-        "--gpu-memory-utilization",
-        type=float,
-        default=0.9,
-        help="--engine vllm: share of each GPU's memory the engine takes (two engines, as in "
-        "`eval collab` with two models, need less than half each)",
-    )
-    p.add_argument(
-        "--max-model-len",
-        type=int,
+        choices=engine_names(),
         default=None,
-        help="--engine vllm: prompt + response tokens (default: the model's own limit)",
+        help="what samples from --model: rollout.backend, as in training (default: the --config's, else "
+        "loop); " + describe_engines(),
+    )
+    p.add_argument(
+        "--rollout",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a key of the rollout section, as in training (repeatable), e.g. rollout.vllm_tensor_parallel_size=2, "
+        "rollout.vllm_gpu_memory_utilization=0.45 (two engines, as in `eval collab` with two models, need "
+        "less than half each), rollout.vllm_max_model_len=4096",
     )
     defaults = Config().eval
     for f in dataclasses.fields(Sampling):  # the sampling keys of the eval section, one option each
@@ -275,8 +272,6 @@ def read_samples(path: str, prompts: dict[str, str] | None = None) -> list[tuple
 def _sampling(args: argparse.Namespace) -> Sampling:
     """The sampling settings: the eval section of --config (or the defaults), then the options, checked
     exactly as the `eval` keys of a training config."""
-    from codea1.config import load_section
-
     overrides = [
         f"eval.{f.name}={getattr(args, 'eval_' + f.name)}"
         for f in dataclasses.fields(Sampling)
@@ -285,23 +280,20 @@ def _sampling(args: argparse.Namespace) -> Sampling:
     return load_section("eval", args.config, overrides)
 
 
+def _rollout(args: argparse.Namespace) -> RolloutSection:
+    """The engine and its settings: the `rollout` section of --config (or the defaults), then the --rollout
+    keys, then --engine (rollout.backend)."""
+    overrides = list(args.rollout)
+    if args.engine is not None:
+        overrides.append(f"rollout.backend={args.engine}")
+    return load_section("rollout", args.config, overrides)
+
+
 def _generator(args: argparse.Namespace, model: str) -> Generator:
-    """`model` loaded for sampling with the settings of `_sampling`."""
+    """`model` loaded for sampling with the settings of `_sampling` and the engine of `_rollout`."""
     from codea1.eval.generation import Generator
 
-    options = {
-        "tensor_parallel_size": args.tensor_parallel_size,
-        "gpu_memory_utilization": args.gpu_memory_utilization,
-        "max_model_len": args.max_model_len,
-    }
-    return Generator(
-        model,
-        _sampling(args),
-        dtype=args.dtype,
-        seed=args.seed,
-        engine=args.engine,
-        engine_options=options if args.engine == "vllm" else None,
-    )
+    return Generator(model, _sampling(args), dtype=args.dtype, seed=args.seed, rollout=_rollout(args))
 
 
 def _solutions_from_model(problems: list, gen: Generator, n: int) -> list[tuple[str, str]]:

@@ -73,12 +73,12 @@ class _PolicyHost:
         import numpy as np
         import torch
 
-        from codea1.config import config_from_dict
+        from codea1.config import config_from_dict, torch_threads
         from codea1.rl.build import build_policies
         from codea1.rl.distributed import join
 
         cfg = config_from_dict(self.cfg_dict)
-        torch.set_num_threads(cfg.train.torch_threads)
+        torch.set_num_threads(torch_threads(cfg, policy_actor=True))
         group = None
         if world_size > 1:
             group = join(init_method, rank, world_size, backend="nccl" if torch.cuda.is_available() else "gloo")
@@ -109,6 +109,7 @@ class _PolicyHost:
             "cuda_devices": torch.cuda.device_count() if torch.cuda.is_available() else 0,
             "sharded": {k: bool(getattr(p, "sharded", False)) for k, p in live.items()},
             "rows_sampled": self.rows_sampled,
+            "torch_threads": torch.get_num_threads(),
             # the weights this rank holds (a shard's elements where sharded)
             "weights_held": {k: local_numel(p.model.parameters()) for k, p in live.items()},
         }

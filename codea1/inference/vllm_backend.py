@@ -126,7 +126,7 @@ def check_engine_setup(cfg: Config) -> None:
             raise UserError(
                 f"config key '{key}' is {name!r}, whose attention heads are {head} wide, and vLLM's CPU build takes "
                 f"no head smaller than {VLLM_CPU_MIN_HEAD_DIM}; use a model with wider heads (the builtin "
-                f"'tiny-random-h32' is the tiny test model with heads of 32) or rollout.backend=transformers"
+                f"'tiny-random-h32' is the tiny test model with heads of 32) or rollout.backend=loop"
             )
 
 
@@ -137,11 +137,24 @@ def engine_dtype(cfg: Config) -> str:
     return cfg.policy.dtype if r.vllm_dtype == "policy" else r.vllm_dtype
 
 
-def engine_eager(cfg: Config) -> bool:
+def engine_eager(rollout: RolloutSection) -> bool:
     """rollout.vllm_enforce_eager, where null (the default) is eager without CUDA: vLLM's CPU build spends
     minutes compiling its graphs otherwise, and a CPU gains nothing from CUDA graphs."""
-    eager = cfg.rollout.vllm_enforce_eager
+    eager = rollout.vllm_enforce_eager
     return (not _cuda()) if eager is None else bool(eager)
+
+
+TRAINING_MEMORY_SHARE = 0.3  # of each GPU, where the learner shares it
+SAMPLING_MEMORY_SHARE = 0.9  # an engine that only samples (codea1 eval)
+
+
+def memory_share(rollout: RolloutSection, *, beside_learner: bool) -> float:
+    """rollout.vllm_gpu_memory_utilization, where null (the default) is 0.3 beside a learner and 0.9 for an
+    engine that only samples."""
+    share = rollout.vllm_gpu_memory_utilization
+    if share is not None:
+        return float(share)
+    return TRAINING_MEMORY_SHARE if beside_learner else SAMPLING_MEMORY_SHARE
 
 
 def _lora_request_class() -> type[LoRARequest]:
@@ -249,6 +262,44 @@ def write_weights(weights: Iterable[tuple[str, torch.Tensor]], path: Path, dtype
     save_file(out, str(path))
 
 
+SHARED_MEMORY = "/dev/shm"
+
+
+def weights_bytes(weights: Sequence[tuple[str, torch.Tensor]], dtype: str | None) -> int:
+    """The bytes of the safetensors file `write_weights` makes of `weights` (floating tensors in `dtype`
+    where given; tensor data only, the header is small)."""
+    import torch
+
+    size = torch.empty((), dtype=getattr(torch, dtype)).element_size() if dtype else None
+    total = 0
+    for _, t in weights:
+        total += t.numel() * (size if size is not None and t.is_floating_point() else t.element_size())
+    return total
+
+
+def weights_folder(configured: str | None, weights: Sequence[tuple[str, torch.Tensor]], dtype: str | None) -> str:
+    """Where the full weights are written for the engine to reload, checked for room first: the configured
+    folder (rollout.vllm_weights_dir), else shared memory where it has room, else the system's temporary
+    folder. Docker and Kubernetes give a container 64 MB of /dev/shm by default, which a model's weights
+    overflow at the first sync; a folder without room is refused here, in one sentence, before any write."""
+    need = int(weights_bytes(weights, dtype) * 1.05) + (1 << 20)
+    if configured is not None:
+        candidates = [configured]
+    else:
+        candidates = [d for d in (SHARED_MEMORY, tempfile.gettempdir()) if os.path.isdir(d)]
+    free = {}
+    for folder in candidates:
+        free[folder] = shutil.disk_usage(folder).free if os.path.isdir(folder) else 0
+        if free[folder] >= need:
+            return folder
+    have = ", ".join(f"{d} has {free[d] / 2**20:.0f} MiB free" for d in candidates)
+    raise UserError(
+        f"the engine's weights need {need / 2**20:.0f} MiB of room to be handed over, and {have}: set "
+        "rollout.vllm_weights_dir to a folder with room (a container's /dev/shm is 64 MB unless it is given "
+        "more, e.g. docker run --shm-size=16g)"
+    )
+
+
 def _empty_cuda_cache() -> None:
     """Returns torch's cached, unused GPU blocks to the device (around an engine's sleep and wake, so the
     learner and the engine each find the memory the other let go of); nothing without CUDA."""
@@ -272,8 +323,10 @@ class EngineHandle:
         lora: bool = False,
         adapter_root: str | None = None,
         dtype: str | None = None,
+        weights_dir: str | None = None,
     ) -> None:
         self.llm = llm
+        self.weights_dir = weights_dir  # rollout.vllm_weights_dir: where full weights are written (weights_folder)
         self.dtype = dtype  # the engine's weight dtype: full weights are cast to it before they are written
         self.sleep_level = int(sleep_level)
         self.lora = lora
@@ -321,7 +374,7 @@ class EngineHandle:
 
     def load_full_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> None:
         """Loads (name, tensor) pairs, names as in the learner's state_dict, into the engine's model: all of
-        them written once as a safetensors file in shared memory (/dev/shm where there is one), and every
+        them written once as a safetensors file (in shared memory where it has room: weights_folder), and every
         worker told by `collective_rpc` to the worker extension codea1.inference.vllm_worker.WeightSync to reload
         its weights from that folder. Only a path crosses to the workers, so the same call works for an
         engine in this process, in its own processes (vLLM's default, whose message encoder does not carry
@@ -330,7 +383,10 @@ class EngineHandle:
 
         if not hasattr(self.llm, "collective_rpc"):
             raise UserError("syncing full weights into vLLM needs LLM.collective_rpc (vLLM >= 0.32)")
-        folder = Path(tempfile.mkdtemp(prefix="codea1-weights-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
+        weights = list(weights)
+        folder = Path(
+            tempfile.mkdtemp(prefix="codea1-weights-", dir=weights_folder(self.weights_dir, weights, self.dtype))
+        )
         try:
             write_weights(weights, folder / "model.safetensors", self.dtype)
             self.llm.collective_rpc(RELOAD_METHOD, args=(str(folder),))
@@ -584,7 +640,7 @@ def engine_process_env(rollout: RolloutSection) -> dict[str, str]:
     in_group = torch.distributed.is_available() and torch.distributed.is_initialized()
     if in_group and torch.distributed.get_world_size() > 1:
         return {"VLLM_ENABLE_V1_MULTIPROCESSING": "1"}
-    if rollout.vllm_sleep_level or rollout.vllm_gpu_memory_utilization < 0.9:
+    if rollout.vllm_sleep_level or memory_share(rollout, beside_learner=True) < SAMPLING_MEMORY_SHARE:
         return {"VLLM_ENABLE_V1_MULTIPROCESSING": os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING", "0")}
     return {}
 
@@ -625,33 +681,38 @@ def build_engine(cfg: Config, source: str, *, lora: bool, llm_class: type[LLM] |
         source,
         seed=cfg.seed,
         dtype=dtype,
-        gpu_memory_utilization=r.vllm_gpu_memory_utilization,
+        gpu_memory_utilization=memory_share(r, beside_learner=True),
         tensor_parallel_size=r.vllm_tensor_parallel_size,
-        enforce_eager=engine_eager(cfg),
+        enforce_eager=engine_eager(r),
         max_model_len=r.vllm_max_model_len,
         sleep=sleep_level > 0,
     )
     if lora:
         kwargs.update(enable_lora=True, max_lora_rank=lora_rank_slot(cfg.policy.lora_r), max_loras=2)
     llm = llm_class(**kwargs)
-    return EngineHandle(llm, sleep_level=sleep_level, lora=lora, dtype=None if dtype == "auto" else dtype)
+    return EngineHandle(
+        llm,
+        sleep_level=sleep_level,
+        lora=lora,
+        dtype=None if dtype == "auto" else dtype,
+        weights_dir=r.vllm_weights_dir,
+    )
 
 
 def sampling_engine(
     name: str,
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
+    rollout: RolloutSection,
     *,
     seed: int,
     dtype: str,
-    gpu_memory_utilization: float = 0.9,
-    tensor_parallel_size: int = 1,
-    max_model_len: int | None = None,
     llm_class: type[LLM] | None = None,
     workdir: str | None = None,
 ) -> VLLMRollout:
     """A VLLMRollout that only samples (`codea1 eval ... --engine vllm`): no learner to follow, no sleep, no
-    log-probs (evaluation needs none). `model` and `tokenizer` are the loaded checkpoint (codea1.models):
+    log-probs (evaluation needs none), configured by the `rollout` section as in training (its memory share
+    defaults to SAMPLING_MEMORY_SHARE here). `model` and `tokenizer` are the loaded checkpoint (codea1.models):
     the tokenizer renders the prompts exactly as the transformers engine does, and a checkpoint the engine
     cannot open by name (a builtin model, a LoRA adapter directory) is first saved, merged, to `workdir`."""
 
@@ -672,9 +733,10 @@ def sampling_engine(
             source,
             seed=seed,
             dtype=dtype,
-            gpu_memory_utilization=gpu_memory_utilization,
-            tensor_parallel_size=tensor_parallel_size,
-            max_model_len=max_model_len,
+            gpu_memory_utilization=memory_share(rollout, beside_learner=False),
+            tensor_parallel_size=rollout.vllm_tensor_parallel_size,
+            enforce_eager=engine_eager(rollout),
+            max_model_len=rollout.vllm_max_model_len,
         )
     )
 
@@ -728,3 +790,33 @@ def attach_vllm(
         seen[id(policy)] = backend
         out.append(backend)
     return out
+
+
+class VLLMEngine:
+    """The registry's vLLM engine (codea1.engines): the checks, the training attach and the evaluation
+    sampler above, behind the codea1.inference.engines.Engine protocol."""
+
+    name = "vllm"
+    batches_itself = True  # vLLM schedules every prompt of a call itself (its seeds are per prompt)
+
+    def check(self, cfg: Config) -> None:
+        check_engine_setup(cfg)
+
+    def attach(self, cfg: Config, policies: Sequence[WeightSource | None], **hooks: Any) -> None:
+        attach_vllm(cfg, policies, **hooks)
+
+    def sampler(
+        self,
+        name: str,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        rollout: RolloutSection,
+        *,
+        seed: int,
+        dtype: str,
+        **hooks: Any,
+    ) -> VLLMRollout:
+        return sampling_engine(name, model, tokenizer, rollout, seed=seed, dtype=dtype, **hooks)
+
+
+ENGINE = VLLMEngine()

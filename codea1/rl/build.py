@@ -1,5 +1,5 @@
 """Policies from a training config: the models of `model.mode` loaded, wrapped as Policy objects, and
-attached to the rollout backend (`rollout.backend`). Kept apart from codea1.rl.policy so that the Policy
+attached to the rollout engine `rollout.backend` names (codea1.engines). Kept apart from codea1.rl.policy so that the Policy
 class and the dual-LoRA pair (codea1.rl.dual, built on Policy) do not import each other."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from codea1.inference.engines import load_engine
 from codea1.models import load_model_and_tokenizer
 from codea1.rl.dual import DualPolicy
 from codea1.rl.policy import Policy
@@ -17,19 +18,14 @@ if TYPE_CHECKING:
 
 
 def build_policies(cfg: Config, *, test: bool = True, code: bool = True) -> tuple[Policy | None, Policy | None]:
-    """``(code_policy, test_policy)`` of a training config, each sampling with the rollout backend of
-    ``rollout.backend`` (transformers: its own model; vllm: codea1.inference.vllm_backend); see load_policies."""
-    rollout = getattr(cfg, "rollout", None)
-    vllm = rollout is not None and rollout.backend == "vllm"
-    if vllm:  # before any model loads: a missing vLLM or a model its CPU build refuses is one sentence
-        from codea1.inference.vllm_backend import check_engine_setup
-
-        check_engine_setup(cfg)
+    """``(code_policy, test_policy)`` of a training config, each sampling with the engine ``rollout.backend``
+    names (codea1.engines: loop, hf-generate, vllm): the engine's check runs before any model loads (a missing
+    vLLM, a model its CPU build refuses: one sentence), then it is attached to the loaded policies; see
+    load_policies."""
+    engine = load_engine(cfg.rollout.backend)
+    engine.check(cfg)
     code_policy, test_policy = load_policies(cfg, test=test, code=code)
-    if vllm:
-        from codea1.inference.vllm_backend import attach_vllm
-
-        attach_vllm(cfg, [p for p in (code_policy, test_policy) if p is not None])
+    engine.attach(cfg, [code_policy, test_policy])
     return code_policy, test_policy
 
 

@@ -24,9 +24,10 @@ single-process format whatever the layout, so a run saved by N ranks resumes on 
 from __future__ import annotations
 
 import datetime
+import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 
@@ -158,10 +159,40 @@ def optimizer_state_by_name(state: Mapping[str, Any], names: Sequence[str]) -> d
     return _rekeyed(state, lambda i: names[int(i)])
 
 
+T = TypeVar("T")
+T = TypeVar("T")
 JOIN_TIMEOUT_S = 600  # a collective waiting longer than this for a rank that is gone raises
+# how long the other ranks wait for rank 0 to read a checkpoint (off any collective, so that NCCL's
+# watchdog, which fires at JOIN_TIMEOUT_S, never sees the wait): 91 GB at 20 MB/s
+RANK0_WORK_TIMEOUT_S = 6 * 3600
+_RANK0_CALLS = itertools.count()
 
 
-def join(init_method: str, rank: int, world_size: int, backend: str | None = None) -> DataParallel:
+def rank0_first(
+    dp: DataParallel, work: Callable[[], T], *, key: str, timeout_s: float = RANK0_WORK_TIMEOUT_S
+) -> T | None:
+    """Runs `work` on rank 0 alone while the other ranks wait for it on the process group's key-value store
+    (no collective in flight), then returns its result on rank 0 and None elsewhere. A checkpoint read by
+    rank 0 from slow storage (a 7B model's 91 GB at 150 MB/s is 10 minutes) otherwise holds the other ranks
+    in a collective past the watchdog's timeout, which ends the run. `key` names this wait (unique per
+    call); an error on rank 0 still releases the others, which then learn of it in the caller's next
+    collective."""
+    if dp.world_size == 1:
+        return work()
+    store = torch.distributed.distributed_c10d._get_default_store()
+    done = f"codea1/rank0_first/{next(_RANK0_CALLS)}/{key}"  # every rank makes these calls in one order
+    if dp.rank == 0:
+        try:
+            return work()
+        finally:
+            store.set(done, "1")
+    store.wait([done], datetime.timedelta(seconds=timeout_s))
+    return None
+
+
+def join(
+    init_method: str, rank: int, world_size: int, backend: str | None = None, timeout_s: float = JOIN_TIMEOUT_S
+) -> DataParallel:
     """Joins (or starts) the process group and returns this rank's DataParallel; backend: gloo on CPU,
     nccl where CUDA is available (by default).
 
@@ -185,7 +216,7 @@ def join(init_method: str, rank: int, world_size: int, backend: str | None = Non
             init_method=init_method,
             rank=rank,
             world_size=world_size,
-            timeout=datetime.timedelta(seconds=JOIN_TIMEOUT_S),
+            timeout=datetime.timedelta(seconds=timeout_s),
         )
     return DataParallel(rank, world_size)
 

@@ -37,6 +37,7 @@ from codea1.rl.distributed import (
     is_sharded,
     optimizer_state_by_index,
     optimizer_state_by_name,
+    rank0_first,
     stream_full_weights,
 )
 from codea1.rl.grpo import agg_loss, kl_penalty, masked_mean, mismatch_stats, policy_loss, tis_stats, tis_weights
@@ -576,16 +577,22 @@ class Policy:
                 raise UserError(f"Adapter checkpoint {d} does not match this model's LoRA layout.")
         else:
             # sharded: rank 0 alone reads the weights and the AdamW state, and broadcasts them tensor by
-            # tensor as each rank takes its shards (no rank holds another full copy while loading)
-            reads = not self.sharded or self.data_parallel.rank == 0
-            state, problem = self._read_full_weights(d) if reads else ({}, "")
+            # tensor as each rank takes its shards (no rank holds another full copy while loading); the
+            # others wait for its reads off any collective (rank0_first), however slow the storage
+            if self.sharded:
+                read = rank0_first(self.data_parallel, lambda: self._read_full_weights(d), key=f"weights:{d}")
+                state, problem = read or ({}, "")
+            else:
+                state, problem = self._read_full_weights(d)
             if self.sharded and self.data_parallel.all_reduce_sum([1.0 if problem else 0.0])[0]:
                 problem = problem or f"Model checkpoint {d} does not match this model (as rank 0 read it)."
             if problem:  # on every rank: none waits in a broadcast that never comes
                 raise UserError(problem)
             self._load_full_weights(state)
         if self.sharded:
-            optimizer = torch.load(d / "optimizer.pt", map_location="cpu") if self.data_parallel.rank == 0 else None
+            optimizer = rank0_first(
+                self.data_parallel, lambda: torch.load(d / "optimizer.pt", map_location="cpu"), key=f"optimizer:{d}"
+            )
             self._load_full_optimizer_state(optimizer)
         else:
             self.optimizer.load_state_dict(torch.load(d / "optimizer.pt", map_location=self.device))

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codea1.config import Config
+from codea1.config import Config, torch_threads
 from codea1.data import check_problems, load_problems
 from codea1.data.check import CheckResult
 from codea1.errors import UserError, storage_failure
@@ -307,7 +307,7 @@ class Trainer:
             soft_wrap=True,
             highlight=False,
         )
-        torch.set_num_threads(cfg.train.torch_threads)
+        torch.set_num_threads(torch_threads(cfg))
         hf_logging.disable_progress_bar()  # checkpoints would print a progress bar per save
         random.seed(cfg.seed)
         np.random.seed(cfg.seed % (2**32))

@@ -19,13 +19,13 @@ from pathlib import Path
 def main(run: Path) -> list[dict]:
     import torch
 
-    from codea1.config import load_config
+    from codea1.config import load_config, torch_threads
     from codea1.game import golden_step
     from codea1.train.loop import batch_indices, load_training_problems, make_executor, method_policies
     from codea1.train.methods import StepEnv, sample_codes
 
     cfg = load_config(run / "train" / "config.yaml")  # the warmed-up model and the demo's training problems
-    torch.set_num_threads(cfg.train.torch_threads)
+    torch.set_num_threads(torch_threads(cfg))
     trained = [json.loads(line) for line in (run / "train" / "metrics.jsonl").read_text().splitlines()]
     rows = []
     with make_executor(cfg) as executor:
