@@ -490,11 +490,12 @@ class RolloutSection(Section):
         high=1.0,
         low_open=True,
     )
-    vllm_sleep_level: int = knob(
-        1,
+    vllm_sleep_level: int | None = knob(
+        None,
         "backend vllm: sleep between rollouts to free GPU memory for the "
         "learner (0: never; 1: weights to CPU, KV cache dropped; 2: weights "
-        "dropped too, re-sent from the learner; full models only)",
+        "dropped too, re-sent from the learner; full models only; null: 1 where vLLM's platform has sleep "
+        "mode, 0 where it has none, as on its CPU build)",
         low=0,
         high=2,
     )

@@ -716,6 +716,27 @@ def test_sleep_mode_where_the_platform_has_none_is_off_with_a_note(fake_vllm, mo
     assert llm.kwargs["enable_sleep_mode"] is False
 
 
+def test_the_default_sleep_level_follows_the_platform_without_a_warning(fake_vllm, monkeypatch, tmp_path):
+    """The default was level 1 everywhere, so every CPU user got the warning above at every start; unset, it
+    is now 1 where the platform has sleep mode and 0 where it has none, without a word."""
+    import warnings
+
+    platforms = types.ModuleType("vllm.platforms")
+    platforms.current_platform = types.SimpleNamespace(is_sleep_mode_available=lambda: False)
+    monkeypatch.setitem(sys.modules, "vllm.platforms", platforms)
+    assert config_from_dict({}).rollout.vllm_sleep_level is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        build(config(rollout={"vllm_sleep_level": None}), tmp_path / "cpu", test=False)
+    [llm] = FakeLLM.created
+    assert llm.kwargs["enable_sleep_mode"] is False
+    platforms.current_platform = types.SimpleNamespace(is_sleep_mode_available=lambda: True)
+    FakeLLM.created = []
+    build(config(rollout={"vllm_sleep_level": None}), tmp_path / "gpu", test=False)
+    [llm] = FakeLLM.created
+    assert llm.kwargs["enable_sleep_mode"] is True
+
+
 def test_a_cpu_engine_is_refused_in_one_sentence_before_any_model_loads(fake_vllm, monkeypatch):
     """Without CUDA, vLLM's CPU build takes no attention head under 32: the tiny preset's model (heads of 16)
     died at the first generate with vLLM's own traceback. Now build_policies refuses it before loading,

@@ -640,7 +640,8 @@ def engine_process_env(rollout: RolloutSection) -> dict[str, str]:
     in_group = torch.distributed.is_available() and torch.distributed.is_initialized()
     if in_group and torch.distributed.get_world_size() > 1:
         return {"VLLM_ENABLE_V1_MULTIPROCESSING": "1"}
-    if rollout.vllm_sleep_level or memory_share(rollout, beside_learner=True) < SAMPLING_MEMORY_SHARE:
+    colocated = rollout.vllm_sleep_level != 0  # null: sleeps where the platform can
+    if colocated or memory_share(rollout, beside_learner=True) < SAMPLING_MEMORY_SHARE:
         return {"VLLM_ENABLE_V1_MULTIPROCESSING": os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING", "0")}
     return {}
 
@@ -656,10 +657,19 @@ def sleep_mode_available() -> bool:
     return bool(check()) if callable(check) else True
 
 
+def sleep_level_of(rollout: RolloutSection) -> int:
+    """rollout.vllm_sleep_level, where null (the default) is 1 where vLLM's platform has sleep mode (GPUs)
+    and 0 where it has none (its CPU build), without a word."""
+    level = rollout.vllm_sleep_level
+    if level is None:
+        return 1 if sleep_mode_available() else 0
+    return int(level)
+
+
 def build_engine(cfg: Config, source: str, *, lora: bool, llm_class: type[LLM] | None = None) -> EngineHandle:
     """A vLLM engine for one base model, configured from the `rollout` section (and model/policy/seed)."""
     r = cfg.rollout
-    if lora and r.vllm_sleep_level >= 2:
+    if lora and (r.vllm_sleep_level or 0) >= 2:
         raise UserError(
             "rollout.vllm_sleep_level 2 drops the engine's base weights, which LoRA policies "
             "never re-send; use level 1 with model.mode lora or dual-lora"
@@ -668,7 +678,9 @@ def build_engine(cfg: Config, source: str, *, lora: bool, llm_class: type[LLM] |
     if llm_class is None:
         os.environ.update(engine_process_env(r))
         llm_class = _vllm().LLM
-        if sleep_level and not sleep_mode_available():
+        if sleep_level is None:
+            sleep_level = sleep_level_of(r)
+        elif sleep_level and not sleep_mode_available():
             warnings.warn(
                 f"rollout.vllm_sleep_level {sleep_level}: vLLM's sleep mode is not available on this platform "
                 "(its CPU build has none); the engine runs without it",
@@ -676,6 +688,7 @@ def build_engine(cfg: Config, source: str, *, lora: bool, llm_class: type[LLM] |
                 stacklevel=2,
             )
             sleep_level = 0
+    sleep_level = 1 if sleep_level is None else sleep_level  # a stand-in engine (tests): as on a GPU
     dtype = engine_dtype(cfg)
     kwargs = engine_kwargs(
         source,
@@ -754,7 +767,8 @@ def attach_vllm(
     policies that start from it (dual-lora: one base, two adapters; full: weights swapped per policy)."""
     names = [cfg.model.code_model, cfg.test_model_name]
     bases = {names[min(k, 1)] for k, p in enumerate(policies) if p is not None}
-    sleeps = cfg.rollout.vllm_sleep_level > 0 and (llm_class is not None or sleep_mode_available())
+    level = cfg.rollout.vllm_sleep_level
+    sleeps = (level is None or level > 0) and (llm_class is not None or sleep_mode_available())
     if len(bases) > 1 and sleeps:
         raise UserError(
             "two vLLM engines in one process cannot both use sleep mode (vLLM keeps one memory pool per "
