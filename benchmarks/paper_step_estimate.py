@@ -39,6 +39,12 @@ Two layouts, printed side by side for each node count:
   trains on its own GPUs, the two policies' GPUs apart; a role's sampling has its own ranks only, the
   game's order makes code sampling and test sampling sequential, and the two updates run at the same time.
 The phases of a step run one after the other (generate codes, generate tests, execute, score, train).
+A third row models **one-step-off** (`train.one_step_off`, docs/algorithm.md): both policies' engines on S
+GPUs of their own and both learners on the rest, step t+1 sampled while step t executes and learns; a step
+takes the longer side (sampling, or sandbox + scoring + training + gathers), then the weights' sync to the
+engines (no sleep or wake: the engines keep their GPUs), at the best S. codea1 runs one-step-off today in one
+process with the sampling copies on one device (`rollout.sampler_device`); the row is what the layout gives
+where engines and learners each have GPUs of their own.
 
     python benchmarks/paper_step_estimate.py --nodes 1,2,4 [--verdict-cost 0.002] [--gen-token-cost 1e-4]
 """
@@ -198,7 +204,7 @@ def main() -> None:
     )
     print()
     print(
-        f"{'nodes':>5} {'GPUs':>5} {'layout':>10} {'gen code':>8} {'gen test':>8} {'sandbox':>7} {'score':>6} "
+        f"{'nodes':>5} {'GPUs':>5} {'layout':>12} {'gen code':>8} {'gen test':>8} {'sandbox':>7} {'score':>6} "
         f"{'train':>6} {'sync+wake':>9} {'gathers':>7} {'step min':>8} {'run h':>6} {'vs colocated':>12}"
     )
     for n_nodes in [int(x) for x in args.nodes.split(",") if x.strip()]:
@@ -208,15 +214,17 @@ def main() -> None:
         sandbox = verdicts * cost_with_timeouts * overhead / cores
         if args.pool_rate:  # the pools' parents cap the rate however many slots they have
             sandbox = max(sandbox, verdicts * overhead / (args.pool_rate * args.pools_per_node * n_nodes))
+        off, off_step, samplers = model.one_step_off(gpus, sandbox)
         steps = {
-            "colocated": model.colocated(gpus),
-            "codea1": model.codea1(min(args.learner_ranks, gpus // 2)),
+            "colocated": (model.colocated(gpus), None),
+            "codea1": (model.codea1(min(args.learner_ranks, gpus // 2)), None),
+            f"1-off S={samplers}": (off, off_step),
         }
-        base = sum(steps["colocated"].values()) + sandbox
-        for layout, phases in steps.items():
-            step = sum(phases.values()) + sandbox
+        base = sum(steps["colocated"][0].values()) + sandbox
+        for layout, (phases, overlapped) in steps.items():
+            step = overlapped if overlapped is not None else sum(phases.values()) + sandbox
             print(
-                f"{n_nodes:>5} {gpus:>5} {layout:>10} {phases['gen_code']:>8.1f} {phases['gen_test']:>8.1f} "
+                f"{n_nodes:>5} {gpus:>5} {layout:>12} {phases['gen_code']:>8.1f} {phases['gen_test']:>8.1f} "
                 f"{sandbox:>7.1f} {phases['score']:>6.1f} {phases['train']:>6.1f} {phases['sync_wake']:>9.1f} "
                 f"{phases['gathers']:>7.1f} {step / 60:>8.2f} {step * cfg.train.max_steps / 3600:>6.1f} "
                 f"{step / base:>11.2f}x"
@@ -270,6 +278,31 @@ class StepModel:
     def codea1(self, ranks: int) -> dict[str, float]:
         """Each policy on its own `ranks` GPUs: the two updates (and engine wakes) at the same time."""
         return self._phases(ranks, together=True)
+
+    def one_step_off(self, gpus: int, sandbox: float) -> tuple[dict[str, float], float, int]:
+        """(phases, step seconds, S) of one-step-off with both engines on S GPUs and both learners on the
+        other gpus - S, at the S that gives the shortest step: the sampling of the next step overlaps the
+        sandbox and the updates of this one; the sync to the engines follows both."""
+        best: tuple[dict[str, float], float, int] | None = None
+        for samplers in range(1, gpus):
+            learners = gpus - samplers
+            code, test = self._learn(self.code_train, learners), self._learn(self.test_train, learners)
+            phases = {
+                "gen_code": self._generate(self.code_resp, self.code_tokens, self.code_max, samplers),
+                "gen_test": self._generate(self.test_resp, self.test_tokens, self.test_max, samplers),
+                "score": code[0] + test[0],
+                "train": code[1] + test[1],
+                "sync_wake": 2 * self.weight_gb / self.sync_gbps,  # both policies' weights; no sleep, no wake
+                "gathers": code[2] + test[2],
+            }
+            sampling = phases["gen_code"] + phases["gen_test"]
+            learning = sandbox + phases["score"] + phases["train"] + phases["gathers"]
+            step = max(sampling, learning) + phases["sync_wake"]
+            if best is None or step < best[1]:
+                best = (phases, step, samplers)
+        if best is None:
+            raise ValueError("one-step-off needs at least 2 GPUs: one to sample on, one to learn on")
+        return best
 
     def _phases(self, gpus: int, together: bool) -> dict[str, float]:
         """The phases of a step with `gpus` GPUs per role; `together`: the two policies' updates, syncs and

@@ -172,6 +172,13 @@ class TrainSection(Section):
         "plays before it trains on the groups it has (DAPO's max_num_gen_batches; a cap is required)",
         low=1,
     )
+    one_step_off: bool = knob(
+        False,
+        "sample step t+1's codes and tests in the background while step t plays and learns, from a copy of "
+        "the weights before update t: one update behind (the learner re-scores the rows it trains, logs the "
+        "gap as mismatch_* and rollout_lag, and corrects it with policy.tis_cap where set); the Mistake Book "
+        "and TopVar keep step order (codea1.train.one_step_off; rollout.sampler_device places the copy)",
+    )
     log_rollouts: bool = knob(True, "write rollouts/step_K.jsonl (score input format plus scores)")
     tensorboard: bool = knob(False, "also log metrics to TensorBoard (needs the 'tensorboard' extra)")
     wandb: bool = knob(False, "also log metrics to Weights & Biases (needs the 'wandb' extra)")
@@ -481,6 +488,11 @@ class RolloutSection(Section):
         + describe_engines()
         + "; transformers: the older name of loop",
         choices=engine_names(),
+    )
+    sampler_device: str | None = knob(
+        None,
+        "train.one_step_off: where the sampling copy of each policy lives (e.g. cuda:1, beside a learner "
+        "on cuda:0; null: the learner's device)",
     )
     vllm_gpu_memory_utilization: float | None = knob(
         None,
@@ -895,9 +907,28 @@ def _engine_rules(cfg: Config) -> None:
         )
 
 
+def _one_step_off_rules(cfg: Config) -> None:
+    """What one-step-off rollout (codea1.train.one_step_off) does not cover yet, one sentence each."""
+    if not cfg.train.one_step_off:
+        return
+    refusals = [
+        (engine_entry(cfg.rollout.backend).name == "vllm", "rollout.backend vllm (a copy of the model samples)"),
+        (cfg.placement.backend != "local", "placement.backend ray"),
+        (cfg.model.mode == "dual-lora", "model.mode dual-lora (two adapters on one shared model)"),
+        (
+            cfg.train.dynamic_sampling not in (None, "off") or cfg.train.refill_rounds > 0,
+            "train.dynamic_sampling refill or dapo (their draws sample mid-step)",
+        ),
+    ]
+    for refused, what in refusals:
+        if refused:
+            raise UserError(f"config key 'train.one_step_off' does not run with {what} yet; set it to false")
+
+
 def _cross_check(cfg: Config) -> None:
     """Rules that involve more than one key."""
     _engine_rules(cfg)
+    _one_step_off_rules(cfg)
     if cfg.game.topvar_ell > cfg.game.M:
         raise UserError(f"config key 'game.topvar_ell' ({cfg.game.topvar_ell}) cannot exceed game.M ({cfg.game.M})")
     if cfg.game.selfplay_reward != "a1" and cfg.method != "selfplay":

@@ -82,6 +82,10 @@ SMOKE: dict[str, list[str]] = {
     "sandbox_throughput": ["--parquet", "{parquet}", "--limit", "2"],
     "stdio_throughput": ["--rounds", "1", "--limit", "1", "--workers", "1"],
     "step_overhead": ["--steps", "1"],
+    "step_variants": [
+        *("--config", "tiny-cpu", "--steps", "2", "--out", "{tmp}"),
+        *("sync:train.one_step_off=false", "off:train.one_step_off=true"),
+    ],
     "timeout_noise": ["--rounds", "1", "--calls", "1", "--spinners", "1", "--work", "1000"],
     "vllm_cpu_rollout": ["--rows", "2", "--new-tokens", "4", "--dtypes", "float32"],
     "vllm_cpu_sync_check": [],

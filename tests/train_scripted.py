@@ -89,8 +89,8 @@ class ScriptedPolicy:
             chosen.append(f"assert {problem.entry_point}(")  # an unparseable statement
         return "```python\n" + "\n".join(chosen) + "\n```"
 
-    def generate(self, prompts: list, gen: Any) -> list:
-        out = self.policy.generate(prompts, gen)
+    def generate(self, prompts: list, gen: Any, *args: Any, **kwargs: Any) -> list:
+        out = self.policy.generate(prompts, gen, *args, **kwargs)
         return [
             [dataclasses.replace(s, text=self._text(self._problem(msgs), s)) for s in row]
             for msgs, row in zip(prompts, out, strict=False)
@@ -118,8 +118,8 @@ class _SelfPlayScripted(ScriptedPolicy):
     def __init__(self, policy: Any, problems: list) -> None:
         super().__init__(policy, "code", problems)
 
-    def generate(self, prompts: list, gen: Any) -> list:
-        out = self.policy.generate(prompts, gen)
+    def generate(self, prompts: list, gen: Any, *args: Any, **kwargs: Any) -> list:
+        out = self.policy.generate(prompts, gen, *args, **kwargs)
         rows = []
         for msgs, row in zip(prompts, out, strict=False):
             text = "\n".join(str(m.get("content", "")) for m in msgs)

@@ -252,11 +252,14 @@ class Policy:
         prompts: Sequence[Sequence[Mapping[str, str]]],
         gen: GenerationConfig | None = None,
         prompt_index: Sequence[int] | None = None,
+        *,
+        backend: RolloutBackend | None = None,
     ) -> list[list[Sample]]:
         """``gen.n`` samples per chat prompt (list of ``{"role", "content"}`` dicts), in prompt order;
-        ``prompt_index``: their positions in a call shared over ranks (RolloutBackend.generate)."""
+        ``prompt_index``: their positions in a call shared over ranks (RolloutBackend.generate); ``backend``:
+        another engine than the policy's own (a copy of its weights: codea1.train.one_step_off)."""
         self._activate()
-        return self.rollout.generate(prompts, gen or GenerationConfig(), prompt_index)
+        return (backend or self.rollout).generate(prompts, gen or GenerationConfig(), prompt_index)
 
     @torch.no_grad()
     def logprobs(

@@ -22,6 +22,9 @@ from pathlib import Path
 from codea1.errors import UserError, storage_failure
 
 MARKER = "COMPLETE"
+# train.one_step_off (codea1.train.one_step_off): the next step's rollout, drawn before the checkpoint
+ONE_STEP_OFF_DIR = "one_step_off"
+ROLLOUT_IN_FLIGHT = "next_rollout.json"
 STATE_FILE = "trainer_state.json"
 RNG_FILE = "rng.pt"
 

@@ -34,6 +34,7 @@ from codea1.sandbox import LocalExecutor
 from codea1.sandbox.api import Executor
 from codea1.train import health
 from codea1.train.checkpoint import (
+    ONE_STEP_OFF_DIR,
     TrainerState,
     debug_kill,
     latest_checkpoint,
@@ -43,7 +44,7 @@ from codea1.train.checkpoint import (
     remove_stale,
     save_checkpoint,
 )
-from codea1.train.methods import METHODS, StepEnv, derive_seed
+from codea1.train.methods import METHODS, StepEnv, derive_seed, draw_round
 from codea1.train.metrics import MetricsLogger, read_metrics, truncate_metrics
 from codea1.train.report import write_report
 from codea1.train.run_dir import RunDir
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 
     from codea1.problem import Problem
     from codea1.rl.api import PolicyHandle
+    from codea1.train.one_step_off import OneStepOff
 
 # ----------------------------------------------------------------------------------------------------
 # small pure helpers
@@ -288,6 +290,7 @@ class Trainer:
         self.console = console
         self.show_progress = cfg.train.progress if progress is None else progress
         self.health_stop: list[str] = []  # the sentences run health stopped the run on (health.mode=stop)
+        self.one_step_off: OneStepOff | None = None  # train.one_step_off: the rollout drawn one update behind
 
     # -- the whole run -------------------------------------------------------------------------------
 
@@ -342,9 +345,16 @@ class Trainer:
             run_name=self.run.root.name,
         )
         env = StepEnv(cfg, code_policy, test_policy, book, executor, phase=lambda name: None, problems=problems)
+        if cfg.train.one_step_off:
+            env.one_step_off = self.one_step_off = one_step_off_rollout(env, state, problems, total)
+            ckpt = latest_checkpoint(self.run.checkpoints_dir)
+            if ckpt is not None and state.step > 0:
+                self.one_step_off.load(ckpt / ONE_STEP_OFF_DIR)
         try:
             last = self._loop(state, total, problems, env, logger, console)
         finally:
+            if env.one_step_off is not None:
+                env.one_step_off.wait()  # a rollout in flight past the last step ends with the run
             logger.close()
             book.close()
         return {"steps": last, "run_dir": str(self.run.root), "health_stop": self.health_stop}
@@ -472,7 +482,10 @@ class Trainer:
             console.print(f"report not written ({why}); `codea1 report {self.run.root}` writes it later")
 
     def _checkpoint(self, state: TrainerState, code_policy: PolicyHandle, test_policy: PolicyHandle) -> Path:
-        savers = {"code_policy": code_policy.save}
+        savers = {}
+        if self.one_step_off is not None:  # first: it waits for the rollout in flight, before any RNG is saved
+            savers[ONE_STEP_OFF_DIR] = self.one_step_off.save
+        savers["code_policy"] = code_policy.save
         if test_policy is not None and test_policy is not code_policy:
             savers["test_policy"] = test_policy.save
         return save_checkpoint(self.run.checkpoints_dir, state, savers)
@@ -605,6 +618,36 @@ def _undo_start(root: Path, created: bool, before: set[str]) -> None:
     for name in RUN_FOLDERS:
         if name not in before:
             shutil.rmtree(root / name, ignore_errors=True)
+
+
+def one_step_off_rollout(env: StepEnv, state: TrainerState, problems: list, total: int) -> OneStepOff:
+    """train.one_step_off: copies of the policies to sample from, drawing each step's round as the step
+    itself would (methods.draw_round) with the copies, and the data order's next batch."""
+    from codea1.train.one_step_off import OneStepOff, sampling_copies
+
+    cfg = env.cfg
+    copies = sampling_copies([env.code_policy, env.test_policy], cfg.rollout.sampler_device)
+    sampling = dataclasses.replace(
+        env,
+        code_policy=copies[id(env.code_policy)],
+        test_policy=None if env.test_policy is None else copies[id(env.test_policy)],
+        phase=lambda name: None,
+        one_step_off=None,
+    )
+
+    def draw(step: int, batch: list) -> tuple[list, list | None, dict[str, float]]:
+        seconds: dict[str, float] = {}
+        codes, suites = draw_round(sampling, step, batch, env.test_policy is not None, seconds)
+        return codes, suites, seconds
+
+    def next_batch(step: int) -> list | None:
+        """The batch after `step`'s, asked while step `step` runs (state.cursor still at its batch)."""
+        if step >= total:
+            return None
+        size = cfg.train.batch_size
+        return [problems[i] for i in batch_indices(cfg.seed, len(problems), state.cursor + size, size)]
+
+    return OneStepOff(list(copies.values()), draw, next_batch)
 
 
 def _add_step_metrics(metrics: dict, seconds: float, epoch: int, batch: list) -> None:

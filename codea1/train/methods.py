@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from codea1.inference.rollout import Sample
     from codea1.problem import Problem
     from codea1.sandbox import Executor
+    from codea1.train.one_step_off import OneStepOff
 
 PHASES = ("gen_code", "gen_tests", "execute", "learn")
 
@@ -64,6 +65,8 @@ class StepEnv:
     executor: Executor
     phase: Callable[[str], None]
     problems: Sequence[Problem] = ()
+    # train.one_step_off: each step's samples come from here, drawn one update behind in the background
+    one_step_off: OneStepOff | None = None
 
 
 @dataclass
@@ -155,6 +158,38 @@ def sample_tests(
     ]
     rows = sample(env.test_policy, prompts, cfg.generation.test, N, seed)
     return [rows[b * M : (b + 1) * M] for b in range(len(batch))]
+
+
+def draw_round(
+    env: StepEnv, step: int, batch: list, tests: bool, seconds: dict[str, float]
+) -> tuple[list[list[Any]], list[list[list[Any]]] | None]:
+    """A step's codes[b][m] and, where the method writes tests, tests[b][m][n], sampled as the step's seeds
+    say with env's policies (the learners, or one_step_off's copies of them); seconds per phase added."""
+    with timed(seconds, "gen_code"):
+        codes = sample_codes(env, step, batch)
+    debug_kill("gen_code", step)
+    if not tests:
+        return codes, None
+    env.phase("generate tests")
+    with timed(seconds, "gen_tests"):
+        suites = sample_tests(env, step, batch, codes)
+    debug_kill("gen_tests", step)
+    return codes, suites
+
+
+def step_samples(
+    env: StepEnv, step: int, batch: list, tests: bool, seconds: dict[str, float]
+) -> tuple[list[list[Any]], list[list[list[Any]]] | None, dict[str, float]]:
+    """The step's samples: drawn now, or taken from one-step-off rollout (its background seconds counted
+    as the phases', and two metrics of its own: the seconds the step waited for it, and its lag in
+    updates behind a synchronous run's samples)."""
+    if env.one_step_off is None:
+        return (*draw_round(env, step, batch, tests, seconds), {})
+    rollout, waited = env.one_step_off.take(step, batch)
+    for name, value in rollout.seconds.items():
+        seconds[name] = seconds.get(name, 0.0) + value
+    lag = {"time_rollout_wait": waited, "rollout_lag": float(step - 1 - rollout.weights_step)}
+    return rollout.codes, rollout.tests, lag
 
 
 def _equal(rewards: Sequence[float]) -> bool:
@@ -337,14 +372,7 @@ class A1:
 
         cfg, game, seconds = env.cfg, env.cfg.game, {}
         env.phase("generate code")
-        with timed(seconds, "gen_code"):
-            code_samples = sample_codes(env, step, batch)
-        debug_kill("gen_code", step)
-
-        env.phase("generate tests")
-        with timed(seconds, "gen_tests"):
-            test_samples = sample_tests(env, step, batch, code_samples)
-        debug_kill("gen_tests", step)
+        code_samples, test_samples, lag = step_samples(env, step, batch, True, seconds)
 
         rounds = [Round(p, c, t) for p, c, t in zip(batch, code_samples, test_samples, strict=True)]
         env.phase("execute")
@@ -380,6 +408,7 @@ class A1:
         metrics.update(refill)
         metrics.update(trained.metrics)
         metrics.update(replay_metrics(histories))
+        metrics.update(lag)
         if golden is not None:
             metrics["golden_pass_rate"] = mean(_flat(golden))
         every = [*rounds, *trained.rounds]
@@ -423,9 +452,7 @@ class Golden:
 
         cfg, seconds = env.cfg, {}
         env.phase("generate code")
-        with timed(seconds, "gen_code"):
-            codes = sample_codes(env, step, batch)
-        debug_kill("gen_code", step)
+        codes, _, lag = step_samples(env, step, batch, False, seconds)
 
         env.phase("execute")
         with timed(seconds, "execute"):
@@ -453,6 +480,7 @@ class Golden:
             "code_all_pass_frac": mean([r >= 1.0 for r in flat_rewards]),
             "code_zero_var_groups": mean([float(max(g) == min(g)) for g in rewards if len(g) > 1]),
             **refill,
+            **lag,
             **trained.metrics,
             **_prefixed("code_", code_metrics),
             **_length_metrics("code", [*codes, *trained.rounds], seconds["gen_code"]),
