@@ -4,6 +4,7 @@ programs, alone or in a batch with function problems; the Golden-Tests baseline 
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 
 import pytest
@@ -115,3 +116,38 @@ def test_the_test_prompts_ask_for_inputs_and_show_the_program_in_its_language():
     assert "do not write them" in user["content"]
     [_, user] = test_messages_blackbox(_problem(), 5)
     assert "5 test inputs" in user["content"] and "assert" not in user["content"]
+
+
+def test_an_input_the_problem_s_validator_rejects_is_an_invalid_test(executor):
+    """A problem's input validator (constraints 1 <= a, b <= 100 here) makes an input outside them invalid,
+    as an input GT fails on is, though GT answers it; without one, the same input is kept."""
+    validator = "a, b = map(int, input().split())\nassert 1 <= a <= 100 and 1 <= b <= 100"
+    config = GameConfig(tests_per_suite=4, max_tests_per_suite=4)
+    suite = _inputs("1 5", "700 2", "3 -4")
+    [plain] = play_step([_problem()], [[WRONG]], [[[suite]]], executor, config=config)
+    assert (plain.checked[0][0].gt_error, len(plain.checked[0][0].kept)) == (0, 3)
+    [checked] = play_step([_problem(validator=validator)], [[WRONG]], [[[suite]]], executor, config=config)
+    got = checked.checked[0][0]
+    assert got.gt_error == 2 and [k.call for k in got.kept] == ["1 5\n"]
+    assert (checked.codes[0].suites[0].valid_tests, checked.codes[0].suites[0].invalid_tests) == (1, 2)
+
+
+def test_a_validator_is_a_stdio_field_and_travels_with_the_problem(tmp_path):
+    from codea1.problem import read_problems_jsonl, write_problems_jsonl
+
+    with pytest.raises(UserError, match="'validator' is for kind 'stdio'"):
+        Problem.from_dict(
+            {
+                "id": "f",
+                "prompt": "p",
+                "description": "d",
+                "entry_point": "f",
+                "gt_solution": "def f(): pass",
+                "validator": "pass",
+            }
+        )
+    problem = _problem(validator="input()")
+    write_problems_jsonl([problem, dataclasses.replace(_problem(), id="s/plain")], tmp_path / "p.jsonl")
+    rows = (tmp_path / "p.jsonl").read_text().splitlines()
+    assert '"validator"' in rows[0] and '"validator"' not in rows[1]  # written only where there is one
+    assert read_problems_jsonl(tmp_path / "p.jsonl")[0] == problem

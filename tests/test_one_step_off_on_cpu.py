@@ -4,12 +4,11 @@ run killed and resumed goes on exactly as the uninterrupted one."""
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 
 import pytest
 import torch
-from test_train_resume_on_cpu import _child, _fingerprint
+from test_train_resume_on_cpu import _child, _fingerprint, killed_and_resumed_as
 
 from codea1.config import PolicyConfig, config_from_dict
 from codea1.errors import UserError
@@ -102,15 +101,7 @@ def test_a_run_resumes_exactly_with_its_rollout_in_flight(kill_at: str, tmp_path
     assert _child(whole, resume=False, kill_at=None, extra=ASYNC) == 0
     reference = _fingerprint(whole)
     assert reference["book_steps"][-1]["size"] > 0
-    run_dir = tmp_path / "run"
-    assert _child(run_dir, resume=False, kill_at=kill_at, extra=ASYNC) == -signal.SIGKILL
-    assert _child(run_dir, resume=True, kill_at=None) == 0
-    got = _fingerprint(run_dir)
-    assert (got["metrics"], got["book_steps"], got["book"]) == (
-        reference["metrics"],
-        reference["book_steps"],
-        reference["book"],
-    )
+    killed_and_resumed_as(tmp_path / "run", kill_at, ASYNC, reference)
 
 
 @pytest.mark.parametrize(

@@ -162,12 +162,17 @@ def test_a_stdio_run_resumes_exactly_after_sigkill(tmp_path: Path) -> None:
     reference = _fingerprint(whole)
     assert reference["book_steps"][-1]["size"] > 0, "the scripted stdio run must fill the Mistake Book"
     assert any(m["code_reward"] for m in reference["metrics"])
-    run_dir = tmp_path / "run"
-    assert _child(run_dir, resume=False, kill_at="book:3", extra=STDIO) == -signal.SIGKILL
+    killed_and_resumed_as(tmp_path / "run", "book:3", STDIO, reference)
+
+
+def killed_and_resumed_as(run_dir: Path, kill_at: str, extra: tuple[str, ...], reference: dict) -> None:
+    """A run killed at `kill_at` (SIGKILL), then resumed, ends with the metrics and Mistake Book of
+    `reference` (an uninterrupted run's _fingerprint)."""
+    assert _child(run_dir, resume=False, kill_at=kill_at, extra=extra) == -signal.SIGKILL
     assert _child(run_dir, resume=True, kill_at=None) == 0
     got = _fingerprint(run_dir)
     assert (got["metrics"], got["book_steps"], got["book"]) == (
         reference["metrics"],
         reference["book_steps"],
         reference["book"],
-    )
+    ), kill_at

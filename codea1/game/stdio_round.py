@@ -5,7 +5,8 @@ outputs, and the candidates' programs are judged by the problem's output rule.
                (parsing.parse_input_suite: one ```input block per test)
     ask_gt     every distinct input of the question (its suites' and the Mistake Book's) run through GT's
                program in one job, each input from a fresh start and within game.test_timeout: an input
-               GT runs to exit status 0 has GT's output as its expected output, any other is invalid
+               GT runs to exit status 0 has GT's output as its expected output, any other is invalid; so is
+               an input the problem's validator (Problem.validator, where it has one) rejects
     validate   ParsedSuite -> CheckedSuite: kept tests (input, GT's output), duplicates and GT failures
                counted invalid (the same record as function problems')
     matrix     one job per candidate: its program on every distinct kept input and Mistake Book input,
@@ -29,7 +30,15 @@ from codea1.game.answers import CheckedSuite, KeptTest
 from codea1.game.matrix import CandidateRun
 from codea1.game.mistake_book import StoredTest
 from codea1.game.parsing import ParsedSuite, extract_code, parse_input_suite
-from codea1.judge.kinds.stdio import judge_runs, program_compiled, program_job, program_runs, rule_of
+from codea1.judge.kinds.stdio import (
+    judge_runs,
+    program_compiled,
+    program_job,
+    program_runs,
+    rule_of,
+    validator_accepts,
+    validator_job,
+)
 from codea1.judge.literals import decode_expected, encode_expected
 from codea1.problem import Problem
 from codea1.sandbox.api import Executor, OnProgress
@@ -90,14 +99,23 @@ def ask_gt_stdio(
         program_job(f"gt:{p.id}", p, p.gt_solution, ins, config.test_timeout)
         for p, ins in zip(problems, inputs, strict=True)
     ]
+    checked = [q for q, p in enumerate(problems) if p.validator]  # the questions whose inputs a validator checks
+    jobs += [validator_job(f"validator:{problems[q].id}", problems[q], inputs[q], config.test_timeout) for q in checked]
+    results = executor.run(jobs, progress) if jobs else []
+    accepted = {
+        q: validator_accepts(res, len(inputs[q])) for q, res in zip(checked, results[len(problems) :], strict=True)
+    }
     answers = []
-    for p, ins, res in zip(problems, inputs, executor.run(jobs, progress) if jobs else [], strict=True):
+    for q, (p, ins, res) in enumerate(zip(problems, inputs, results[: len(problems)], strict=True)):
         answer = StdioAnswers()
         runs = program_runs(p, res, len(ins))
-        for text, run in zip(ins, runs, strict=True):
+        allowed = accepted.get(q, [True] * len(ins))
+        for text, run, ok in zip(ins, runs, allowed, strict=True):
             if run.status == "compile":
                 answer.gt_error = f"GT does not run: {run.error}"
-            if run.status == "ok" and run.exit_code == 0:
+            if not ok:
+                answer.failed[text] = "the problem's input validator rejects it"
+            elif run.status == "ok" and run.exit_code == 0:
                 answer.outputs[text] = run.stdout
             else:
                 answer.failed[text] = run.error or run.status

@@ -67,6 +67,17 @@ def program_job(job_id: str, problem: Problem, source: str, inputs: Sequence[str
     )
 
 
+def validator_job(job_id: str, problem: Problem, inputs: Sequence[str], timeout: float) -> Job:
+    """The job that runs the problem's input validator (a Python program, Problem.validator) once per input."""
+    return python_program_job(job_id, problem.validator, list(inputs), timeout)
+
+
+def validator_accepts(res: JobResult, n_inputs: int) -> list[bool]:
+    """Per input of a `validator_job`: whether the validator ran to exit status 0 on it (a validator that
+    does not run, fails or times out accepts nothing)."""
+    return [run.status == "ok" and run.exit_code == 0 for run in run_results(res, n_inputs, compiled=False)]
+
+
 def program_runs(problem: Problem, res: JobResult, n_inputs: int) -> list[RunResult]:
     """The RunResult of each input of a `program_job` of this problem (its language says whether call 0
     is a compile)."""
