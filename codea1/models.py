@@ -130,6 +130,34 @@ def load_model_and_tokenizer(name_or_path: str, dtype: str = "float32", device: 
     return model, tok
 
 
+def load_model_skeleton(name_or_path: str, dtype: str = "float32") -> tuple[Any, Any]:
+    """``(model, tokenizer)`` as load_model_and_tokenizer gives them, but the model on the meta device: its
+    architecture without weights, nothing read from its files but the config (a sharded learner's ranks
+    other than 0, which take their shards from rank 0: codea1.rl.policy.Policy.shard). Full models only."""
+    import torch
+
+    dt = torch_dtype(dtype)
+    if name_or_path in (TINY_RANDOM, TINY_RANDOM_H32):
+        with torch.device("meta"):
+            model, tok = _tiny_random(**(TINY_H32_HEADS if name_or_path == TINY_RANDOM_H32 else {}))
+    else:
+        from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+        path = ensure_smollm2_cache() if name_or_path == SMOLLM2_135M else Path(name_or_path).expanduser()
+        source = str(path) if path.exists() else name_or_path  # a hub id: only its config and tokenizer
+        if path.exists() and not (path / "config.json").is_file():
+            raise UserError(f"Model directory {path} has no config.json; a sharded learner needs a full model.")
+        tok = AutoTokenizer.from_pretrained(source)
+        with torch.device("meta"):
+            model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(source), dtype=dt)
+    model = model.to(dtype=dt)
+    model.eval()
+    if name_or_path in BUILTIN_MODELS:
+        model.name_or_path = model.config._name_or_path = name_or_path
+    _finish_tokenizer(tok, model)
+    return model, tok
+
+
 # --------------------------------------------------------------------------------------------- tiny
 
 

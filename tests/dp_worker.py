@@ -13,7 +13,7 @@ import argparse
 
 import torch
 
-from codea1.models import load_model_and_tokenizer
+from codea1.models import load_model_and_tokenizer, load_model_skeleton
 from codea1.rl import policy as policy_module
 from codea1.rl.distributed import join, local_numel
 from codea1.rl.policy import GenerationConfig, Policy, PolicyConfig
@@ -39,6 +39,9 @@ def main() -> None:
     ap.add_argument("--save")
     ap.add_argument(
         "--rank0-reads", action="store_true", help="reading the checkpoint's weights or AdamW state fails off rank 0"
+    )
+    ap.add_argument(
+        "--from-rank0", action="store_true", help="ranks but 0 build the model on the meta device and take rank 0's"
     )
     ap.add_argument("--slow-read", type=float, default=0.0, help="rank 0 takes this many seconds more to read")
     ap.add_argument("--timeout", type=float, default=None, help="the process group's collective timeout (s)")
@@ -66,7 +69,8 @@ def main() -> None:
         torch.load = lambda f, *a, **k: refused(f) if str(f).endswith("optimizer.pt") else torch_load(f, *a, **k)
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    model, tok = load_model_and_tokenizer("tiny-random")
+    skeleton = args.from_rank0 and args.rank != 0
+    model, tok = load_model_skeleton("tiny-random") if skeleton else load_model_and_tokenizer("tiny-random")
     cfg = PolicyConfig(
         lr=1e-3,
         warmup_steps=0,
@@ -77,15 +81,17 @@ def main() -> None:
         dtype=args.dtype,
     )
     policy = Policy(model, tok, cfg)
-    samples = [s for row in policy.generate(PROMPTS, GenerationConfig(n=3, max_new_tokens=8, seed=1)) for s in row]
-    advantages = [((i * 7) % 5 - 2) / 2 for i in range(len(samples))]
+    assert all(p.is_meta for p in policy.model.parameters()) == skeleton
     if args.world > 1:
         timeout = {} if args.timeout is None else {"timeout_s": args.timeout}
         dp = join(f"file://{args.init}", args.rank, args.world, backend="gloo", **timeout)
         if args.fsdp:
-            policy.shard(dp, half_gathers=args.half_gathers)
+            policy.shard(dp, half_gathers=args.half_gathers, from_rank0=args.from_rank0, device="cpu")
         else:
             policy.data_parallel = dp
+    # sampled after sharding: the replica samples (on a rank built on the meta device, from rank 0's weights)
+    samples = [s for row in policy.generate(PROMPTS, GenerationConfig(n=3, max_new_tokens=8, seed=1)) for s in row]
+    advantages = [((i * 7) % 5 - 2) / 2 for i in range(len(samples))]
     if args.load:
         policy.load(args.load)
     rows = []  # the rows this rank's training forward passes computed

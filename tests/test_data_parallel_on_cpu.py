@@ -130,6 +130,20 @@ def test_a_checkpoint_moves_between_one_rank_and_two_sharded_ranks(tmp_path: Pat
         assert on_one["metrics"][0]["ppo_kl"] != 0.0  # it went on from the checkpoint's weights
 
 
+def test_ranks_but_0_build_no_weights_and_take_rank_0_s(tmp_path: Path) -> None:
+    """Every rank built the full fp32 model (and its reference) before sharding it: ~104 GB per GPU at 7B.
+    With from_rank0, rank 1 builds the model on the meta device (dp_worker asserts it) and takes its shards,
+    the reference's and the rotary buffers from rank 0; its replica samples what rank 0's does, and the
+    update equals one rank's."""
+    [one] = _run(tmp_path, 1, "--kl", "0.05", name="one")
+    two, other = _run(tmp_path, 2, "--fsdp", "--from-rank0", "--kl", "0.05", name="meta")
+    _same_update(one, two)  # rank 0's replica holds the updated weights
+    assert one["metrics"][1]["kl"] > 0  # the reference, broadcast too, took part
+    # both ranks trained on the samples their replicas drew (rank 1's from the broadcast weights): a replica
+    # that sampled otherwise would have changed the update
+    assert two["sample"] == one["sample"] and other["rows"] > 0
+
+
 def test_ranks_wait_for_a_slow_checkpoint_read_outside_the_collective_timeout(tmp_path: Path) -> None:
     """Rank 0 reads a sharded policy's checkpoint alone; the other ranks used to wait for it inside a
     collective, so a read longer than the process group's timeout (NCCL's watchdog: a 7B checkpoint on

@@ -74,7 +74,8 @@ class _PolicyHost:
         import torch
 
         from codea1.config import config_from_dict, torch_threads
-        from codea1.rl.build import build_policies
+        from codea1.inference.engines import load_engine
+        from codea1.rl.build import build_policies, learner_device, load_policies
         from codea1.rl.distributed import join
 
         cfg = config_from_dict(self.cfg_dict)
@@ -85,14 +86,24 @@ class _PolicyHost:
         random.seed(cfg.seed)  # as the trainer seeds its own process (codea1.train.loop)
         np.random.seed(cfg.seed % (2**32))
         torch.manual_seed(cfg.seed)
-        code, test = build_policies(cfg, code="code" in self.roles, test="test" in self.roles)
-        self.policies = {"code": code, "test": test}
-        if group is not None:
-            for policy in {id(p): p for p in self.policies.values() if p is not None}.values():
-                if cfg.placement.fsdp:
-                    policy.shard(group, half_gathers=cfg.placement.fsdp_half_gathers)
-                else:
+        roles = {"code": "code" in self.roles, "test": "test" in self.roles}
+        if group is not None and cfg.placement.fsdp:
+            # rank 0 alone loads the weights (on the CPU); the other ranks build the model on the meta device
+            # and take their shards from rank 0's broadcast, then the engine is attached to the sharded policies
+            engine = load_engine(cfg.rollout.backend)
+            engine.check(cfg)
+            code, test = load_policies(cfg, **roles, device="cpu", skeleton=rank != 0)
+            for policy in {id(p): p for p in (code, test) if p is not None}.values():
+                policy.shard(
+                    group, half_gathers=cfg.placement.fsdp_half_gathers, from_rank0=True, device=learner_device(cfg)
+                )
+            engine.attach(cfg, [code, test])
+        else:
+            code, test = build_policies(cfg, **roles)
+            if group is not None:
+                for policy in {id(p): p for p in (code, test) if p is not None}.values():
                     policy.data_parallel = group
+        self.policies = {"code": code, "test": test}
         return rank
 
     def info(self) -> dict[str, Any]:

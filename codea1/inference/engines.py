@@ -76,11 +76,14 @@ class LocalEngine:
         return None
 
     def attach(self, cfg: Config, policies: Sequence[TrainingPolicy | None]) -> None:
-        # the learner's sampling forward gives the log-probs it trains on only without autocast (float32)
+        # the learner's sampling forward gives the log-probs it trains on only without autocast (float32); a
+        # sharded learner samples with its full replica (codea1.rl.policy.Policy.shard)
         for policy in policies:
             if policy is not None:
+                sharded = getattr(policy, "sharded", False)
+                model = policy.replica if sharded else policy.model
                 policy.rollout = TransformersRollout(
-                    policy.model, policy.tokenizer, engine=self.name, reuse_logprobs=cfg.policy.dtype == "float32"
+                    model, policy.tokenizer, engine=self.name, reuse_logprobs=cfg.policy.dtype == "float32"
                 )
 
     def sampler(

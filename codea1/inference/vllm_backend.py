@@ -568,8 +568,8 @@ def _engine_source(name: str, policy: WeightSource, workdir: Path) -> str:
         model = policy.model.get_base_model()  # (peft wraps its layers in place: q_proj.base_layer.weight)
         state = {k.replace(".base_layer.", "."): v for k, v in model.state_dict().items() if ".lora_" not in k}
         model.save_pretrained(str(out), state_dict=state)
-    else:
-        policy.model.save_pretrained(str(out))
+    else:  # a sharded learner's full weights are its replica's (codea1.rl.policy.Policy.shard)
+        (policy.replica if getattr(policy, "sharded", False) else policy.model).save_pretrained(str(out))
     policy.tokenizer.save_pretrained(str(out))
     return str(out)
 

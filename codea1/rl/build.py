@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING
 import torch
 
 from codea1.inference.engines import load_engine
-from codea1.models import load_model_and_tokenizer
+from codea1.models import load_model_and_tokenizer, load_model_skeleton
 from codea1.rl.dual import DualPolicy
 from codea1.rl.policy import Policy
 
 if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
     from codea1.config import Config
 
 
@@ -29,7 +31,22 @@ def build_policies(cfg: Config, *, test: bool = True, code: bool = True) -> tupl
     return code_policy, test_policy
 
 
-def load_policies(cfg: Config, *, test: bool = True, code: bool = True) -> tuple[Policy | None, Policy | None]:
+def learner_device(cfg: Config) -> str:
+    """Where a learner's weights live: model.device, with a bare "cuda" made this process's current GPU."""
+    device = cfg.model.device
+    if device == "cuda" and torch.cuda.is_available():
+        return f"cuda:{torch.cuda.current_device()}"
+    return device
+
+
+def load_policies(
+    cfg: Config,
+    *,
+    test: bool = True,
+    code: bool = True,
+    device: str | None = None,
+    skeleton: bool = False,
+) -> tuple[Policy | None, Policy | None]:
     """``(code_policy, test_policy)`` of a training config (codea1.config.Config), honouring
     ``model.mode``; with ``test=False`` only the code policy is built (golden, selfplay), with
     ``code=False`` only the test policy (a process that hosts the Test LLM alone: codea1.cluster.policies):
@@ -38,8 +55,13 @@ def load_policies(cfg: Config, *, test: bool = True, code: bool = True) -> tuple
       reference copy (the KL target is the same initial model);
     - ``lora``: one LoRA adapter on each model's own base; the reference is that base (adapter off);
     - ``dual-lora``: two adapters ("code", "test") on one shared frozen base (:class:`DualPolicy`).
+
+    ``device`` overrides model.device (a sharded learner's rank 0 loads on the CPU); ``skeleton``: the models
+    on the meta device, no weights read (its other ranks: codea1.models.load_model_skeleton; full mode).
     """
-    pcfg, mode, device = cfg.policy, cfg.model.mode, cfg.model.device
+    pcfg, mode, device = cfg.policy, cfg.model.mode, device or cfg.model.device
+    if skeleton and mode != "full":
+        raise ValueError("only full models are built on the meta device (a sharded learner's ranks)")
     torch.manual_seed(cfg.seed)
     # full fine-tuning keeps fp32 weights (bf16 is a compute dtype); a frozen LoRA base may be bf16
     load_dtype = pcfg.dtype if pcfg.lora else "float32"
@@ -47,14 +69,14 @@ def load_policies(cfg: Config, *, test: bool = True, code: bool = True) -> tuple
         raise ValueError("model.mode 'dual-lora' keeps both policies on one base: build them together")
     code_policy = None
     if code:
-        model, tok = load_model_and_tokenizer(cfg.model.code_model, dtype=load_dtype, device=device)
+        model, tok = _load(cfg.model.code_model, load_dtype, device, skeleton)
         if mode == "dual-lora" and test:
             dual = DualPolicy(model, tok, pcfg)
             return dual.code, dual.test
         code_policy = Policy(model, tok, pcfg, adapter_name="code" if pcfg.lora else None)
     if not test:
         return code_policy, None
-    test_model, test_tok = load_model_and_tokenizer(cfg.test_model_name, dtype=load_dtype, device=device)
+    test_model, test_tok = _load(cfg.test_model_name, load_dtype, device, skeleton)
     same_start = code_policy is not None and cfg.test_model_name == cfg.model.code_model
     test_policy = Policy(
         test_model,
@@ -64,3 +86,9 @@ def load_policies(cfg: Config, *, test: bool = True, code: bool = True) -> tuple
         reference=code_policy.reference if same_start else None,
     )
     return code_policy, test_policy
+
+
+def _load(name: str, dtype: str, device: str, skeleton: bool) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    if skeleton:
+        return load_model_skeleton(name, dtype=dtype)
+    return load_model_and_tokenizer(name, dtype=dtype, device=device)

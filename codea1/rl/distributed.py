@@ -89,17 +89,21 @@ def block_types(model: torch.nn.Module) -> set[type]:
 
 
 def fully_shard_model(
-    model: torch.nn.Module, group: torch.distributed.ProcessGroup | None = None, compute_dtype: str | None = None
+    model: torch.nn.Module,
+    group: torch.distributed.ProcessGroup | None = None,
+    compute_dtype: str | None = None,
+    device: str | None = None,
 ) -> torch.nn.Module:
     """Shards `model` in place with FSDP2: each block, then the root (the embeddings, the final norm and
     a tied or separate head). Parameters become DTensors holding this rank's shard; their names stay.
     compute_dtype ("bfloat16", "float16"): the gathered parameters are cast to it, so the all-gathers move
     half the bytes and the passes compute in it, while the shards, the AdamW state and the gradients'
-    reduction stay in float32 (FSDP2's MixedPrecisionPolicy); None: everything in the shards' dtype."""
+    reduction stay in float32 (FSDP2's MixedPrecisionPolicy); None: everything in the shards' dtype.
+    device ("cuda", "cpu"): the mesh's device type (default: where the parameters are)."""
     from torch.distributed.device_mesh import DeviceMesh
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
-    device = "cuda" if next(model.parameters()).is_cuda else "cpu"
+    device = device or ("cuda" if next(model.parameters()).is_cuda else "cpu")
     mesh = DeviceMesh.from_group(group, device) if group is not None else None  # None: the default group
     kinds = tuple(block_types(model))
     options: dict[str, Any] = {"mesh": mesh}
@@ -128,6 +132,23 @@ def local_numel(tensors: Iterable[Any]) -> int:
 def full_value(t: torch.Tensor) -> torch.Tensor:
     """A DTensor's whole value (a collective: every rank of its mesh calls it), or the tensor itself."""
     return t.full_tensor() if hasattr(t, "full_tensor") else t
+
+
+def broadcast_from_rank0(module: torch.nn.Module, state: Mapping[str, torch.Tensor], dp: DataParallel) -> None:
+    """Rank 0's full weights (`state`; the other ranks pass {}) into a sharded module on every rank, each
+    rank taking its shards as they arrive, then every buffer (rotary tables and the like, which no state
+    dict holds and which a module built on the meta device lacks) broadcast whole."""
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
+
+    own = {n for n, _ in module.named_parameters()} | {n for n, _ in module.named_buffers()}
+    set_model_state_dict(
+        module,
+        {k: v for k, v in state.items() if k in own},
+        options=StateDictOptions(full_state_dict=True, strict=False, broadcast_from_rank0=True),
+    )
+    src = torch.distributed.get_global_rank(dp.group, 0) if dp.group is not None else 0
+    for _, buf in module.named_buffers():
+        torch.distributed.broadcast(buf, src=src, group=dp.group)
 
 
 def stream_full_weights(sharded: torch.nn.Module, replica: torch.nn.Module | None) -> None:

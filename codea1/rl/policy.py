@@ -32,6 +32,7 @@ from codea1.errors import UserError
 from codea1.inference.rollout import GenerationConfig, RolloutBackend, Sample, TransformersRollout
 from codea1.rl.distributed import (
     DataParallel,
+    broadcast_from_rank0,
     full_value,
     fully_shard_model,
     is_sharded,
@@ -187,12 +188,20 @@ class Policy:
 
     # ----------------------------------------------------------------------------------- sharding
 
-    def shard(self, dp: DataParallel, half_gathers: bool = False) -> None:
+    def shard(
+        self, dp: DataParallel, half_gathers: bool = False, *, from_rank0: bool = False, device: str | None = None
+    ) -> None:
         """Spreads the weights, gradients and AdamW state over the ranks of `dp` with FSDP2 (see
         codea1.rl.distributed). Every rank calls it, before the first update or load. Each rank also keeps
         a full replica of the weights, refreshed after every update, which samples its share of the
         prompts (the transformers loop; on the learner's device) or feeds its engine (vLLM; on the CPU);
-        rank 0's is what checkpoints are written from."""
+        rank 0's is what checkpoints are written from.
+
+        from_rank0: only rank 0 holds the weights (built on the CPU); the other ranks built the model on the
+        meta device (codea1.models.load_model_skeleton) and take their shards, the reference's and every
+        buffer from rank 0's broadcast, then fill their replicas from the shards: no rank but 0 reads or
+        holds a full copy to start. device: where the shards (and the loop's replica) go (default: where
+        the model is)."""
 
         if self.adapter is not None:
             raise UserError(
@@ -201,9 +210,19 @@ class Policy:
             )
         if self.step or self.optimizer.state:
             raise ValueError("shard a policy before its first update or load")
+        target = torch.device(device) if device is not None else self.device
+        if target.type == "meta":
+            raise ValueError("a policy built on the meta device is sharded with from_rank0 and a device")
+        # the modules sharded here: the model, and the reference unless a policy sharing it did so already
+        mine = [self.model] + (
+            [self.reference] if self.reference is not None and not is_sharded(self.reference) else []
+        )
+        full = None  # rank 0's weights of those to broadcast: copies on the CPU, since sharding frees the
+        # storage the modules' own tensors had
+        if from_rank0 and dp.rank == 0:
+            full = [{k: v.detach().to("cpu", copy=True) for k, v in m.state_dict().items()} for m in mine]
         own_loop = isinstance(self.rollout, TransformersRollout) and self.rollout.model is self.model
-        replica = copy.deepcopy(self.model)
-        replica = replica if own_loop else replica.to("cpu")
+        replica = _placed(copy.deepcopy(self.model), target if own_loop else torch.device("cpu"))
         replica.eval()
         for p in replica.parameters():
             p.requires_grad_(False)
@@ -215,9 +234,19 @@ class Policy:
         # half_gathers (placement.fsdp_half_gathers): a half-precision policy gathers its shards in that dtype,
         # half the all-gather bytes; the shards and AdamW stay float32
         half = self.config.dtype if half_gathers and self.config.dtype in ("bfloat16", "float16") else None
-        fully_shard_model(self.model, dp.group, compute_dtype=half)
-        if self.reference is not None and not is_sharded(self.reference):
-            fully_shard_model(self.reference, dp.group)
+        for k, module in enumerate(mine):
+            _placed(
+                fully_shard_model(module, dp.group, compute_dtype=half if k == 0 else None, device=target.type), target
+            )
+        if from_rank0:
+            for k, module in enumerate(mine):
+                broadcast_from_rank0(module, full[k] if full is not None else {}, dp)
+            stream_full_weights(self.model, replica)
+            with torch.no_grad():
+                theirs = dict(self.model.named_buffers())
+                for name, b in replica.named_buffers():
+                    b.copy_(theirs[name].to(b.device, b.dtype))
+        self.device = target
         self.data_parallel, self.sharded = dp, True
         self.params = list(self.model.parameters())
         self._new_optimizer()
@@ -670,6 +699,17 @@ class Policy:
 
 
 # -------------------------------------------------------------------------------------------- helpers
+
+
+def _placed(module: torch.nn.Module, device: torch.device) -> torch.nn.Module:
+    """`module` on `device`: moved there, or, built on the meta device, given (uninitialised) storage there
+    (its tied weights tied again: `to_empty` gives each module's reference storage of its own)."""
+    if any(t.is_meta for t in (*module.parameters(), *module.buffers())):
+        module = module.to_empty(device=device)
+        if hasattr(module, "tie_weights"):
+            module.tie_weights()
+        return module
+    return module.to(device)
 
 
 def _engine_row(sample: Sample, width: int) -> list[float]:
