@@ -459,6 +459,21 @@ def _cases(env: dict) -> list[Case]:
             needs="seccomp",
         ),
         Case(
+            # the root's read-only files are the same inodes in every job: a lock or a watch on one was a
+            # channel between two jobs running at once (round 6: a candidate published GT-equal answers in
+            # byte-range locks for a sibling that only read them)
+            "locks_and_watches_on_shared_files",
+            "import ctypes, fcntl\nlibc = ctypes.CDLL(None, use_errno=True)\nf = open('/usr/bin/env', 'rb')",
+            [
+                "fcntl.lockf(f, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, 7) is None",
+                "fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB) is None",
+                "libc.inotify_init1(0) >= 0",
+            ],
+            [True, True, True],
+            [{"error"}, {"error"}, {"fail"}],
+            needs="seccomp",
+        ),
+        Case(
             "exotic_socket_families",
             "import socket",
             [

@@ -124,6 +124,18 @@ def test_a_cpp_program_is_compiled_once_and_run_per_input(executor):
 
 
 @needs_gpp
+def test_a_cpp_program_that_times_out_on_one_input_is_still_run_on_the_others(executor):
+    """The compiled program lived only in the child that compiled it: after a timeout the next child ran the
+    remaining inputs without it, and every one came back "not compiled" (a GT that timed out on one Test LLM
+    input made every other input of the round invalid). The child started again now compiles first."""
+    source = (
+        "#include <bits/stdc++.h>\nint main(){long long a,b;std::cin>>a>>b;if(a==7){for(;;);}std::cout<<a+b<<'\\n';}\n"
+    )
+    runs = _cpp(executor, source, ["1 2\n", "7 0\n", "40 2\n", "-5 5\n"], timeout=0.5)
+    assert [(r.status, r.stdout) for r in runs] == [("ok", "3\n"), ("timeout", ""), ("ok", "42\n"), ("ok", "0\n")]
+
+
+@needs_gpp
 def test_hostile_cpp_programs_stay_in_their_job(executor):
     """A fork bomb, an include of a device, and a program that looks for the expected output on the
     machine: each ends within its limits, and the expected output is nowhere it can read."""

@@ -23,6 +23,9 @@ class Job:
     timeout: float = 2.0  # per-call wall/CPU limit, seconds
     timeouts: list[float] | None = None  # a limit per call where they differ (a compile, then runs); None: timeout
     flavour: str | None = None  # the zygote to fork from (codea1.sandbox.preload); None: read off the code
+    # the first `setup_calls` calls prepare the child for the others (a compile): a child started again after
+    # a call ended the last one (a timeout, a crash) runs them again first, their new results not recorded
+    setup_calls: int = 0
 
     def limits(self) -> list[float]:
         """Each call's limit, in seconds: `timeouts` where given for it, else `timeout`."""

@@ -29,7 +29,7 @@ import threading
 import time
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
@@ -613,12 +613,14 @@ class LocalExecutor:
         sent = 0  # bytes this job's children have sent so far, over all restarts
         while first or any(r is None for r in results[start:]):
             pending = [i for i in range(start, n) if results[i] is None]
+            # a child started again after a call ended the last one sets itself up again first (a compile)
+            setup = [i for i in range(min(job.setup_calls, start)) if sendable[i] is not None] if start else []
             if sent >= MAX_JOB_BYTES:
                 for i in pending:
                     results[i] = CallResult("crash", error=f"the job's children sent over {MAX_JOB_BYTES >> 20} MB")
                 break
-            cpu = self.define_timeout + sum(limits[i] for i in pending) + 1
-            run = self._spawn(zygote, job.code, sendable, start, cpu, budget=MAX_JOB_BYTES - sent)
+            cpu = self.define_timeout + sum(limits[i] for i in (*setup, *pending)) + 1
+            run = self._spawn(zygote, job.code, sendable, start, cpu, budget=MAX_JOB_BYTES - sent, setup=setup)
             if run is None:  # the zygote failed to fork: replaced, and the job run again (once)
                 raise _SetupFailed("the zygote could not start a child")
             reader, res_r, sender = run
@@ -632,6 +634,8 @@ class LocalExecutor:
                     break
                 first = False
                 sender.send()
+                if not self._set_up_again(zygote, reader, setup, pending, results, limits):
+                    break
                 start, stdout = self._read_calls(zygote, reader, pending, results, limits, job_t0)
             finally:
                 sent += reader.total
@@ -659,6 +663,27 @@ class LocalExecutor:
             zygote.finish(wait=False)
             return str(frame.get("error"))[:300]
         return None
+
+    def _set_up_again(
+        self,
+        zygote: _Zygote,
+        reader: FrameReader,
+        setup: list[int],
+        pending: list[int],
+        results: list[CallResult | None],
+        limits: list[float],
+    ) -> bool:
+        """Reads the results of a child's repeated set-up calls (not recorded: the first child's stand).
+        False, with every pending call failed, where one does not return within its limit."""
+        cpu, stall = zygote.cpu_clock(), zygote.stall_clock()
+        for i in setup:
+            frame = _read_call(reader, time.monotonic(), limits[i], cpu, stall)
+            if not (type(frame) is dict and frame.get("i") == i and frame.get("k") in ("ok", "error")):
+                zygote.finish()
+                for j in pending:
+                    results[j] = CallResult("crash", error="the job's set-up failed when its child was started again")
+                return False
+        return True
 
     def _read_calls(
         self,
@@ -713,6 +738,7 @@ class LocalExecutor:
         start: int,
         cpu: float,
         budget: int = MAX_JOB_BYTES,
+        setup: Sequence[int] = (),
     ) -> tuple[FrameReader, int, _CallSender] | None:
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
@@ -752,7 +778,13 @@ class LocalExecutor:
         except OSError:
             pass  # the child died before reading its job: seen as a crash
         calls_message = _framed(
-            marshal.dumps({"calls": [c if i >= start else None for i, c in enumerate(calls)], "start": start})
+            marshal.dumps(
+                {
+                    "calls": [c if i >= start or i in setup else None for i, c in enumerate(calls)],
+                    "start": start,
+                    "setup": list(setup),
+                }
+            )
         )
         return FrameReader(res_r, budget), res_r, _CallSender(job_w, calls_message)
 

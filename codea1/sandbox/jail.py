@@ -101,7 +101,18 @@ DENIED = (
     "setdomainname",
     "personality",
     "landlock_create_ruleset",
+    # file locks and file-access watches: the root's read-only files are the same inodes in every job, so a
+    # lock or a watch on one is a channel between jobs running at the same time (one candidate publishing
+    # what it computed, another reading it)
+    "flock",
+    "inotify_init",
+    "inotify_init1",
+    "inotify_add_watch",
 )
+
+# fcntl's record-lock commands (F_GETLK, F_SETLK, F_SETLKW and their open-file-description forms), denied
+# for the same reason
+FCNTL_LOCKS = (5, 6, 7, 36, 37, 38)
 
 # socket families candidate code may open (the rest, AF_VSOCK, AF_PACKET, AF_BLUETOOTH, AF_ALG, ... reach
 # kernel code an empty network namespace does not fence off): socket() and socketpair() fail with EPERM
@@ -153,6 +164,8 @@ def seccomp_program(denied: tuple[str, ...] = DENIED, clone: bool = True) -> tup
                 if family not in SOCKET_FAMILIES:
                     for call in ("socket", "socketpair"):
                         filt.add_rule(deny, call, sc.Arg(0, sc.EQ, family))
+            for command in FCNTL_LOCKS:
+                filt.add_rule(deny, "fcntl", sc.Arg(1, sc.EQ, command))
             for flag in NAMESPACE_FLAGS:  # clone with any namespace flag (fork/threads pass none)
                 filt.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
             filt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")  # flags behind a pointer: libc falls back to clone

@@ -169,6 +169,7 @@ def process_program_job(
         timeout=timeout,
         timeouts=[compile_timeout] + [timeout] * len(inputs),
         flavour="process",
+        setup_calls=1,  # the compiled program lives in the child: one started after a timeout compiles again
     )
 
 

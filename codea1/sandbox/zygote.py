@@ -503,7 +503,8 @@ def _run(payload: dict, res_w: int, job_r: int) -> None:
     payload = _loads(_read_message(job_r))
     os.close(job_r)
     calls = payload["calls"]
-    for i in range(payload["start"], len(calls)):
+    # a child started again runs the job's set-up calls (a compile) first, then the calls from `start`
+    for i in [*payload.get("setup", ()), *range(payload["start"], len(calls))]:
         if calls[i] is None:
             continue
         t0 = perf()
