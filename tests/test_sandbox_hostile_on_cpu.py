@@ -474,6 +474,14 @@ def _cases(env: dict) -> list[Case]:
             needs="seccomp",
         ),
         Case(
+            "idle_scheduling_class",  # waits for a core in a class its clocks did not count as waiting
+            "import os",
+            ["os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0)) is None"],
+            [True],
+            [{"error"}],
+            needs="seccomp",
+        ),
+        Case(
             "exotic_socket_families",
             "import socket",
             [

@@ -167,3 +167,18 @@ def test_megabyte_outputs_take_linear_time(rule: str) -> None:
     digits = "9" * 1_000_000  # one huge number, and a run of spaces
     assert outputs_match(digits + " " * 1_000_000, digits, rule)[0]
     assert time.perf_counter() - start < 20
+
+
+def test_a_line_with_another_token_count_fails_without_converting_its_tokens(monkeypatch) -> None:
+    """Round 6: one 900,000-character line of 449,999 tokens against an expected "7" cost the parent about
+    0.5 s per input, converting every token to a Decimal before the lists' lengths decided the line. Lists of
+    other lengths never compare equal, so the count decides first: the same verdict and reason, no conversion."""
+    from codea1.judge.kinds import outputs
+
+    flood = " ".join(["1"] * 449_999)
+    verdict = outputs.outputs_match(flood, "7", "lcb")
+    calls = []
+    monkeypatch.setattr(outputs, "_lcb_decimals", lambda line: calls.append(line) or None)
+    assert outputs.outputs_match(flood, "7", "lcb") == verdict and verdict[0] is False
+    assert calls == []
+    assert outputs.outputs_match("1 2", "1 3", "lcb")[0] is False and calls  # equal counts still compare values
