@@ -113,6 +113,26 @@ def test_hang_ends_child_and_remaining_calls_resume(ex: Executor) -> None:
     assert [r.status for r in res.results] == ["pass", "timeout", "pass", "error", "pass"]
 
 
+def test_a_job_stops_where_its_stop_says_and_the_rest_is_skipped(ex: Executor) -> None:
+    """Job.stop, asked in the parent as each call ends: after an ok call it ends the child there; after a
+    timeout no child is started again for the calls left. Either way the rest come back "skipped"."""
+    seen = []
+
+    def stop(i: int, r: CallResult) -> bool:
+        seen.append(i)
+        return r.status != "ok" or r.value == 2
+
+    job = Job(id="s", code="import time", calls=["1", "2", "3", "4"], timeout=1.0, stop=stop)
+    [res] = ex.run([job])
+    assert [r.status for r in res.results] == ["ok", "ok", "skipped", "skipped"]
+    assert [r.value for r in res.results[:2]] == [1, 2] and seen[:2] == [0, 1]
+    job = Job(id="t", code="", calls=["1", "(lambda: [0 for _ in iter(int, 1)])()", "3"], timeout=0.5, stop=stop)
+    [res] = ex.run([job])
+    assert [r.status for r in res.results] == ["ok", "timeout", "skipped"]
+    [res] = ex.run([Job(id="u", code="", calls=["1", "2", "3"], stop=lambda i, r: False)])
+    assert [r.value for r in res.results] == [1, 2, 3]
+
+
 def test_definition_failures(ex: Executor) -> None:
     res = ex.run(
         [

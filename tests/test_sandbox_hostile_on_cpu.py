@@ -482,6 +482,15 @@ def _cases(env: dict) -> list[Case]:
             needs="seccomp",
         ),
         Case(
+            # a memfd is a file on no mount: a job whose /tmp is noexec executed an ELF it wrote into one
+            "memfd_exec",
+            "import os",
+            ["os.memfd_create('x') >= 0"],
+            [True],
+            [{"error"}],
+            needs="seccomp",
+        ),
+        Case(
             "exotic_socket_families",
             "import socket",
             [

@@ -15,6 +15,8 @@ from codea1.judge.kinds.stdio import NO_GT_TIME_LIMIT
 from codea1.problem import Problem
 from codea1.sandbox import LocalExecutor
 
+needs_gpp = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+
 SQUARES = [{"input": f"{i}\n", "output": f"{i * i}\n"} for i in range(6)]
 
 
@@ -103,3 +105,46 @@ def test_the_code_prompt_of_a_stdio_problem_asks_for_a_whole_program_in_its_lang
     assert "C++17" in system["content"] and "```cpp" in user["content"] and "standard input" in user["content"]
     [_, user] = code_messages(_stdio("s/y", io_tests=SQUARES))
     assert "Python 3" in user["content"] and "```python" in user["content"] and "`" + "`" not in user["content"][:5]
+
+
+class _Recording:
+    """An executor that keeps every JobResult it returns, to count what ran."""
+
+    def __init__(self, inner):
+        self.inner, self.results = inner, []
+
+    def run(self, jobs, progress=None, *, then=None):
+        out = self.inner.run(jobs, progress, then=then)
+        self.results.extend(out)
+        return out
+
+
+@pytest.mark.parametrize("language", ["python", pytest.param("cpp", marks=needs_gpp)])
+def test_a_sample_stops_at_its_first_failing_input(executor, language):
+    """Round 6: a program that passed the first input and then spun on every other one cost the evaluation
+    one whole limit per input; the job now stops at the first failure, as LiveCodeBench's evaluator does,
+    and the inputs after it are not run."""
+    spin = {
+        "python": "n = int(input())\nwhile n:\n    pass\nprint(0)",
+        "cpp": '#include <cstdio>\nint main(){ volatile int n; scanf("%d", (int*)&n); while (n) {} puts("0"); }',
+    }[language]
+    gt = {
+        "python": "print(int(input()) ** 2)",
+        "cpp": '#include <cstdio>\nint main(){ int n; scanf("%d", &n); printf("%d\\n", n * n); }',
+    }
+    problem = _stdio("s/sq", gt=gt[language], language=language, io_tests=SQUARES)
+    recording = _Recording(executor)
+    _, results, _ = evaluate_problems([problem], [("s/sq", spin)], recording, ks=[1])
+    assert (results[0].passed, results[0].status, results[0].failed_input) == (False, "timeout", 1)
+    rest = recording.results[-1].results[1 if language == "cpp" else 0 :]
+    assert [r.status for r in rest] == ["timeout"] + ["skipped"] * (len(SQUARES) - 2)
+    # a wrong output stops it too (checked by the parent, which alone holds the expected outputs)
+    wrong = (
+        "print(int(input()) * 2)"
+        if language == "python"
+        else ('#include <cstdio>\nint main(){ int n; scanf("%d", &n); printf("%d\\n", 2 * n); }')
+    )
+    _, results, _ = evaluate_problems([problem], [("s/sq", wrong)], recording, ks=[1])
+    assert (results[0].status, results[0].failed_input) == ("fail", 1)
+    rest = recording.results[-1].results[1 if language == "cpp" else 0 :]
+    assert [r.status for r in rest] == ["ok"] + ["skipped"] * (len(SQUARES) - 2)

@@ -188,3 +188,54 @@ def test_the_compile_has_a_limit_of_its_own_and_a_program_waiting_on_stdin_gets_
     assert run.status == "compile" and "0.05s" in run.error  # the compile ran out of its own limit
     waiter = '#include <cstdio>\nint main(){ int c, n = 0; while ((c = getchar()) != EOF) n++; printf("%d\\n", n); }'
     assert [r.stdout for r in _cpp(executor, waiter, ["abc\n", ""])] == ["4\n", "0\n"]
+
+
+def test_no_python_run_sees_what_an_earlier_run_left(executor):
+    """Round 6: one job's runs shared a process, so a run saw what earlier inputs left: a counter on the
+    builtins module, a module it changed, a file in /tmp. The verdict of an input then depended on the
+    inputs before it, where GT's runs each start afresh. Each run is now a process of its own."""
+    source = (
+        "import builtins, os, json\n"
+        "builtins.runs = getattr(builtins, 'runs', 0) + 1\n"
+        "json.seen = getattr(json, 'seen', 0) + 1\n"
+        "tmp = os.environ.get('TMPDIR', '/tmp')\n"
+        "left = sorted(n for n in os.listdir(tmp) if not n.startswith('.'))\n"
+        "open(os.path.join(tmp, 'note' + input().strip()), 'w').write('x')\n"
+        "print(builtins.runs, json.seen, left)"
+    )
+    runs = _py(executor, source, ["1\n", "2\n", "3\n"])
+    assert [r.stdout for r in runs] == ["1 1 []\n"] * 3
+    runs = _py(executor, "import os\nprint(input())\nos._exit(4)", ["a\n"])  # no flush: nothing printed
+    assert (runs[0].stdout, runs[0].exit_code) == ("", 4)
+    runs = _py(executor, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", ["a\n"])
+    assert runs[0].exit_code == -9 and "signal 9" in runs[0].error
+
+
+@needs_gpp
+def test_no_cpp_run_sees_what_an_earlier_run_left(executor):
+    """Round 6: a process started by one run outlived it and wrote into the next runs' output; files it left
+    and a rewritten program file reached later runs too."""
+    source = (
+        "#include <bits/stdc++.h>\n#include <unistd.h>\n"
+        'int main(){ int x; std::cin >> x; FILE* f = fopen("left", "r"); int seen = f != nullptr;\n'
+        ' if (f) fclose(f); f = fopen("left", "w"); fputs("x", f); fclose(f);\n'
+        ' if (x == 1 && fork() == 0) { setsid(); for (int i = 0; i < 40; i++) { usleep(50000); write(1, "42\\n", 3); } _exit(0); }\n'
+        ' if (x == 1) { unlink("program"); FILE* p = fopen("program", "w"); fputs("#!/bin/sh\\necho forged\\n", p); fclose(p); }\n'
+        " if (x != 1) usleep(300000);  // the first run ends at once, its child writing on\n"
+        ' printf("%d %d\\n", x, seen); return 0; }\n'
+    )
+    runs = _cpp(executor, source, ["1\n", "2\n", "3\n"])
+    assert [(r.status, r.stdout) for r in runs] == [("ok", "1 0\n"), ("ok", "2 0\n"), ("ok", "3 0\n")]
+
+
+def test_a_compile_that_says_nothing_is_reported_by_how_it_ended(executor):
+    """Round 6: a compiler killed by a limit, or failing without a message, was reported as "compile error:
+    ok" (the call's own status); the reason now says how the compiler ended."""
+    for argv, why in (
+        (("/bin/sh", "-c", "kill -9 $$"), "killed by signal 9"),
+        (("/bin/sh", "-c", "exit 3"), "status 3"),
+    ):
+        job = process_program_job("c", "main.cpp", "int main(){}", argv, ("{out}",), ["\n"], 1.0)
+        [res] = executor.run([job])
+        [run] = run_results(res, 1, compiled=True)
+        assert run.status == "compile" and why in run.error, run.error

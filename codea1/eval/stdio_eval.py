@@ -6,8 +6,9 @@ input through the same runner as a candidate, timed: a problem whose GT fails on
 excluded and reported, and the time limit per input is max(min_time_limit, gt_time_factor x GT's slowest
 run), as for function problems. Without GT (LiveCodeBench ships none) the limit is the problem's own
 (meta "time_limit") or LiveCodeBench's default of 6 s. `score_stdio` runs each solution on the first input,
-then the ones that pass it on the rest, so a failing solution stops early. A sample passes when every input
-passes; the records and the summary are those of function problems (codea1.eval.code_eval).
+then the ones that pass it on the rest, each job stopping at its first failing input (the rest are not
+run: LiveCodeBench's evaluator stops there too), so a failing solution costs at most one limit more than
+the inputs it passed. A sample passes when every input passes; the records and the summary are those of function problems (codea1.eval.code_eval).
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ from dataclasses import dataclass, field
 from codea1.data.check import time_limit
 from codea1.errors import UserError
 from codea1.eval.code_eval import SampleResult, sample_records
-from codea1.judge.kinds.stdio import judge_runs, program_job, program_runs, rule_of, time_limit_of
+from codea1.judge.kinds.stdio import (
+    judge_runs,
+    program_job,
+    program_runs,
+    rule_of,
+    stop_at_first_failure,
+    time_limit_of,
+)
 from codea1.lang import language
 from codea1.problem import Problem
 from codea1.sandbox.api import Executor, OnProgress
@@ -101,10 +109,11 @@ def judge_programs(pairs: Sequence[tuple[SampleResult, StdioTask]], executor: Ex
 def _round(items: list[tuple[SampleResult, StdioTask, int, int]], executor: Executor) -> None:
     """Runs inputs a to b of each (record, task, a, b) and writes the verdict into the record: passed when
     every one of them passes (and every earlier round passed), else the first failure."""
-    jobs = [
-        program_job(f"{task.task_id}#{res.index}", task.problem, res.solution, task.inputs[a:b], task.timeout)
-        for res, task, a, b in items
-    ]
+    jobs = []
+    for res, task, a, b in items:
+        job = program_job(f"{task.task_id}#{res.index}", task.problem, res.solution, task.inputs[a:b], task.timeout)
+        job.stop = stop_at_first_failure(task.problem, task.expected[a:b], task.rule)
+        jobs.append(job)
     for (res, task, a, b), out in zip(items, executor.run(jobs) if jobs else [], strict=True):
         runs = program_runs(task.problem, out, b - a)
         verdicts = judge_runs(runs, task.expected[a:b], task.rule)

@@ -26,6 +26,10 @@ class Job:
     # the first `setup_calls` calls prepare the child for the others (a compile): a child started again after
     # a call ended the last one (a timeout, a crash) runs them again first, their new results not recorded
     setup_calls: int = 0
+    # stop(i, result of call i), decided by the trusted parent as each call ends: True ends the job there,
+    # and the calls after i come back "skipped" without running (an evaluation that needs only the first
+    # failure stops at it, as LiveCodeBench's evaluator does); None: every call runs
+    stop: Callable[[int, CallResult], bool] | None = None
 
     def limits(self) -> list[float]:
         """Each call's limit, in seconds: `timeouts` where given for it, else `timeout`."""
@@ -37,7 +41,7 @@ class Job:
 @dataclass
 class CallResult:
     """Outcome of one call. The sandbox gives "ok" (with the plain value) | "error" | "timeout" | "crash" |
-    "invalid"; the judge turns an "ok" into "pass" or "fail" where it holds an expected value."""
+    "invalid" | "skipped" (not run: the job's `stop` ended it at an earlier call); the judge turns an "ok" into "pass" or "fail" where it holds an expected value."""
 
     status: str
     value: Any = None

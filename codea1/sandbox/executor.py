@@ -636,7 +636,9 @@ class LocalExecutor:
                 sender.send()
                 if not self._set_up_again(zygote, reader, setup, pending, results, limits):
                     break
-                start, stdout = self._read_calls(zygote, reader, pending, results, limits, job_t0)
+                start, stdout = self._read_calls(zygote, reader, pending, results, limits, job_t0, job.stop)
+                if start < n and _stopped(job, results, start):
+                    break
             finally:
                 sent += reader.total
                 os.close(res_r)
@@ -693,6 +695,7 @@ class LocalExecutor:
         results: list[CallResult | None],
         limits: list[float],
         job_t0: float,
+        stop: Callable[[int, CallResult], bool] | None = None,
     ) -> tuple[int, str]:
         """Reads the pending calls' results, in order, into `results` (call i within limits[i] seconds). A
         call that does not return in time or in form ends the child. Returns the call the next child starts
@@ -710,6 +713,9 @@ class LocalExecutor:
                 else:
                     err = frame.get("error")
                     results[i] = CallResult("error", None, err[:300] if type(err) is str else "error", took)
+                if stop is not None and i + 1 < len(results) and stop(i, results[i]):
+                    zygote.finish()
+                    return i + 1, ""
                 continue
             info = zygote.finish()
             if frame == "timeout":
@@ -823,6 +829,18 @@ IDLE_RATE = 0.02  # CPU seconds per wall second below which a late call is waiti
 WAITED = "waited"  # _read_call's verdict on a late call that sleeps or blocks instead of computing
 
 Clock = Callable[[], float | None]
+
+
+def _stopped(job: Job, results: list[CallResult | None], start: int) -> bool:
+    """Whether the job's `stop` ends it after call start - 1 (the last that ended); if so, the calls not run
+    are marked "skipped"."""
+    i = start - 1
+    if job.stop is None or i < 0 or results[i] is None or not job.stop(i, results[i]):
+        return False
+    for j in range(start, len(results)):
+        if results[j] is None:
+            results[j] = CallResult("skipped", error=f"not run: the job stopped at call {i}")
+    return True
 
 
 def _read_call(

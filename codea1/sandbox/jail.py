@@ -112,6 +112,9 @@ DENIED = (
     "inotify_init",
     "inotify_init1",
     "inotify_add_watch",
+    # an anonymous in-memory file is a file on no mount: executing it ran a program the mounts forbid (a
+    # Python job may execute nothing of its /tmp, yet ran an ELF it wrote into a memfd)
+    "memfd_create",
 )
 
 # fcntl's record-lock commands (F_GETLK, F_SETLK, F_SETLKW and their open-file-description forms), denied

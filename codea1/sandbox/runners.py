@@ -10,14 +10,21 @@ uid, cgroup, seccomp, rlimits); the child returns each run's stdout as a plain s
 compares it with the expected output (codea1.judge.kinds.stdio). An expected output never enters a job.
 
 - Python: the program is compiled once when the job is defined (a syntax error fails every input, with the
-  compiler's message); each input is then one call, which runs the program as `__main__` in a fresh
-  namespace with the input as file descriptor 0 (`input()`, `sys.stdin`, `open(0)` all read it) and fd 1
-  and `sys.stdout` writing to a file the call reads back. No process starts per input: the forked child
-  runs it, which is what makes the runner fast.
+  compiler's message); each input is then one call, which forks the child and runs the program in the fork
+  as `__main__` in a fresh namespace, with the input as file descriptor 0 (`input()`, `sys.stdin`,
+  `open(0)` all read it) and fd 1 and `sys.stdout` writing to a file the call reads back. A fork costs about
+  a millisecond, against tens for a new interpreter, which is what makes the runner fast.
 - Process (compiled languages): call 0 compiles the source with the language's argv (its own limit,
   `compile_timeout`), and each later call runs the compiled program as a process of the job with the input
   on stdin; the job's children may execute files of their own /tmp (zygote flavour "process"), nothing
-  else changes. A compile error fails every input, with the compiler's first error line as the reason.
+  else changes. A compile error fails every input, with the compiler's first error line as the reason (or,
+  where it said nothing, how it ended: a signal from a limit, an exit status).
+
+Every run starts as the first did: after each one, whatever it started is killed (every other process of
+the job's PID namespace, else the run's process group), the files it left in the job's /tmp are removed,
+and a compiled program is written again from the bytes the compile produced. So a run's verdict never
+depends on the inputs that ran before it (a counter in `builtins`, a file, a background process writing
+into the next run's output), and a candidate runs as GT does.
 
 A run's output is capped at MAX_STDOUT characters; past that the run fails ("output limit").
 """
@@ -61,6 +68,32 @@ def __codea1_drain(path):
         raw = h.read(4 * __codea1_cap + 4)
     text = raw.decode("utf-8", errors="replace")
     return (text, False) if len(text) <= __codea1_cap else (text[:__codea1_cap], True)
+
+def __codea1_reset(group, keep):
+    # after each run: what the run started is killed (PID 1 of the job's PID namespace: every other process
+    # of the job; otherwise the run's process group) and the files it left in /tmp are removed, so that no
+    # run sees another's processes, files or writes
+    import signal as __signal, shutil as __shutil
+    try:
+        __os.kill(-1 if __os.getpid() == 1 else -group, __signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        while __os.waitpid(-1, __os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
+    tmp = __os.environ.get("TMPDIR", "/tmp")
+    for entry in __os.scandir(tmp):
+        if entry.name in keep:
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            __shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            try:
+                __os.unlink(entry.path)
+            except OSError:
+                pass
 """
 
 _PYTHON = r"""
@@ -73,37 +106,56 @@ def __codea1_threads_done():
         if t is not threading.main_thread() and not t.daemon:
             t.join()
 
-def __codea1_run(data):
-    __codea1_feed(data)
-    out_path = __os.path.join(__os.environ.get("TMPDIR", "/tmp"), ".stdout")
-    saved = __os.dup(1) if __codea1_open_fd(1) else -1
-    __codea1_onto(__os.open(out_path, __os.O_WRONLY | __os.O_CREAT | __os.O_TRUNC, 0o600), 1)
-    old_in, old_out = __sys.stdin, __sys.stdout
-    __sys.stdin = open(0, "r", encoding="utf-8", errors="surrogateescape", closefd=False)
-    __sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)
+def __codea1_main(out_path, status_path):
+    # the forked run: the program as __main__ with the input on fd 0 and fd 1 on out_path; never returns
     code, error = 0, ""
     try:
+        __os.setpgid(0, 0)
+        __codea1_onto(__os.open(out_path, __os.O_WRONLY | __os.O_CREAT | __os.O_TRUNC, 0o600), 1)
+        __sys.stdin = open(0, "r", encoding="utf-8", errors="surrogateescape", closefd=False)
+        __sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)
         exec(__codea1_program, {{"__name__": "__main__", "__builtins__": __builtins_module}})
         __codea1_threads_done()
     except SystemExit as exc:
         code = 0 if exc.code is None else exc.code if type(exc.code) is int else 1
     except BaseException as exc:
         code, error = 1, f"{{type(exc).__name__}}: {{exc}}"[:300]
+    try:
+        __sys.stdout.flush()
+    except BaseException:
+        pass
+    try:
+        with open(status_path, "w", encoding="utf-8", errors="replace") as h:
+            h.write(f"{{code}}\n{{error}}")
     finally:
-        try:
-            __sys.stdout.flush()
-        except BaseException:
-            pass
-        __sys.stdin, __sys.stdout = old_in, old_out
-        if saved >= 0:
-            __codea1_onto(saved, 1)
+        __os._exit(0)
+
+def __codea1_run(data):
+    # each input runs in a process of its own, forked from this one: nothing one run changes (modules,
+    # builtins, files, processes) reaches the next, as GT's runs start afresh
+    tmp = __os.environ.get("TMPDIR", "/tmp")
+    out_path, status_path = __os.path.join(tmp, ".stdout"), __os.path.join(tmp, ".status")
+    __codea1_feed(data)
+    pid = __os.fork()
+    if pid == 0:
+        __codea1_main(out_path, status_path)
+    _, status = __os.waitpid(pid, 0)
+    try:
+        with open(status_path, encoding="utf-8") as h:
+            head, _, error = h.read(1000).partition("\n")
+        code = int(head)
+    except (OSError, ValueError):  # the run ended without its status: os._exit, a signal
+        code = -__os.WTERMSIG(status) if __os.WIFSIGNALED(status) else __os.waitstatus_to_exitcode(status)
+        error = f"killed by signal {{-code}}" if code < 0 else ""
     text, cut = __codea1_drain(out_path)
-    return (text, code, error, cut)
+    __codea1_reset(pid, (".stdin",))
+    return (text, code, error[:300], cut)
 """
 
 _PROCESS = r"""
 import subprocess as __subprocess
 __codea1_state = {{}}
+__codea1_keep = ({source_name!r}, ".compile")
 
 def __codea1_argv(parts):
     tmp = __os.environ.get("TMPDIR", "/tmp")
@@ -116,24 +168,45 @@ def __codea1_compile():
         h.write({source!r})
     log = __os.path.join(tmp, ".compile")
     with open(log, "wb") as h:
-        proc = __subprocess.run(__codea1_argv({compile_argv!r}), stdin=__subprocess.DEVNULL, stdout=h,
-                                stderr=__subprocess.STDOUT, cwd=tmp)
+        proc = __subprocess.Popen(__codea1_argv({compile_argv!r}), stdin=__subprocess.DEVNULL, stdout=h,
+                                  stderr=__subprocess.STDOUT, cwd=tmp, start_new_session=True)
+        code = proc.wait()
     text, _ = __codea1_drain(log)
-    __codea1_state["compiled"] = proc.returncode == 0
-    lines = [ln for ln in text.splitlines() if "error" in ln] or text.splitlines() or [""]
-    return (proc.returncode == 0, lines[0].replace(tmp + "/", "")[:300])
+    program = __os.path.join(tmp, "program")
+    ok = code == 0 and __os.path.isfile(program)
+    if ok:  # kept here: a run that rewrites its own file does not change the next run's program
+        with open(program, "rb") as h:
+            __codea1_state["program"] = h.read()
+    __codea1_state["compiled"] = ok
+    __codea1_reset(proc.pid, __codea1_keep + (("program",) if ok else ()))
+    lines = [ln for ln in text.splitlines() if "error" in ln] or [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:  # nothing said: killed by a limit (memory, CPU, file size) or a silent failure
+        lines = [f"the compiler was killed by signal {{-code}}" if code < 0 else f"the compiler exited with status {{code}} and no message"]
+    return (ok, lines[0].replace(tmp + "/", "")[:300])
+
+def __codea1_restore():
+    path = __os.path.join(__os.environ.get("TMPDIR", "/tmp"), "program")
+    try:
+        __os.unlink(path)
+    except OSError:
+        pass
+    fd = __os.open(path, __os.O_WRONLY | __os.O_CREAT | __os.O_EXCL, 0o700)
+    with open(fd, "wb") as h:
+        h.write(__codea1_state["program"])
 
 def __codea1_run(data):
     if not __codea1_state.get("compiled"):
         return ("", -1, "not compiled", False)
+    __codea1_restore()
     __codea1_feed(data)
     tmp = __os.environ.get("TMPDIR", "/tmp")
     out_path = __os.path.join(tmp, ".stdout")
     with open(out_path, "wb") as out:
-        proc = __subprocess.run(__codea1_argv({run_argv!r}), stdin=0, stdout=out, stderr=__subprocess.DEVNULL,
-                                cwd=tmp)
+        proc = __subprocess.Popen(__codea1_argv({run_argv!r}), stdin=0, stdout=out, stderr=__subprocess.DEVNULL,
+                                  cwd=tmp, start_new_session=True)
+        code = proc.wait()
     text, cut = __codea1_drain(out_path)
-    code = proc.returncode
+    __codea1_reset(proc.pid, __codea1_keep)
     return (text, code, "" if code == 0 else (f"killed by signal {{-code}}" if code < 0 else f"exit status {{code}}"), cut)
 """
 
@@ -201,7 +274,7 @@ def run_results(res: JobResult, n_inputs: int, compiled: bool) -> list[RunResult
             reason = why if type(why) is str and why else head.error or head.status
             return [RunResult("compile", error=f"compile error: {reason}"[:300])] * n_inputs
         calls = calls[1:]
-    out = [_one(r) for r in calls[:n_inputs]]
+    out = [call_run(r) for r in calls[:n_inputs]]
     return out + [RunResult("crash", error="no result")] * (n_inputs - len(out))
 
 
@@ -212,7 +285,11 @@ def compiled_ok(res: JobResult, compiled: bool) -> bool:
         return False
     if not compiled:
         return True
-    head = res.results[0] if res.results else None
+    return compile_call_ok(res.results[0] if res.results else None)
+
+
+def compile_call_ok(head: CallResult | None) -> bool:
+    """Whether the compile call (call 0 of a process_program_job) returned (True, ...)."""
     return (
         head is not None
         and head.status == "ok"
@@ -222,7 +299,8 @@ def compiled_ok(res: JobResult, compiled: bool) -> bool:
     )
 
 
-def _one(r: CallResult) -> RunResult:
+def call_run(r: CallResult) -> RunResult:
+    """The RunResult of one run call (a call after the compile, if any), read from its plain value."""
     if r.status != "ok":
         return RunResult(r.status, error=str(r.error or r.status)[:300], seconds=r.seconds)
     v = r.value

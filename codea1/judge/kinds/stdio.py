@@ -12,15 +12,23 @@ reason, as LiveCodeBench and CodeContests count a compile error.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from codea1.errors import UserError
 from codea1.judge.formats.spec import Verdict
 from codea1.judge.kinds.outputs import RULES, outputs_match
 from codea1.lang import language
 from codea1.problem import Problem
-from codea1.sandbox.api import Job, JobResult
-from codea1.sandbox.runners import RunResult, compiled_ok, process_program_job, python_program_job, run_results
+from codea1.sandbox.api import CallResult, Job, JobResult
+from codea1.sandbox.runners import (
+    RunResult,
+    call_run,
+    compile_call_ok,
+    compiled_ok,
+    process_program_job,
+    python_program_job,
+    run_results,
+)
 
 DEFAULT_RULE = "lcb"  # a problem whose source names no rule is compared as LiveCodeBench compares
 NO_GT_TIME_LIMIT = 6.0  # seconds per input for a problem without GT to time (LiveCodeBench's own default)
@@ -33,6 +41,7 @@ __all__ = [
     "program_job",
     "program_runs",
     "rule_of",
+    "stop_at_first_failure",
     "time_limit_of",
 ]
 
@@ -65,6 +74,25 @@ def program_job(job_id: str, problem: Problem, source: str, inputs: Sequence[str
     return process_program_job(
         job_id, lang.source, source, lang.compile_argv, lang.run_argv or ("{out}",), list(inputs), timeout
     )
+
+
+def stop_at_first_failure(problem: Problem, expected: Sequence[str], rule: str) -> Callable[[int, CallResult], bool]:
+    """A Job.stop for a `program_job` of this problem on inputs whose expected outputs are `expected`: the
+    job ends at the first input that does not pass (or at a failed compile), the rest skipped, as
+    LiveCodeBench's evaluator stops at a sample's first failing test. Decided in the trusted parent; the
+    expected outputs never enter the job. For evaluation, where one failure decides the sample: a program
+    that passed the first input and then spent its whole limit on each of the others cost the evaluation
+    one limit per input (round 6)."""
+    compiled = language(problem.language).compiled
+
+    def stop(i: int, result: CallResult) -> bool:
+        if compiled:
+            if i == 0:
+                return not compile_call_ok(result)
+            i -= 1
+        return not judge_runs([call_run(result)], [expected[i]], rule)[0].passed
+
+    return stop
 
 
 def validator_job(job_id: str, problem: Problem, inputs: Sequence[str], timeout: float) -> Job:
