@@ -111,6 +111,7 @@ def __codea1_main(out_path, status_path):
     code, error = 0, ""
     try:
         __os.setpgid(0, 0)
+        __os.closerange(3, 1 << 16)  # the job's pipes to the parent are the runner's, not the program's
         __codea1_onto(__os.open(out_path, __os.O_WRONLY | __os.O_CREAT | __os.O_TRUNC, 0o600), 1)
         __sys.stdin = open(0, "r", encoding="utf-8", errors="surrogateescape", closefd=False)
         __sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)
