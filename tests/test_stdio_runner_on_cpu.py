@@ -239,3 +239,50 @@ def test_a_compile_that_says_nothing_is_reported_by_how_it_ended(executor):
         [res] = executor.run([job])
         [run] = run_results(res, 1, compiled=True)
         assert run.status == "compile" and why in run.error, run.error
+
+
+@needs_gpp
+def test_precompiled_headers_change_how_long_a_compile_takes_never_what_it_means(executor):
+    """The compile reads <bits/stdc++.h> precompiled (codea1.sandbox.pch) where it is a program's first
+    include; where the program's macros differ from the header's build it reads the header itself, so a
+    program means the same with or without them. The jobs cannot write the headers."""
+    from codea1.sandbox import pch
+
+    argv = pch.with_precompiled_headers(CPP.compile_argv)
+    built = pch.precompiled_dir(tuple(CPP.compile_argv))
+    if built is None:
+        pytest.skip("precompiled headers cannot be built here")
+    assert argv[1:5] == ("-I", f"{pch.MOUNT}/{built.rsplit('/', 1)[-1]}", "-I", built)
+    shown = ("-H", *argv[1:])  # -H: the compiler lists each header it reads, "!" marking a precompiled one
+    source = "#include <bits/stdc++.h>\nint main(){ std::vector<int> v(2); std::cout << v.size() << '\\n'; }"
+    job = process_program_job("h", CPP.source, source, (argv[0], *shown), CPP.run_argv, ["\n"], 2.0)
+    [res] = executor.run([job])
+    compiled, first = res.results[0].value
+    assert compiled and run_results(res, 1, compiled=True)[0].stdout == "2\n"
+    if "allowlist" in executor.isolation_level.split("+"):
+        assert first.startswith("! ") and first.endswith("bits/stdc++.h.gch"), first
+    debug = "#define _GLIBCXX_DEBUG\n" + source.replace("v.size()", "v[5]")  # checked: aborts, as without
+    runs = _cpp(executor, debug, ["\n"])
+    assert runs[0].status == "ok" and runs[0].exit_code < 0
+    clash = "#include <iostream>\nint y1 = 3;\nint main(){ std::cout << y1 << '\\n'; }"  # no <cmath> brought in
+    assert [r.stdout for r in _cpp(executor, clash, ["\n"])] == ["3\n"]
+    writer = f"import os\nopen({pch.MOUNT + '/x'!r}, 'w')"
+    runs = _py(executor, writer, ["\n"])
+    assert runs[0].exit_code == 1 and (
+        "Read-only" in runs[0].error or "Permission" in runs[0].error or "No such" in runs[0].error
+    )
+
+
+def test_precompiled_headers_are_not_read_from_a_directory_others_may_write(tmp_path, monkeypatch):
+    from codea1.sandbox import pch
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv("CODEA1_PCH_DIR", str(shared))
+    pch.precompiled_dir.cache_clear()
+    try:
+        assert pch.bound_dirs() == []
+        assert pch.with_precompiled_headers(CPP.compile_argv) == CPP.compile_argv
+    finally:
+        pch.precompiled_dir.cache_clear()

@@ -17,6 +17,8 @@ class Language:
     compile_argv: the compiler's argv ({src} and {out} filled in), or None for an interpreted language.
     run_argv: how a compiled program is run ({out} filled in); None where the sandbox's Python children run
         the program themselves (Python: in the forked interpreter, no new process per input).
+    precompiled_headers: whether the compile reads the sandbox's precompiled headers (codea1.sandbox.pch),
+        which change how long a compile takes, never what it means.
     """
 
     name: str
@@ -25,6 +27,7 @@ class Language:
     source: str
     compile_argv: tuple[str, ...] | None = None
     run_argv: tuple[str, ...] | None = None
+    precompiled_headers: bool = False
 
     @property
     def fence(self) -> str:

@@ -9,6 +9,7 @@ What a zygote (and so every child it forks) sees:
   inside them replaced by an empty one, so that an installed codea1's data (the bundled problems' ground
   truth) is not there;
 - of this package, only `codea1/__init__.py` and `codea1/sandbox/` (what the zygote imports);
+- the directory of the C++ compile's precompiled headers (codea1.sandbox.pch), read-only, at /.codea1-pch;
 - a minimal /dev (null, zero, urandom), a /proc (each child mounts a fresh one of its own PID namespace
   over it) and an empty /tmp (each child mounts its own over it).
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -65,8 +67,16 @@ def inside(path: str) -> str:
     return KEEP + real if _under(real, ["/tmp"]) else real
 
 
-def command(bwrap: str, python: list[str], pkg_root: str, site_dirs: list[str]) -> list[str]:
-    """The bwrap command line that runs `python` (argv) inside the allow-list root."""
+def command(
+    bwrap: str,
+    python: list[str],
+    pkg_root: str,
+    site_dirs: list[str],
+    read_only: Sequence[tuple[str, str]] = (),
+) -> list[str]:
+    """The bwrap command line that runs `python` (argv) inside the allow-list root (`read_only`: more host
+    directories, each bound read-only at the root's path given with it, a top-level one: the directories
+    bubblewrap makes on the way to a deeper one are closed to the job's uid)."""
     args = [
         bwrap,
         "--die-with-parent",
@@ -93,6 +103,8 @@ def command(bwrap: str, python: list[str], pkg_root: str, site_dirs: list[str]) 
             args.extend(["--symlink", os.readlink(top), top])
         elif os.path.isdir(top):
             ro(top)
+    for host, there in read_only:  # e.g. the C++ compile's precompiled headers (codea1.sandbox.pch)
+        args.extend(["--ro-bind", os.path.realpath(host), there])
     if os.path.isfile("/etc/ld.so.cache"):
         args.extend(["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"])
     exe = os.path.realpath(python[0])

@@ -34,7 +34,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from codea1.errors import UserError
-from codea1.sandbox import allowlist, cgroups, preload, values
+from codea1.sandbox import allowlist, cgroups, pch, preload, values
 from codea1.sandbox.api import CallResult, Job, JobResult, OnProgress, SandboxError, Then
 from codea1.sandbox.isolation import isolation_note, layers_report, missing_layers_message
 from codea1.sandbox.uids import DEFAULT_UID_BASE, UidLease
@@ -157,7 +157,7 @@ class _Zygote:
         cfg = {**self.cfg, "sys_path": site_dirs}
         bwrap = _allowlist_bwrap(self.cfg)
         if bwrap is not None:  # the allow-list root; the zygote checks that host paths are not there
-            python = allowlist.command(bwrap, python, pkg_root, site_dirs)
+            python = allowlist.command(bwrap, python, pkg_root, site_dirs, pch.bound_dirs())
             # paths under /tmp appear elsewhere in the root (allowlist.inside): the zygote imports from there
             env["PYTHONPATH"] = allowlist.inside(pkg_root) + (os.pathsep + extra if extra else "")
             cfg.update(

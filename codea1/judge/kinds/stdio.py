@@ -20,6 +20,7 @@ from codea1.judge.kinds.outputs import RULES, outputs_match
 from codea1.lang import language
 from codea1.problem import Problem
 from codea1.sandbox.api import CallResult, Job, JobResult
+from codea1.sandbox.pch import with_precompiled_headers
 from codea1.sandbox.runners import (
     RunResult,
     call_run,
@@ -71,9 +72,8 @@ def program_job(job_id: str, problem: Problem, source: str, inputs: Sequence[str
     if not lang.compiled:
         header = problem.imports.strip()
         return python_program_job(job_id, f"{header}\n{source}" if header else source, list(inputs), timeout)
-    return process_program_job(
-        job_id, lang.source, source, lang.compile_argv, lang.run_argv or ("{out}",), list(inputs), timeout
-    )
+    argv = with_precompiled_headers(lang.compile_argv) if lang.precompiled_headers else lang.compile_argv
+    return process_program_job(job_id, lang.source, source, argv, lang.run_argv or ("{out}",), list(inputs), timeout)
 
 
 def stop_at_first_failure(problem: Problem, expected: Sequence[str], rule: str) -> Callable[[int, CallResult], bool]:
