@@ -43,6 +43,11 @@ class Problem:
         public examples and the hidden ones; meta "public_tests" says how many come first and are shown).
     checker: how a stdio output is compared with the expected one (codea1.judge.kinds.stdio.RULES; "" is
         the source's own rule, LiveCodeBench's where the source has none).
+    checker_program: a stdio problem's special judge, where its outputs are not unique (any valid answer is
+        right): a Python 3 program that reads one JSON object {"input", "expected", "output"} on stdin (the
+        test's input, the reference output, the candidate's output) and exits with status 0 when the output
+        is right for that input (any other ending: it is not; its first line of output says why). Where
+        given, it decides instead of `checker`'s rule.
     validator: a stdio problem's input validator, where its source has one: a Python 3 program that reads
         one test input on stdin and exits with status 0 when the input keeps the problem's constraints (any
         other ending: it does not); the game counts an input it rejects as an invalid test, as one GT fails on.
@@ -64,6 +69,7 @@ class Problem:
     language: str = "python"
     io_tests: list[dict[str, str]] = field(default_factory=list)
     checker: str = ""
+    checker_program: str = ""
     validator: str = ""
 
     REQUIRED = ("id", "prompt", "description", "entry_point", "gt_solution")
@@ -74,7 +80,7 @@ class Problem:
         return self.kind == "stdio"
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as a plain dict; the task fields (kind, language, io_tests, checker, validator) only where they
+        """The record as a plain dict; the task fields (kind, language, io_tests, checker, checker_program, validator) only where they
         differ from a Python function's, so a function problem's record reads as it did before they came."""
         row = asdict(self)
         for name, default in _TASK_DEFAULTS.items():
@@ -101,11 +107,12 @@ class Problem:
             value = row.get(name)
             if not isinstance(value, str) or not value.strip():
                 raise UserError(f"{where}: field '{name}' is missing or not a non-empty string")
-        for name in ("language", "checker", "entry_point", "gt_solution", "validator"):
+        for name in ("language", "checker", "checker_program", "entry_point", "gt_solution", "validator"):
             if not isinstance(row.get(name, ""), str):
                 raise UserError(f"{where}: field '{name}' must be a string")
-        if row.get("validator") and kind != "stdio":
-            raise UserError(f"{where}: field 'validator' is for kind 'stdio' problems only")
+        for name in ("validator", "checker_program"):
+            if row.get(name) and kind != "stdio":
+                raise UserError(f"{where}: field '{name}' is for kind 'stdio' problems only")
         tests = row.get("golden_tests", []) or []
         if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
             raise UserError(f"{where}: field 'golden_tests' must be a list of strings")
@@ -113,7 +120,14 @@ class Problem:
         return cls(**{k: v for k, v in row.items() if k in known})
 
 
-_TASK_DEFAULTS: dict[str, Any] = {"kind": "call", "language": "python", "io_tests": [], "checker": "", "validator": ""}
+_TASK_DEFAULTS: dict[str, Any] = {
+    "kind": "call",
+    "language": "python",
+    "io_tests": [],
+    "checker": "",
+    "checker_program": "",
+    "validator": "",
+}
 
 
 def _check_io_tests(tests: object, kind: str, gt: object, where: str) -> None:

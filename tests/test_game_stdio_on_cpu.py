@@ -151,3 +151,33 @@ def test_a_validator_is_a_stdio_field_and_travels_with_the_problem(tmp_path):
     rows = (tmp_path / "p.jsonl").read_text().splitlines()
     assert '"validator"' in rows[0] and '"validator"' not in rows[1]  # written only where there is one
     assert read_problems_jsonl(tmp_path / "p.jsonl")[0] == problem
+
+
+# any divisor d of n with 1 < d < n, or -1 for a prime: GT prints the smallest, another right program the largest
+DIVISOR_GT = "n = int(input())\nprint(next((d for d in range(2, n) if n % d == 0), -1))"
+LARGEST = "```python\nn = int(input())\nprint(next((d for d in range(n - 1, 1, -1) if n % d == 0), -1))\n```"
+ONE = "```python\nn = int(input())\nprint(1)\n```"
+DIVISOR_CHECKER = (
+    "import json, sys\ncase = json.load(sys.stdin)\nn, d = int(case['input']), int(case['output'])\n"
+    "prime = n > 1 and all(n % k for k in range(2, int(n ** 0.5) + 1))\n"
+    "sys.exit(0 if (d == -1 and prime) or (1 < d < n and n % d == 0) else 1)"
+)
+
+
+def test_a_round_on_a_problem_with_many_correct_outputs_is_judged_by_its_checker(executor):
+    """With the problem's checker program, a candidate whose outputs differ from GT's but are right passes
+    the kept tests (and the golden ones), and one whose outputs are wrong fails them; GT's output is the
+    checker's reference."""
+    problem = _problem(
+        gt_solution=DIVISOR_GT,
+        io_tests=[{"input": "12\n", "output": "2\n"}, {"input": "7\n", "output": "-1\n"}],
+        checker_program=DIVISOR_CHECKER,
+    )
+    config = GameConfig(tests_per_suite=3, max_tests_per_suite=3)
+    suite = _inputs("15", "49", "13")
+    [result] = play_step([problem], [[LARGEST, ONE]], [[[suite], [suite]]], executor, config=config)
+    largest, one = result.codes
+    assert [s.valid_tests for s in largest.suites] == [3]
+    assert largest.code_reward == 1.0 and one.code_reward == 0.0
+    # print(2) is right for 12, wrong for 7
+    assert golden_step([problem], [[LARGEST, ONE, "```python\nprint(2)\n```"]], executor) == [[1.0, 0.0, 0.5]]

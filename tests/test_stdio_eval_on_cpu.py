@@ -72,7 +72,7 @@ def test_gt_that_fails_its_tests_excludes_the_problem_and_no_gt_uses_the_stated_
     assert bad.excluded and bad.reason.startswith("GT fails its own test 2 (fail: line 1: expected '10', got '9')")
     assert (nogt.excluded, nogt.timeout) == (False, NO_GT_TIME_LIMIT)
     assert limit.timeout == 2.5
-    assert rule.excluded and "checker program" in rule.reason
+    assert rule.excluded and "checker_program" in rule.reason
 
 
 def test_the_output_rule_decides_with_its_own_quirks(executor):
@@ -148,3 +148,67 @@ def test_a_sample_stops_at_its_first_failing_input(executor, language):
     assert (results[0].status, results[0].failed_input) == ("fail", 1)
     rest = recording.results[-1].results[1 if language == "cpp" else 0 :]
     assert [r.status for r in rest] == ["ok"] + ["skipped"] * (len(SQUARES) - 2)
+
+
+# a problem with many correct outputs: any divisor d of n with 1 < d < n, or -1 for a prime
+DIVISOR_CHECKER = """
+import json, sys
+case = json.load(sys.stdin)
+n = int(case["input"])
+words = case["output"].split()
+if len(words) != 1 or not words[0].lstrip("-").isdigit():
+    print("one integer expected")
+    sys.exit(1)
+d = int(words[0])
+prime = n > 1 and all(n % k for k in range(2, int(n ** 0.5) + 1))
+if d == -1:
+    sys.exit(0 if prime else 2)
+sys.exit(0 if 1 < d < n and n % d == 0 else 3)
+"""
+DIVISOR_GT = "n = int(input())\nprint(next((d for d in range(2, n) if n % d == 0), -1))"
+
+
+def _divisor(pid: str = "s/div", checker_program: str = DIVISOR_CHECKER) -> Problem:
+    tests = [
+        {"input": f"{n}\n", "output": f"{next((d for d in range(2, n) if n % d == 0), -1)}\n"} for n in (12, 7, 9, 100)
+    ]
+    return _stdio(pid, gt=DIVISOR_GT, io_tests=tests, checker_program=checker_program)
+
+
+def test_a_problem_with_many_correct_outputs_is_judged_by_its_checker_program(executor):
+    """Special judges: the problem's checker program reads the input, the reference output and the run's
+    output, and its exit status decides, so the largest divisor passes where GT prints the smallest, and a
+    wrong divisor fails with the checker's own reason."""
+    largest = "n = int(input())\nprint(next((d for d in range(n - 1, 1, -1) if n % d == 0), -1))"
+    wrong = "n = int(input())\nprint(1)"
+    chatty = "n = int(input())\nprint('divisor:', 2)"
+    _, results, tasks = evaluate_problems(
+        [_divisor()], [("s/div", DIVISOR_GT), ("s/div", largest), ("s/div", wrong), ("s/div", chatty)], executor
+    )
+    assert not tasks[0].excluded
+    assert [(r.passed, r.status, r.failed_input) for r in results] == [
+        (True, "pass", None),
+        (True, "pass", None),
+        (False, "fail", 0),
+        (False, "fail", 0),
+    ]
+    assert results[3].error == "checker: one integer expected"
+    assert results[2].error == "checker: exit status 3"
+    # exact comparison would have failed the largest divisor: the checker is what decides
+    exact = _stdio("s/exact", gt=DIVISOR_GT, io_tests=_divisor().io_tests)
+    _, again, _ = evaluate_problems([exact], [("s/exact", largest)], executor)
+    assert not again[0].passed
+
+
+def test_a_checker_program_that_fails_fails_the_output_and_excludes_a_gt_it_rejects(executor):
+    broken = evaluate_problems(
+        [_divisor("s/broken", "raise SystemExit(input())")], [("s/broken", DIVISOR_GT)], executor
+    )
+    assert broken[2][0].excluded and "GT fails its own test 0" in broken[2][0].reason
+    crashing = "import json, sys\njson.load(sys.stdin)\n1 / 0"
+    _, _, tasks = evaluate_problems([_divisor("s/crash", crashing)], [("s/crash", DIVISOR_GT)], executor)
+    assert tasks[0].excluded and "ZeroDivisionError" in tasks[0].reason
+    with pytest.raises(Exception, match="for kind 'stdio' problems only"):
+        Problem.from_dict({**Problem("f", "p", "d", "f", "def f(): pass").to_dict(), "checker_program": "pass"})
+    row = _divisor().to_dict()
+    assert Problem.from_dict(row) == _divisor() and "checker_program" not in _stdio("s/x", io_tests=SQUARES).to_dict()

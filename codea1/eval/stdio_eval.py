@@ -20,7 +20,7 @@ from codea1.data.check import time_limit
 from codea1.errors import UserError
 from codea1.eval.code_eval import SampleResult, sample_records
 from codea1.judge.kinds.stdio import (
-    judge_runs,
+    judge_outputs,
     program_job,
     program_runs,
     rule_of,
@@ -73,9 +73,14 @@ def prepare_stdio_tasks(
         tasks.append(task)
     with_gt = [t for t in tasks if not t.excluded and t.problem.gt_solution.strip()]
     jobs = [program_job(f"gt:{t.task_id}", t.problem, t.problem.gt_solution, t.inputs, gt_timeout) for t in with_gt]
-    for t, res in zip(with_gt, executor.run(jobs, progress) if jobs else [], strict=True):
-        runs = program_runs(t.problem, res, len(t.inputs))
-        verdicts = judge_runs(runs, t.expected, t.rule)
+    all_runs = [
+        program_runs(t.problem, res, len(t.inputs))
+        for t, res in zip(with_gt, executor.run(jobs, progress) if jobs else [], strict=True)
+    ]
+    judged = judge_outputs(
+        [(t.problem, runs, t.inputs, t.expected) for t, runs in zip(with_gt, all_runs, strict=True)], executor
+    )
+    for t, runs, verdicts in zip(with_gt, all_runs, judged, strict=True):
         bad = next((i for i, v in enumerate(verdicts) if not v.passed), None)
         if bad is not None:
             t.excluded = True
@@ -114,9 +119,13 @@ def _round(items: list[tuple[SampleResult, StdioTask, int, int]], executor: Exec
         job = program_job(f"{task.task_id}#{res.index}", task.problem, res.solution, task.inputs[a:b], task.timeout)
         job.stop = stop_at_first_failure(task.problem, task.expected[a:b], task.rule)
         jobs.append(job)
-    for (res, task, a, b), out in zip(items, executor.run(jobs) if jobs else [], strict=True):
-        runs = program_runs(task.problem, out, b - a)
-        verdicts = judge_runs(runs, task.expected[a:b], task.rule)
+    results = executor.run(jobs) if jobs else []
+    groups = [
+        (task.problem, program_runs(task.problem, out, b - a), task.inputs[a:b], task.expected[a:b])
+        for (_, task, a, b), out in zip(items, results, strict=True)
+    ]
+    for (res, _, a, _), verdicts in zip(items, judge_outputs(groups, executor), strict=True):
+        # a job stopped at its first failure: the inputs after it were skipped, and only the first counts
         bad = next((i for i, v in enumerate(verdicts) if not v.passed), None)
         if bad is None:
             res.passed, res.status, res.error, res.failed_input = True, "pass", None, None

@@ -8,7 +8,7 @@ from codea1.config import GameConfig
 from codea1.game.parsing import extract_code
 from codea1.game.rewards import golden_reward
 from codea1.judge import AssertCase, run_assertions
-from codea1.judge.kinds.stdio import judge_runs, program_job, program_runs, rule_of
+from codea1.judge.kinds.stdio import judge_outputs, program_job, program_runs
 from codea1.problem import Problem, candidate_program, gt_program
 from codea1.sandbox import OnProgress
 from codea1.sandbox.api import Executor
@@ -75,10 +75,15 @@ def _golden_stdio(
         if p.is_stdio and p.io_tests
         for m, r in enumerate(code_responses[q])
     ]
-    for (q, m, _), res in zip(plan, executor.run([job for _, _, job in plan]) if plan else [], strict=True):
-        p = problems[q]
-        runs = program_runs(p, res, len(p.io_tests))
-        verdicts = judge_runs(runs, [t["output"] for t in p.io_tests], rule_of(p))
+    results = executor.run([job for _, _, job in plan]) if plan else []
+    all_runs = [
+        program_runs(problems[q], res, len(problems[q].io_tests)) for (q, _, _), res in zip(plan, results, strict=True)
+    ]
+    groups = [
+        (problems[q], runs, [t["input"] for t in problems[q].io_tests], [t["output"] for t in problems[q].io_tests])
+        for (q, _, _), runs in zip(plan, all_runs, strict=True)
+    ]
+    for (q, m, _), runs, verdicts in zip(plan, all_runs, judge_outputs(groups, executor), strict=True):
         rewards[q][m] = golden_reward(all(r.status != "compile" for r in runs), [v.passed for v in verdicts])
 
 

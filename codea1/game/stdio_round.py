@@ -31,11 +31,10 @@ from codea1.game.matrix import CandidateRun
 from codea1.game.mistake_book import StoredTest
 from codea1.game.parsing import ParsedSuite, extract_code, parse_input_suite
 from codea1.judge.kinds.stdio import (
-    judge_runs,
+    judge_outputs,
     program_compiled,
     program_job,
     program_runs,
-    rule_of,
     validator_accepts,
     validator_job,
 )
@@ -163,13 +162,13 @@ def stdio_matrix(
         for q, m, pairs in plan
     ]
     runs = [[CandidateRun() for _ in per_q] for per_q in codes]
+    groups = []
     for (q, m, pairs), res in zip(plan, executor.run(jobs, progress) if jobs else [], strict=True):
         p = problems[q]
-        results = program_runs(p, res, len(pairs))
         expected = [decode_expected(e) for _, e in pairs]
         expected = [e if isinstance(e, str) else "" for e in expected]
-        verdicts = judge_runs(results, expected, rule_of(p))
-        run = runs[q][m]
-        run.valid = program_compiled(p, res)
-        run.passed = {pair: v.passed for pair, v in zip(pairs, verdicts, strict=True)}
+        groups.append((p, program_runs(p, res, len(pairs)), [i for i, _ in pairs], expected))
+        runs[q][m].valid = program_compiled(p, res)
+    for (q, m, pairs), verdicts in zip(plan, judge_outputs(groups, executor), strict=True):
+        runs[q][m].passed = {pair: v.passed for pair, v in zip(pairs, verdicts, strict=True)}
     return runs

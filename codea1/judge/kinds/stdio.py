@@ -2,16 +2,18 @@
 
     job = program_job("c0", problem, code, inputs, timeout)        # one job: every input, in order
     runs = program_runs(problem, executor.run([job])[0], len(inputs))
-    verdicts = judge_runs(runs, expected, rule_of(problem))
+    [verdicts] = judge_outputs([(problem, runs, inputs, expected)], executor)
 
 The child returns each run's stdout; the parent alone holds the expected outputs and compares them by the
-rule (codea1.judge.kinds.outputs). A run passes when it exits with status 0 and its output matches; a
+rule (codea1.judge.kinds.outputs), or, for a problem with many correct outputs, has the problem's checker
+program judge them in a job of its own. A run passes when it exits with status 0 and its output matches; a
 program that does not compile fails every input, with the compiler's (or Python's) first error as the
 reason, as LiveCodeBench and CodeContests count a compile error.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 
 from codea1.errors import UserError
@@ -19,7 +21,7 @@ from codea1.judge.formats.spec import Verdict
 from codea1.judge.kinds.outputs import RULES, outputs_match
 from codea1.lang import language
 from codea1.problem import Problem
-from codea1.sandbox.api import CallResult, Job, JobResult
+from codea1.sandbox.api import CallResult, Executor, Job, JobResult, OnProgress
 from codea1.sandbox.pch import with_precompiled_headers
 from codea1.sandbox.runners import (
     RunResult,
@@ -33,10 +35,14 @@ from codea1.sandbox.runners import (
 
 DEFAULT_RULE = "lcb"  # a problem whose source names no rule is compared as LiveCodeBench compares
 NO_GT_TIME_LIMIT = 6.0  # seconds per input for a problem without GT to time (LiveCodeBench's own default)
+CHECKER_PROGRAM = "program"  # rule_of's answer for a problem judged by its own checker program
+CHECKER_TIMEOUT = 10.0  # seconds for a checker program to judge one output
 
 __all__ = [
+    "CHECKER_PROGRAM",
     "DEFAULT_RULE",
     "NO_GT_TIME_LIMIT",
+    "judge_outputs",
     "judge_runs",
     "program_compiled",
     "program_job",
@@ -48,12 +54,16 @@ __all__ = [
 
 
 def rule_of(problem: Problem) -> str:
-    """The output rule the problem is judged by: its `checker`, else DEFAULT_RULE."""
+    """The output rule the problem is judged by: its `checker`, else DEFAULT_RULE; CHECKER_PROGRAM where the
+    problem ships a checker program (judge_outputs runs it)."""
+    if problem.checker_program.strip():
+        return CHECKER_PROGRAM
     rule = problem.checker or DEFAULT_RULE
     if rule not in RULES:
         raise UserError(
             f"problem {problem.id!r}: checker {rule!r} is not an output rule codea1 has ({', '.join(RULES)}); "
-            "problems with many correct outputs need a checker program, which codea1 does not run yet"
+            "a problem with many correct outputs ships its special judge as `checker_program` (a Python program; "
+            "see codea1.problem.Problem)"
         )
     return rule
 
@@ -90,7 +100,10 @@ def stop_at_first_failure(problem: Problem, expected: Sequence[str], rule: str) 
             if i == 0:
                 return not compile_call_ok(result)
             i -= 1
-        return not judge_runs([call_run(result)], [expected[i]], rule)[0].passed
+        run = call_run(result)
+        if rule == CHECKER_PROGRAM:  # its output is judged later, by the checker: only a failed run stops
+            return _run_failure(run) is not None
+        return not judge_runs([run], [expected[i]], rule)[0].passed
 
     return stop
 
@@ -118,19 +131,72 @@ def program_compiled(problem: Problem, res: JobResult) -> bool:
     return compiled_ok(res, language(problem.language).compiled)
 
 
+def _run_failure(run: RunResult) -> Verdict | None:
+    """The verdict of a run that failed whatever its output: it did not compile ("undefined"), did not end
+    ("timeout", "crash", "output limit", ...) or exited with a status other than 0 ("error"); None for a
+    run whose output decides."""
+    if run.status == "compile":
+        return Verdict(False, "undefined", run.error)
+    if run.status != "ok":
+        return Verdict(False, run.status, run.error)
+    if run.exit_code != 0:
+        return Verdict(False, "error", run.error or f"exit status {run.exit_code}")
+    return None
+
+
 def judge_runs(runs: Sequence[RunResult], expected: Sequence[str], rule: str) -> list[Verdict]:
     """A Verdict per run: "pass" when it exited with status 0 and its output matches the expected one by
     `rule`; else "fail" (a wrong output), "error" (a non-zero exit), "timeout", "crash", "undefined" (it did
-    not compile) or "output limit"."""
+    not compile) or "output limit". A problem with a checker program is judged by judge_outputs."""
+    if rule == CHECKER_PROGRAM:
+        raise ValueError("a problem with a checker program is judged by judge_outputs, which runs it")
     out = []
     for run, exp in zip(runs, expected, strict=True):
-        if run.status == "compile":
-            out.append(Verdict(False, "undefined", run.error))
-        elif run.status != "ok":
-            out.append(Verdict(False, run.status, run.error))
-        elif run.exit_code != 0:
-            out.append(Verdict(False, "error", run.error or f"exit status {run.exit_code}"))
-        else:
+        failed = _run_failure(run)
+        if failed is None:
             ok, why = outputs_match(run.stdout, exp, rule)
-            out.append(Verdict(True, "pass") if ok else Verdict(False, "fail", why))
+            failed = None if ok else Verdict(False, "fail", why)
+        out.append(failed or Verdict(True, "pass"))
     return out
+
+
+Judged = tuple[Problem, Sequence[RunResult], Sequence[str], Sequence[str]]  # problem, runs, inputs, expected
+
+
+def judge_outputs(groups: Sequence[Judged], executor: Executor, progress: OnProgress = None) -> list[list[Verdict]]:
+    """judge_runs for each (problem, runs, inputs, expected) group, by the problem's rule, or, for a problem
+    with a checker program, by that program: one sandbox job per such group, all in one batch, with the
+    input, the expected output and the run's output as the program's stdin (a JSON object); status 0 from
+    the checker is a pass, anything else a "fail" whose reason is the checker's first line of output (a
+    checker that cannot run at all fails the output too, saying so). The candidate's program never sees
+    the expected output: the checker runs in a job of its own."""
+    out: list[list[Verdict]] = []
+    jobs: list[Job] = []
+    asked: list[tuple[int, list[int]]] = []  # (group, the runs its job judges)
+    for g, (problem, runs, inputs, expected) in enumerate(groups):
+        rule = rule_of(problem)
+        if rule != CHECKER_PROGRAM:
+            out.append(judge_runs(runs, expected, rule))
+            continue
+        verdicts: list[Verdict | None] = [_run_failure(run) for run in runs]
+        todo = [i for i, v in enumerate(verdicts) if v is None]
+        out.append(verdicts)  # type: ignore[arg-type]  (filled below)
+        if todo:
+            cases = [json.dumps({"input": inputs[i], "expected": expected[i], "output": runs[i].stdout}) for i in todo]
+            jobs.append(
+                python_program_job(f"checker:{problem.id}:{g}", problem.checker_program, cases, CHECKER_TIMEOUT)
+            )
+            asked.append((g, todo))
+    for (g, todo), res in zip(asked, executor.run(jobs, progress) if jobs else [], strict=True):
+        for i, run in zip(todo, run_results(res, len(todo), compiled=False), strict=True):
+            out[g][i] = _checker_verdict(run)
+    return out
+
+
+def _checker_verdict(run: RunResult) -> Verdict:
+    if run.status == "ok" and run.exit_code == 0:
+        return Verdict(True, "pass")
+    if run.status == "ok" and run.exit_code > 0 and not run.error:  # it exited: a rejection (an uncaught
+        said = run.stdout.strip().splitlines()  # exception, a timeout or a crash is the checker's own failure)
+        return Verdict(False, "fail", f"checker: {said[0][:200] if said else f'exit status {run.exit_code}'}")
+    return Verdict(False, "fail", f"the checker program failed ({run.status}: {run.error})"[:300])
