@@ -6,6 +6,7 @@ what they should not) stay within their own job."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 
 import pytest
 
@@ -205,6 +206,20 @@ def test_no_python_run_sees_what_an_earlier_run_left(executor):
     )
     runs = _py(executor, source, ["1\n", "2\n", "3\n"])
     assert [r.stdout for r in runs] == ["1 1 []\n"] * 3
+    # round 7: the input file's mode, a FIFO put in its place, System V shared memory reached later runs
+    source = (
+        "import os, stat, ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "tmp = os.environ.get('TMPDIR', '/tmp')\n"
+        "mode = stat.S_IMODE(os.stat(os.path.join(tmp, '.stdin')).st_mode)\n"
+        "seg = libc.shmget(0x5EED, 4096, 0o600)\n"
+        "print(input().strip(), oct(mode), seg >= 0)\n"
+        "libc.shmget(0x5EED, 4096, 0o1600)\n"
+        "os.chmod(os.path.join(tmp, '.stdin'), 0o644)\n"
+        "os.unlink(os.path.join(tmp, '.stdin'))\n"
+        "os.mkfifo(os.path.join(tmp, '.stdin'))"
+    )
+    runs = _py(executor, source, ["a\n", "b\n", "c\n"])
+    assert [(r.status, r.stdout) for r in runs] == [("ok", f"{x} 0o600 False\n") for x in "abc"]
     runs = _py(executor, "import os\nprint(input())\nos._exit(4)", ["a\n"])  # no flush: nothing printed
     assert (runs[0].stdout, runs[0].exit_code) == ("", 4)
     runs = _py(executor, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", ["a\n"])
@@ -214,10 +229,14 @@ def test_no_python_run_sees_what_an_earlier_run_left(executor):
 @needs_gpp
 def test_no_cpp_run_sees_what_an_earlier_run_left(executor):
     """Round 6: a process started by one run outlived it and wrote into the next runs' output; files it left
-    and a rewritten program file reached later runs too."""
+    and a rewritten program file reached later runs too. Round 7: so did the source and the compiler's log
+    (kept past the compile) and System V shared memory (the job's IPC namespace outlives its runs)."""
     source = (
-        "#include <bits/stdc++.h>\n#include <unistd.h>\n"
+        "#include <bits/stdc++.h>\n#include <unistd.h>\n#include <sys/shm.h>\n"
         'int main(){ int x; std::cin >> x; FILE* f = fopen("left", "r"); int seen = f != nullptr;\n'
+        " if (shmget(0x5EED, 4096, 0600) >= 0) seen += 1000; shmget(0x5EED, 4096, 01600);\n"
+        ' if (FILE* s = fopen("main.cpp", "r")) { seen += 10; fclose(s); }  // the source, kept past the compile\n'
+        ' if (FILE* c = fopen(".compile", "r")) { seen += 100; fclose(c); }  // the compiler\'s log\n'
         ' if (f) fclose(f); f = fopen("left", "w"); fputs("x", f); fclose(f);\n'
         ' if (x == 1 && fork() == 0) { setsid(); for (int i = 0; i < 40; i++) { usleep(50000); write(1, "42\\n", 3); } _exit(0); }\n'
         ' if (x == 1) { unlink("program"); FILE* p = fopen("program", "w"); fputs("#!/bin/sh\\necho forged\\n", p); fclose(p); }\n'
@@ -253,19 +272,31 @@ def test_precompiled_headers_change_how_long_a_compile_takes_never_what_it_means
     if built is None:
         pytest.skip("precompiled headers cannot be built here")
     assert argv[1:5] == ("-I", f"{pch.MOUNT}/{built.rsplit('/', 1)[-1]}", "-I", built)
-    shown = ("-H", *argv[1:])  # -H: the compiler lists each header it reads, "!" marking a precompiled one
-    source = "#include <bits/stdc++.h>\nint main(){ std::vector<int> v(2); std::cout << v.size() << '\\n'; }"
-    job = process_program_job("h", CPP.source, source, (argv[0], *shown), CPP.run_argv, ["\n"], 2.0)
-    [res] = executor.run([job])
-    compiled, first = res.results[0].value
-    assert compiled and run_results(res, 1, compiled=True)[0].stdout == "2\n"
+    # the headers are valid for the language's flags: g++ reads the precompiled form ("!" in -H's list)
+    probe = subprocess.run(
+        [argv[0], "-H", *argv[1:5], *CPP.compile_argv[1:-3], "-fsyntax-only", "-x", "c++", "-"],
+        input="#include <bits/stdc++.h>\nint main(){}\n",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert probe.stderr.splitlines()[0] == f"! {built}/bits/stdc++.h.gch", probe.stderr[:300]
+    # and the sandbox sees them where its compile looks first
+    seen = _py(executor, f"import os\nprint(sorted(os.listdir({argv[2]!r})))", ["\n"])[0].stdout
     if "allowlist" in executor.isolation_level.split("+"):
-        assert first.startswith("! ") and first.endswith("bits/stdc++.h.gch"), first
+        assert seen == "['bits', 'cstdio', 'cstdio.gch', 'iostream', 'iostream.gch']\n"
+    source = "#include <bits/stdc++.h>\nint main(){ std::vector<int> v(2); std::cout << v.size() << '\\n'; }"
+    assert [r.stdout for r in _cpp(executor, source, ["\n"])] == ["2\n"]
     debug = "#define _GLIBCXX_DEBUG\n" + source.replace("v.size()", "v[5]")  # checked: aborts, as without
     runs = _cpp(executor, debug, ["\n"])
     assert runs[0].status == "ok" and runs[0].exit_code < 0
     clash = "#include <iostream>\nint y1 = 3;\nint main(){ std::cout << y1 << '\\n'; }"  # no <cmath> brought in
     assert [r.stdout for r in _cpp(executor, clash, ["\n"])] == ["3\n"]
+    # round 7: a precompiled header included again (by the program or inside another header) was not found
+    main = "\nint main(){ long long a, b; std::cin >> a >> b; std::cout << a + b << '\\n'; }"
+    for first, then in (("cstdio", "iostream"), ("iostream", "iostream"), ("iostream", "bits/stdc++.h")):
+        runs = _cpp(executor, f"#include <{first}>\n#include <{then}>{main}", ["1 2\n"])
+        assert [(r.status, r.stdout) for r in runs] == [("ok", "3\n")], (first, then, runs[0].error)
     writer = f"import os\nopen({pch.MOUNT + '/x'!r}, 'w')"
     runs = _py(executor, writer, ["\n"])
     assert runs[0].exit_code == 1 and (

@@ -12,7 +12,8 @@ program includes and only when the compile's options and macros are those it was
 reads the header itself, so a precompiled header changes how long a compile takes, never what it means.
 
 The headers (PCH_HEADERS, the usual first includes of contest programs) are compiled with the language's
-own flags from a one-line wrapper that includes the system header, into a directory keyed by the
+own flags from a one-line wrapper that includes the system header, each beside a link to the header
+itself (a later include of the same header then finds it there: the same file), into a directory keyed by the
 compiler's version and the flags, under `pch_root()` (a directory of this user's alone, outside the home
 directory that the sandbox hides). The build is atomic (a temporary directory renamed
 into place), so parallel processes never see half a header. The allow-list root binds `pch_root()`
@@ -34,6 +35,7 @@ log = logging.getLogger(__name__)
 
 PCH_HEADERS = ("bits/stdc++.h", "iostream", "cstdio")
 MOUNT = "/.codea1-pch"  # where the allow-list root shows pch_root()
+LAYOUT = 2  # of a headers' directory (2: each .gch beside a link to its header); part of its key
 BUILD_TIMEOUT = 120.0  # seconds for all headers (bits/stdc++.h alone takes 3-4 s on an idle core)
 
 
@@ -92,44 +94,51 @@ def precompiled_dir(compile_argv: tuple[str, ...]) -> str | None:
         version = subprocess.run([compiler, "-v"], check=False, capture_output=True, text=True, timeout=30).stderr
     except (OSError, subprocess.SubprocessError):
         return None
-    key = hashlib.sha256("\0".join([version, *flags, *PCH_HEADERS]).encode()).hexdigest()[:16]
+    key = hashlib.sha256("\0".join([f"layout {LAYOUT}", version, *flags, *PCH_HEADERS]).encode()).hexdigest()[:16]
     root = _own_root()
     if root is None:
         return None
     final = root / key
-    if (final / "done").is_file():
+    if final.is_dir():  # renamed into place only once complete
         return str(final)
     try:
         _build(compiler, flags, final)
-    except (OSError, subprocess.SubprocessError) as exc:
-        log.warning("precompiled headers not built (%s); C++ compiles read the headers themselves", exc)
+    except (OSError, subprocess.SubprocessError, StopIteration) as exc:
+        log.warning("precompiled headers not built (%r); C++ compiles read the headers themselves", exc)
         return None
-    return str(final) if (final / "done").is_file() else None
+    return str(final) if final.is_dir() else None
 
 
 def _build(compiler: str, flags: list[str], final: Path) -> None:
+    """Each header's precompiled form beside a link to the header itself: once a compile has read X.gch from
+    this directory, a later include of X (the program's own, or one inside another header) finds X here
+    too, and reads the same file it would have read without the directory."""
     log.info("building precompiled C++ headers (once per machine) in %s", final)
     work = Path(tempfile.mkdtemp(prefix=".build-", dir=final.parent))
     try:
         for header in PCH_HEADERS:
-            wrapper = work / "wrapper.h"
+            wrapper = work.parent / f"{work.name}.h"
             wrapper.write_text(f"#include <{header}>\n")
             target = work / f"{header}.gch"
             target.parent.mkdir(parents=True, exist_ok=True)
-            subprocess.run(
-                [compiler, *flags, "-x", "c++-header", str(wrapper), "-o", str(target)],
+            done = subprocess.run(
+                [compiler, *flags, "-H", "-x", "c++-header", str(wrapper), "-o", str(target)],
                 check=True,
                 capture_output=True,
+                text=True,
                 timeout=BUILD_TIMEOUT,
             )
             wrapper.unlink()
-        (work / "done").write_text(" ".join(PCH_HEADERS) + "\n")
+            # -H lists every header read, the wrapper's own include first (". PATH")
+            first = next(line[2:].strip() for line in done.stderr.splitlines() if line.startswith(". "))
+            os.symlink(os.path.realpath(first), work / header)
         for path in [work, *work.rglob("*")]:
-            os.chmod(path, 0o755 if path.is_dir() else 0o644)
+            if not path.is_symlink():
+                os.chmod(path, 0o755 if path.is_dir() else 0o644)
         try:
             os.rename(work, final)
         except OSError:  # another process built it first
-            if not (final / "done").is_file():
+            if not final.is_dir():
                 raise
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -43,12 +43,26 @@ COMPILE_TIMEOUT = 20.0  # seconds of CPU for one compile (g++ on a small program
 _COMMON = r"""
 import os as __os, sys as __sys, io as __io
 __codea1_cap = {cap}
+__codea1_stat = __sys.modules["stat"]
+# modules the zygote itself holds, taken from sys.modules, so that the job's flavour (codea1.sandbox.preload)
+# follows the program's own imports
+__codea1_signal, __codea1_shutil, __codea1_ctypes = (__sys.modules[m] for m in ("signal", "shutil", "ctypes"))
+__codea1_libc = __codea1_ctypes.CDLL(None, use_errno=True)
+
+def __codea1_tmp(name):
+    return __os.path.join(__os.environ.get("TMPDIR", "/tmp"), name)
 
 def __codea1_feed(data):
-    path = __os.path.join(__os.environ.get("TMPDIR", "/tmp"), ".stdin")
-    with open(path, "w", encoding="utf-8", errors="surrogateescape", newline="") as h:
+    # a new regular file each time: nothing of an earlier run's .stdin (its mode, a FIFO in its place) stays
+    path = __codea1_tmp(".stdin")
+    try:
+        __os.unlink(path)
+    except FileNotFoundError:
+        pass
+    fd = __os.open(path, __os.O_WRONLY | __os.O_CREAT | __os.O_EXCL | __os.O_NOFOLLOW, 0o600)
+    with open(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as h:
         h.write(data)
-    __codea1_onto(__os.open(path, __os.O_RDONLY), 0)
+    __codea1_onto(__os.open(path, __os.O_RDONLY | __os.O_NOFOLLOW), 0)
 
 def __codea1_onto(fd, target):
     # a program may have closed the target (open(0) closes fd 0 when collected), and then fd is it
@@ -56,26 +70,25 @@ def __codea1_onto(fd, target):
         __os.dup2(fd, target)
         __os.close(fd)
 
-def __codea1_open_fd(fd):
-    try:
-        __os.fstat(fd)
-        return True
-    except OSError:
-        return False
+def __codea1_read(path, limit):
+    # a regular file only, never waited on: a run may have put a FIFO or a link in the file's place
+    fd = __os.open(path, __os.O_RDONLY | __os.O_NONBLOCK | __os.O_NOFOLLOW)
+    with open(fd, "rb") as h:
+        if not __codea1_stat.S_ISREG(__os.fstat(fd).st_mode):
+            raise OSError("the program replaced its output file with something else than a file")
+        return h.read(limit)
 
 def __codea1_drain(path):
-    with open(path, "rb") as h:
-        raw = h.read(4 * __codea1_cap + 4)
-    text = raw.decode("utf-8", errors="replace")
+    text = __codea1_read(path, 4 * __codea1_cap + 4).decode("utf-8", errors="replace")
     return (text, False) if len(text) <= __codea1_cap else (text[:__codea1_cap], True)
 
-def __codea1_reset(group, keep):
+def __codea1_reset(group):
     # after each run: what the run started is killed (PID 1 of the job's PID namespace: every other process
-    # of the job; otherwise the run's process group) and the files it left in /tmp are removed, so that no
-    # run sees another's processes, files or writes
-    import signal as __signal, shutil as __shutil
+    # of the job; otherwise the run's process group), the System V IPC objects it made are removed (the
+    # job's IPC namespace outlives its runs) and so is every file in /tmp, so that no run sees another's
+    # processes, memory, queues or files
     try:
-        __os.kill(-1 if __os.getpid() == 1 else -group, __signal.SIGKILL)
+        __os.kill(-1 if __os.getpid() == 1 else -group, __codea1_signal.SIGKILL)
     except OSError:
         pass
     try:
@@ -83,12 +96,17 @@ def __codea1_reset(group, keep):
             pass
     except ChildProcessError:
         pass
-    tmp = __os.environ.get("TMPDIR", "/tmp")
-    for entry in __os.scandir(tmp):
-        if entry.name in keep:
+    for kind, remove in (("shm", __codea1_libc.shmctl), ("msg", __codea1_libc.msgctl), ("sem", __codea1_libc.semctl)):
+        try:
+            with open("/proc/sysvipc/" + kind) as h:
+                rows = h.read().splitlines()[1:]
+        except OSError:
             continue
+        for row in rows:
+            remove(int(row.split()[1]), 0, 0, 0)  # IPC_RMID
+    for entry in __os.scandir(__os.environ.get("TMPDIR", "/tmp")):
         if entry.is_dir(follow_symlinks=False):
-            __shutil.rmtree(entry.path, ignore_errors=True)
+            __codea1_shutil.rmtree(entry.path, ignore_errors=True)
         else:
             try:
                 __os.unlink(entry.path)
@@ -97,7 +115,7 @@ def __codea1_reset(group, keep):
 """
 
 _PYTHON = r"""
-import builtins as __builtins_module
+__builtins_module = __sys.modules["builtins"]
 __codea1_program = compile({source!r}, "<program>", "exec", dont_inherit=True)
 
 def __codea1_threads_done():
@@ -134,29 +152,28 @@ def __codea1_main(out_path, status_path):
 def __codea1_run(data):
     # each input runs in a process of its own, forked from this one: nothing one run changes (modules,
     # builtins, files, processes) reaches the next, as GT's runs start afresh
-    tmp = __os.environ.get("TMPDIR", "/tmp")
-    out_path, status_path = __os.path.join(tmp, ".stdout"), __os.path.join(tmp, ".status")
+    out_path, status_path = __codea1_tmp(".stdout"), __codea1_tmp(".status")
     __codea1_feed(data)
     pid = __os.fork()
     if pid == 0:
         __codea1_main(out_path, status_path)
     _, status = __os.waitpid(pid, 0)
     try:
-        with open(status_path, encoding="utf-8") as h:
-            head, _, error = h.read(1000).partition("\n")
+        head, _, error = __codea1_read(status_path, 1000).decode("utf-8", errors="replace").partition("\n")
         code = int(head)
     except (OSError, ValueError):  # the run ended without its status: os._exit, a signal
         code = -__os.WTERMSIG(status) if __os.WIFSIGNALED(status) else __os.waitstatus_to_exitcode(status)
         error = f"killed by signal {{-code}}" if code < 0 else ""
-    text, cut = __codea1_drain(out_path)
-    __codea1_reset(pid, (".stdin",))
+    try:
+        text, cut = __codea1_drain(out_path)
+    finally:
+        __codea1_reset(pid)
     return (text, code, error[:300], cut)
 """
 
 _PROCESS = r"""
 import subprocess as __subprocess
 __codea1_state = {{}}
-__codea1_keep = ({source_name!r}, ".compile")
 
 def __codea1_argv(parts):
     tmp = __os.environ.get("TMPDIR", "/tmp")
@@ -179,11 +196,13 @@ def __codea1_compile():
         with open(program, "rb") as h:
             __codea1_state["program"] = h.read()
     __codea1_state["compiled"] = ok
-    __codea1_reset(proc.pid, __codea1_keep + (("program",) if ok else ()))
+    __codea1_reset(proc.pid)  # the source, the log and the program are gone: each run gets the program again
+    if ok:
+        return (True, "")
     lines = [ln for ln in text.splitlines() if "error" in ln] or [ln for ln in text.splitlines() if ln.strip()]
     if not lines:  # nothing said: killed by a limit (memory, CPU, file size) or a silent failure
         lines = [f"the compiler was killed by signal {{-code}}" if code < 0 else f"the compiler exited with status {{code}} and no message"]
-    return (ok, lines[0].replace(tmp + "/", "")[:300])
+    return (False, lines[0].replace(tmp + "/", "")[:300])
 
 def __codea1_restore():
     path = __os.path.join(__os.environ.get("TMPDIR", "/tmp"), "program")
@@ -206,8 +225,10 @@ def __codea1_run(data):
         proc = __subprocess.Popen(__codea1_argv({run_argv!r}), stdin=0, stdout=out, stderr=__subprocess.DEVNULL,
                                   cwd=tmp, start_new_session=True)
         code = proc.wait()
-    text, cut = __codea1_drain(out_path)
-    __codea1_reset(proc.pid, __codea1_keep)
+    try:
+        text, cut = __codea1_drain(out_path)
+    finally:
+        __codea1_reset(proc.pid)
     return (text, code, "" if code == 0 else (f"killed by signal {{-code}}" if code < 0 else f"exit status {{code}}"), cut)
 """
 
