@@ -32,12 +32,14 @@ Costs:
   decides every verdict in one interpreter, so past some number of slots a pool stops scaling (more pools
   per node: ray.sandbox_pools_per_node).
 
-Two layouts, printed side by side for each node count:
+Three layouts, printed side by side for each node count:
 - **colocated** (verl-style): every GPU holds both policies' learner shards and engines; each role samples
   on all GPUs in turn (the other asleep), then each role trains on all GPUs in turn;
-- **codea1** (today's `placement.learner_ranks`, `--learner-ranks` per policy): each policy samples and
+- **codea1** (`placement.learner_ranks`, `--learner-ranks` per policy, on one node): each policy samples and
   trains on its own GPUs, the two policies' GPUs apart; a role's sampling has its own ranks only, the
-  game's order makes code sampling and test sampling sequential, and the two updates run at the same time.
+  game's order makes code sampling and test sampling sequential, and the two updates run at the same time;
+- **codea1 span** (`placement.span_nodes`): the same with half of all GPUs per policy, its ranks spanning
+  nodes, its FSDP gathers then crossing the network (--inter-node-gbps) once a policy is larger than a node.
 The phases of a step run one after the other (generate codes, generate tests, execute, score, train).
 A third row models **one-step-off** (`train.one_step_off`, docs/algorithm.md): both policies' engines on S
 GPUs of their own and both learners on the rest, step t+1 sampled while step t executes and learns; a step
@@ -126,6 +128,13 @@ def main() -> None:
     ap.add_argument("--sync-gbps", type=float, default=10.0, help="GB/s of a weight sync (write + engine reload)")
     ap.add_argument("--wake-s", type=float, default=2.0, help="seconds per sleep + wake of a colocated engine")
     ap.add_argument("--gather-gbps", type=float, default=150.0, help="GB/s of FSDP all-gathers (NVLink, in-node)")
+    ap.add_argument(
+        "--inter-node-gbps",
+        type=float,
+        default=25.0,
+        help="GB/s per GPU of an all-gather whose ring crosses nodes (the network: 25 = a 200 Gb/s NIC per GPU; "
+        "an 8-GPU H100/H200 node with one 400 Gb/s NIC per GPU has 50)",
+    )
     ap.add_argument("--params", type=float, default=1.54e9, help="model parameters")
     ap.add_argument("--peak-tflops", type=float, default=989.0, help="GPU bf16 dense peak (H100 SXM: 989)")
     ap.add_argument("--mfu", type=float, default=0.35, help="model FLOPs utilisation of learner passes")
@@ -184,6 +193,8 @@ def main() -> None:
         wake_s=args.wake_s,
         gather_gbps=args.gather_gbps,
         micro_batch_tokens=cfg.policy.micro_batch_tokens,
+        gpus_per_node=args.gpus_per_node,
+        inter_node_gbps=args.inter_node_gbps,
     )
     print(f"config: {args.config}")
     print(
@@ -218,6 +229,7 @@ def main() -> None:
         steps = {
             "colocated": (model.colocated(gpus), None),
             "codea1": (model.codea1(min(args.learner_ranks, gpus // 2)), None),
+            "codea1 span": (model.codea1(gpus // 2), None),
             f"1-off S={samplers}": (off, off_step),
         }
         base = sum(steps["colocated"][0].values()) + sandbox
@@ -258,6 +270,8 @@ class StepModel:
     wake_s: float
     gather_gbps: float
     micro_batch_tokens: int
+    gpus_per_node: int = 8
+    inter_node_gbps: float = 25.0
 
     def _generate(self, rows: int, mean: int, longest: int, gpus: int) -> float:
         """A generate call: the batch's tokens over the GPUs, then the tail of its longest sample."""
@@ -268,7 +282,9 @@ class StepModel:
         score = tokens * self.fwd / gpus
         train = tokens * self.fwd * (self.train_factor + (1 if self.ref else 0)) / gpus
         passes = max(1, -(-tokens // (gpus * self.micro_batch_tokens)))  # micro-batches per rank
-        gathers = (3 * passes + 1) * self.weight_gb / self.gather_gbps if gpus > 1 else 0.0  # fwd, bwd, recompute
+        # fwd, bwd, recompute: over NVLink within a node, over the network once the ranks span nodes
+        gbps = self.gather_gbps if gpus <= self.gpus_per_node else self.inter_node_gbps
+        gathers = (3 * passes + 1) * self.weight_gb / gbps if gpus > 1 else 0.0
         return score, train, gathers
 
     def colocated(self, gpus: int) -> dict[str, float]:

@@ -460,8 +460,16 @@ class PlacementSection(Section):
     place_timeout: float = knob(
         300.0,
         "backend ray: seconds to wait for the cluster to reserve a policy's ranks (one placement group "
-        "per policy, all its ranks on one node); past it the run stops and says what it asked for",
+        "per policy, all its ranks on one node unless span_nodes); past it the run stops and says what it "
+        "asked for",
         low=1.0,
+    )
+    span_nodes: bool = knob(
+        False,
+        "backend ray: a policy's ranks may span nodes (Ray's PACK strategy: as few nodes as hold them), so "
+        "that a policy samples and trains on more GPUs than one node has; its torch.distributed group (the "
+        "gradient sums, FSDP's gathers) then crosses the network between nodes. false: all on one node "
+        "(STRICT_PACK), the node's own links only",
     )
     fsdp: bool = knob(
         False,
@@ -950,6 +958,11 @@ def _cross_check(cfg: Config) -> None:
         raise UserError(
             "config key 'placement.fsdp' shards a policy over its data-parallel ranks: it needs "
             "placement.backend ray and placement.learner_ranks of 2 or more"
+        )
+    if cfg.placement.span_nodes and cfg.placement.backend != "ray":
+        raise UserError(
+            "config key 'placement.span_nodes' lets a policy's Ray actors span nodes: it needs "
+            "placement.backend ray (placement.backend local runs every policy in this process)"
         )
     if cfg.placement.fsdp and cfg.model.mode != "full":
         raise UserError(

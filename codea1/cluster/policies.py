@@ -123,6 +123,10 @@ class _PolicyHost:
             "torch_threads": torch.get_num_threads(),
             # the weights this rank holds (a shard's elements where sharded)
             "weights_held": {k: local_numel(p.model.parameters()) for k, p in live.items()},
+            # the sum of the weights this rank holds: replicated ranks agree on it after every update
+            "weights_sum": {
+                k: float(sum(t.detach().double().sum() for t in p.model.parameters())) for k, p in live.items()
+            },
         }
 
     def address(self) -> tuple[str, int]:
@@ -281,7 +285,8 @@ def _remove_group(ray: ModuleType, group: PlacementGroup) -> None:
 def _reserve_ranks(ray: ModuleType, cfg: Config, name: str) -> tuple[list[Any], _Reservation | None]:
     """One scheduling strategy per rank of a policy: the bundles of one placement group (a rank's CPUs and
     GPUs each), all on one node (STRICT_PACK: the ranks of one torch.distributed group talk over the node's
-    links, never across nodes), reserved before any rank starts. A cluster that cannot hold them is an error
+    links, never across nodes) or, with placement.span_nodes, on as few nodes as hold them (PACK: a policy
+    larger than a node spans several), reserved before any rank starts. A cluster that cannot hold them is an error
     within `placement.place_timeout` seconds, not a rank that waits forever for a GPU. The group is this
     driver's: Ray removes it, with the actors, when the run's process ends."""
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
@@ -290,15 +295,21 @@ def _reserve_ranks(ray: ModuleType, cfg: Config, name: str) -> tuple[list[Any], 
     bundle = {k: v for k, v in (("CPU", place.cpus_per_policy), ("GPU", place.gpus_per_policy)) if v > 0}
     if not bundle:  # nothing reserved per rank: nothing to place
         return [None] * place.learner_ranks, None
-    group = ray.util.placement_group([bundle] * place.learner_ranks, strategy="STRICT_PACK")
+    strategy = "PACK" if place.span_nodes else "STRICT_PACK"
+    group = ray.util.placement_group([bundle] * place.learner_ranks, strategy=strategy)
     ready, _ = ray.wait([group.ready()], timeout=place.place_timeout)
     if not ready:
         _remove_group(ray, group)
         asked = " and ".join(f"{v:g} {k}" for k, v in bundle.items())
+        where, more = (
+            ("in the cluster", "add nodes")
+            if place.span_nodes
+            else ("on one node", "add a node that holds them, or let the ranks span nodes (placement.span_nodes)")
+        )
         raise UserError(
-            f"the Ray cluster could not reserve the {name}'s {place.learner_ranks} rank(s) of {asked} each on "
-            f"one node within {place.place_timeout:g}s (placement.place_timeout); `ray status` shows what it "
-            "has: lower placement.learner_ranks or the per-policy CPUs and GPUs, or add a node that holds them"
+            f"the Ray cluster could not reserve the {name}'s {place.learner_ranks} rank(s) of {asked} each "
+            f"{where} within {place.place_timeout:g}s (placement.place_timeout); `ray status` shows what it "
+            f"has: lower placement.learner_ranks or the per-policy CPUs and GPUs, or {more}"
         )
     strategies = [
         PlacementGroupSchedulingStrategy(group, placement_group_bundle_index=r) for r in range(place.learner_ranks)
