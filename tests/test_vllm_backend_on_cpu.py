@@ -777,3 +777,40 @@ def test_cpu_defaults_fit_the_learner(fake_vllm, monkeypatch, tmp_path):
     assert (engine_dtype(gpu), engine_eager(gpu.rollout)) == ("bfloat16", False)
     pinned = config_from_dict({"rollout": {"backend": "vllm", "vllm_dtype": "bfloat16", "vllm_enforce_eager": False}})
     assert (engine_dtype(pinned), engine_eager(pinned.rollout)) == ("bfloat16", False)
+
+
+def test_a_worker_reloads_weights_inside_its_own_vllm_config_context():
+    """vLLM's Worker.reload_weights runs the model runner's inside `set_current_vllm_config` (the weight
+    loaders read the current config); the extension called the runner's directly, outside it. It now calls
+    the worker's own, and the runner's only where the worker has none."""
+    from codea1.inference.vllm_worker import WeightSync, load_pairs
+
+    entered = []
+
+    class Runner:
+        def reload_weights(self, weights_iterator=None, weights_path=None):
+            entered.append(("runner", inside[-1] if inside else None, weights_path))
+
+    inside: list[str] = []
+
+    class Worker(WeightSync):  # vLLM mixes the extension into its Worker class
+        device = "cpu"
+        model_runner = Runner()
+
+        def reload_weights(self, *args, **kwargs):
+            inside.append("vllm config")
+            try:
+                self.model_runner.reload_weights(*args, **kwargs)
+            finally:
+                inside.pop()
+
+    Worker().codea1_reload_weights("/weights")
+    load_pairs(Worker(), [("w", torch.ones(2))])
+    assert entered == [("runner", "vllm config", "/weights"), ("runner", "vllm config", None)]
+
+    class BareWorker(WeightSync):  # a worker without the method: the runner's, as before
+        device = "cpu"
+        model_runner = Runner()
+
+    BareWorker().codea1_reload_weights("/weights")
+    assert entered[-1] == ("runner", None, "/weights")

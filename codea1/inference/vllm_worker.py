@@ -3,8 +3,9 @@
 process or in the engine's own processes, with any tensor parallelism. Only the method's name and a path
 cross a process: never a closure (vLLM's workers refuse a pickled one) and never a tensor (vLLM's message
 encoder delivers a tensor in an RPC's arguments as an encoded list, which crashed the sync on the real
-engine). Each worker reloads the learner's safetensors file through its model runner's `reload_weights`,
-which keeps the shard of each tensor its rank holds and processes the weights as a first load does.
+engine). Each worker reloads the learner's safetensors file through its own `reload_weights` (the model runner's,
+inside the worker's vLLM config context), which keeps the shard of each tensor its rank holds and processes
+the weights as a first load does.
 Imports nothing of vLLM: the engine resolves this class by its qualified name (WORKER_EXTENSION).
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 WORKER_EXTENSION = "codea1.inference.vllm_worker.WeightSync"
@@ -29,13 +30,23 @@ def load_pairs(worker: object, weights: Sequence[tuple[str, Any]]) -> int:
     it runs only in the worker's own process, from codea1_reload_weights."""
     device = getattr(worker, "device", None)
     pairs = [(name, t.to(device) if device is not None else t) for name, t in weights]
-    runner = getattr(worker, "model_runner")  # noqa: B009 (a vLLM worker's attribute, typed as object here)
-    reload = getattr(runner, "reload_weights", None)
-    if callable(reload):
+    reload = _reloader(worker)
+    if reload is not None:
         reload(weights_iterator=iter(pairs))
     else:
-        runner.model.load_weights(weights=pairs)
+        getattr(worker, "model_runner").model.load_weights(weights=pairs)  # noqa: B009
     return len(pairs)
+
+
+def _reloader(worker: object) -> Callable[..., object] | None:
+    """The worker's own `reload_weights` (vLLM's Worker runs its model runner's inside the worker's vLLM
+    config context, which the reload's weight loaders read), else the model runner's, else None."""
+    own = getattr(type(worker), "reload_weights", None)
+    if callable(own):
+        return getattr(worker, "reload_weights")  # noqa: B009
+    runner = getattr(worker, "model_runner")  # noqa: B009 (a vLLM worker's attribute, typed as object here)
+    reload = getattr(runner, "reload_weights", None)
+    return reload if callable(reload) else None
 
 
 class WeightSync:
@@ -47,8 +58,8 @@ class WeightSync:
         its state_dict): through the model runner's `reload_weights` (vLLM's path, which processes the new
         weights as a first load does) where it has one; else the files' tensors into `load_weights`."""
 
-        reload = getattr(self.model_runner, "reload_weights", None)
-        if callable(reload):
+        reload = _reloader(self)
+        if reload is not None:
             reload(weights_path=folder)
             return len(glob.glob(os.path.join(folder, "*.safetensors")))
         from safetensors.torch import load_file
