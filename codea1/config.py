@@ -920,7 +920,14 @@ def _one_step_off_rules(cfg: Config) -> None:
     if not cfg.train.one_step_off:
         return
     refusals = [
-        (engine_entry(cfg.rollout.backend).name == "vllm", "rollout.backend vllm (a copy of the model samples)"),
+        (
+            engine_entry(cfg.rollout.backend).name == "vllm" and cfg.model.mode != "full",
+            f"rollout.backend vllm and model.mode {cfg.model.mode} (the engine samples from a snapshot of full weights)",
+        ),
+        (
+            engine_entry(cfg.rollout.backend).name == "vllm" and cfg.rollout.sampler_device is not None,
+            "rollout.sampler_device and rollout.backend vllm (the engine is the sampling copy, on its own device)",
+        ),
         (cfg.placement.backend != "local", "placement.backend ray"),
         (cfg.model.mode == "dual-lora", "model.mode dual-lora (two adapters on one shared model)"),
         (

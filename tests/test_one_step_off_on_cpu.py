@@ -107,7 +107,8 @@ def test_a_run_resumes_exactly_with_its_rollout_in_flight(kill_at: str, tmp_path
 @pytest.mark.parametrize(
     "section",
     [
-        {"rollout": {"backend": "vllm"}},
+        {"rollout": {"backend": "vllm"}, "model": {"mode": "lora"}},
+        {"rollout": {"backend": "vllm", "sampler_device": "cpu"}},
         {"placement": {"backend": "ray"}},
         {"model": {"mode": "dual-lora"}},
         {"train": {"dynamic_sampling": "dapo"}},

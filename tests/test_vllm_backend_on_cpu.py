@@ -814,3 +814,33 @@ def test_a_worker_reloads_weights_inside_its_own_vllm_config_context():
 
     BareWorker().codea1_reload_weights("/weights")
     assert entered[-1] == ("runner", None, "/weights")
+
+
+def test_one_step_off_samples_each_role_from_its_snapshot_on_the_shared_engine(fake_vllm, tmp_path):
+    """train.one_step_off with the vLLM engine: each role's copy is a snapshot taken between updates; the
+    engine (one for both roles) loads a role's snapshot before sampling for it, never the learner's weights
+    of the moment, which move on while the snapshot samples."""
+    from codea1.train.one_step_off import EngineCopy, sampling_copies
+
+    code, test = build(config(), tmp_path)
+    [llm] = FakeLLM.created
+    copies = sampling_copies([code, test], None)
+    assert all(isinstance(c, EngineCopy) for c in copies.values())
+    code_copy, test_copy = copies[id(code)], copies[id(test)]
+    for c in (code_copy, test_copy):
+        c.refresh()
+    taken = {k: v.clone() for k, v in code.model.state_dict().items()}
+    _bump(code)  # the learner's update t, while the copies sample step t+1
+    _bump(test)
+    gen = GenerationConfig(n=1, seed=0)
+    code_copy.generate(PROMPTS, gen)
+    loaded = llm.calls("load_weights")[-1][1]
+    assert all(torch.equal(loaded[k], v) for k, v in taken.items())
+    assert not all(torch.equal(loaded[k], v) for k, v in code.model.state_dict().items())
+    n = len(llm.calls("load_weights"))
+    test_copy.generate(PROMPTS, gen)  # the other role's snapshot goes in, then stays
+    test_copy.generate(PROMPTS, gen)
+    assert len(llm.calls("load_weights")) == n + 1
+    code.generate(PROMPTS, gen)  # the policy's own engine use afterwards syncs its current weights again
+    last = llm.calls("load_weights")[-1][1]
+    assert all(torch.equal(last[k], v) for k, v in code.model.state_dict().items())

@@ -20,7 +20,8 @@ A checkpoint after step t waits for step t+1's rollout and saves it with the run
 resume at t+1 trains on exactly the samples the uninterrupted run would have (the copy would have needed the
 weights after update t-1, which the checkpoint does not keep). The two models share the machine's cores
 (or GPU) unless `rollout.sampler_device` puts the copies elsewhere: the overlap pays where the copy samples
-on a device of its own.
+on a device of its own. With rollout.backend vllm the engine is the copy (EngineCopy): it samples from a
+snapshot of the learner's weights taken at step 2, in the engine's own process where it has one.
 """
 
 from __future__ import annotations
@@ -39,13 +40,14 @@ import torch
 
 from codea1.errors import UserError
 from codea1.inference.rollout import GenerationConfig, Sample, TransformersRollout
+from codea1.inference.vllm_backend import VLLMRollout
 from codea1.train.checkpoint import ONE_STEP_OFF_DIR, ROLLOUT_IN_FLIGHT
 
 if TYPE_CHECKING:
     from codea1.problem import Problem
     from codea1.rl.policy import Policy
 
-__all__ = ["ONE_STEP_OFF_DIR", "OneStepOff", "Rollout", "SamplingCopy", "sampling_copies"]
+__all__ = ["ONE_STEP_OFF_DIR", "EngineCopy", "OneStepOff", "Rollout", "SamplingCopy", "sampling_copies"]
 
 
 @dataclass
@@ -124,7 +126,7 @@ class OneStepOff:
 
     def __init__(
         self,
-        copies: Sequence[SamplingCopy],
+        copies: Sequence[SamplingCopy | EngineCopy],
         draw: Callable[[int, list[Problem]], tuple[list, list | None, dict[str, float]]],
         next_batch: Callable[[int], list[Problem] | None],
     ) -> None:
@@ -200,10 +202,60 @@ class OneStepOff:
         self._thread.start()
 
 
-def sampling_copies(policies: Sequence[Policy | None], device: str | None) -> dict[int, SamplingCopy]:
-    """One copy per distinct policy (selfplay's one policy plays both roles), by id of the policy."""
-    out: dict[int, SamplingCopy] = {}
+class EngineCopy:
+    """The sampling side of a policy whose engine is vLLM's (rollout.backend vllm): the engine is already a
+    copy of the weights, apart from the learner, so the copy is a snapshot of the learner's weights taken
+    between updates (`refresh`), loaded into the engine before it samples for this policy. The engine never
+    reads the learner while it learns (its own lazy sync is off here), so a policy whose engine it shares
+    with the other role (the CPU presets: one model, one engine) still samples each role from its snapshot."""
+
+    def __init__(self, policy: Policy) -> None:
+        rollout = policy.rollout
+        if getattr(rollout, "adapter", None) is not None:
+            raise UserError("train.one_step_off with rollout.backend vllm takes full weights: use model.mode full")
+        self.policy = policy
+        self.view = copy.copy(rollout)
+        self.view.policy = None  # no lazy sync from the learner: this copy says which weights the engine holds
+        self.snapshot: dict[str, torch.Tensor] | None = None
+        self.weights_step = int(policy.step)
+        self.rollout = _SnapshotEngine(self)
+
+    def refresh(self) -> None:
+        """Takes the learner's current weights (between updates: nothing else writes them now)."""
+        policy = self.policy
+        weights = policy.engine_weights() if hasattr(policy, "engine_weights") else policy.model.state_dict()
+        self.snapshot = {name: t.detach().clone() for name, t in weights.items()}
+        self.weights_step = int(policy.step)
+
+    def generate(
+        self, prompts: Sequence, gen: GenerationConfig | None = None, prompt_index: Sequence[int] | None = None
+    ) -> list[list[Sample]]:
+        return self.policy.generate(prompts, gen, prompt_index, backend=self.rollout)
+
+
+class _SnapshotEngine:
+    """The backend an EngineCopy hands its policy: the engine, holding the copy's snapshot."""
+
+    def __init__(self, owner: EngineCopy) -> None:
+        self.owner = owner
+
+    def generate(self, prompts: Sequence, gen: GenerationConfig, prompt_index: Sequence[int] | None = None) -> list:
+        owner = self.owner
+        view, held = owner.view, (id(owner), owner.weights_step)
+        if owner.snapshot is None:
+            raise RuntimeError("an engine copy samples only after refresh() took the learner's weights")
+        if view.engine.holder != held:
+            view.load_weights(owner.snapshot)
+            view.engine.holder = held
+        return view.generate(prompts, gen, prompt_index)
+
+
+def sampling_copies(policies: Sequence[Policy | None], device: str | None) -> dict[int, SamplingCopy | EngineCopy]:
+    """One copy per distinct policy (selfplay's one policy plays both roles), by id of the policy: a copy of
+    the model on `device` for the loop and hf-generate engines, a snapshot for the vLLM engine."""
+    out: dict[int, SamplingCopy | EngineCopy] = {}
     for policy in policies:
         if policy is not None and id(policy) not in out:
-            out[id(policy)] = SamplingCopy(policy, device)
+            vllm = isinstance(policy.rollout, VLLMRollout)
+            out[id(policy)] = EngineCopy(policy) if vllm else SamplingCopy(policy, device)
     return out
