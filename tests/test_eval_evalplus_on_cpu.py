@@ -273,3 +273,27 @@ def test_entry_point_is_what_a_ref_func_loop_calls():
     )
     facts = check_program_facts(program, "adjac")  # MBPP/630's function_name field names GT's helper
     assert facts["called"] == "get_coordinates" and facts["atol"] == 0 and facts["golden_tests"] == []
+
+
+def test_release_rows_keep_their_inputs_as_data(executor):
+    """An EvalPlus release row's inputs were written into a check() program by their repr and parsed back,
+    so an input of inf (repr `inf`, a name no program defines) excluded the task; they now go to the calls
+    as data, and the task is judged."""
+    row = {
+        "task_id": "HumanEval/900",
+        "prompt": 'def clamp(x):\n    """x, or 0.0 where x is below it."""\n',
+        "entry_point": "clamp",
+        "canonical_solution": "    return max(x, 0.0)\n",
+        "base_input": [[1.5], [float("inf")]],
+        "plus_input": [[float("-inf")], [-2]],
+        "atol": 0,
+    }
+    p = evalplus_release_problem(row, "row")
+    assert p.test_code == "" and p.meta["evalplus_inputs"][1] == [float("inf")]
+    samples = [
+        ("HumanEval/900", "def clamp(x):\n    return x if x > 0 else 0.0\n"),
+        ("HumanEval/900", "def clamp(x):\n    return abs(x)\n"),  # wrong on -inf and -2
+    ]
+    summary, results, _ = evaluate_samples([p], samples, executor)
+    assert summary["excluded"] == [] and [r.passed for r in results] == [True, False]
+    assert results[1].failed_input == 2

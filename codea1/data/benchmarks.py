@@ -60,16 +60,13 @@ def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
 
 
 def evalplus_release_problem(row: dict[str, Any], where: str) -> Problem:
-    """A Problem from one EvalPlus release row; the check program's expected values come from GT."""
+    """A Problem from one EvalPlus release row: its inputs (base and plus) as data, the expected values
+    from GT."""
     for name in ("task_id", "prompt", "canonical_solution", "entry_point", "base_input"):
         if name not in row:
             raise UserError(f"{where}: EvalPlus row lacks field '{name}'")
     inputs = list(row["base_input"]) + list(row.get("plus_input") or [])
     atol = float(row.get("atol") or 0)
-    test_code = (
-        f"{EVALPLUS_HELPERS}\n\ndef check(candidate):\n    inputs = {inputs!r}\n"
-        f"    for i, inp in enumerate(inputs):\n        assertion(candidate(*inp), exp, {atol!r})\n"
-    )
     prompt = row["prompt"]
     solution = row["canonical_solution"]
     gt = solution if f"def {row['entry_point']}" in solution else prompt + solution
@@ -80,9 +77,10 @@ def evalplus_release_problem(row: dict[str, Any], where: str) -> Problem:
         entry_point=row["entry_point"],
         gt_solution=gt,
         source="evalplus",
-        test_code=test_code,
         split="eval",
-        meta={"test_format": "evalplus", "atol": atol},
+        # the inputs as data (codea1.judge.formats.evalplus.spec_from_inputs), never a program written and
+        # parsed back: an input such as inf or nan has no repr a program could read
+        meta={"test_format": "evalplus", "atol": atol, "evalplus_inputs": inputs},
     )
 
 

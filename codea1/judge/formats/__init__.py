@@ -40,10 +40,15 @@ __all__ = [
 
 
 def spec_for(problem: Problem) -> CheckSpec | None:
-    """The problem's own check program (HumanEval's run whole, EvalPlus's parsed), else its golden asserts;
-    None when it has no tests this package can read."""
+    """The problem's own check program (HumanEval's run whole, EvalPlus's parsed, an EvalPlus release row's
+    inputs as data), else its golden asserts; None when it has no tests this package can read."""
     if problem.test_code and problem.meta.get("test_format") == "humaneval":
         spec = humaneval.humaneval_spec(problem.test_code, problem.entry_point, problem.gt_solution)
+        if spec is not None:
+            return spec
+    inputs = problem.meta.get("evalplus_inputs") if problem.meta.get("test_format") == "evalplus" else None
+    if isinstance(inputs, list):  # an EvalPlus release row: its inputs as data
+        spec = evalplus.spec_from_inputs(inputs, problem.meta.get("atol") or 0.0, problem.entry_point, problem.id)
         if spec is not None:
             return spec
     if problem.test_code:

@@ -25,6 +25,7 @@ import warnings
 from typing import Any
 
 from codea1.judge.formats.spec import CheckSpec, Verdict, check_def, list_elements, value_source
+from codea1.judge.literals import plain_source
 
 
 def parse_evalplus(test_code: str, entry_point: str, gt_fallback: bool = True, task_id: str = "") -> CheckSpec | None:
@@ -66,8 +67,7 @@ def parse_evalplus(test_code: str, entry_point: str, gt_fallback: bool = True, t
             atol = float(ast.literal_eval(call.args[2]))
         except (ValueError, TypeError, SyntaxError):
             return None
-        spec.callee, spec.atol = callee, atol
-        spec.calls = [f"__codea1_typed({callee}(*{src}))" for src in inputs_src]
+        _assertion_calls(spec, callee, atol, inputs_src)
         exp = call.args[1]
         if isinstance(exp, ast.Name) and results is not None and len(results) == len(inputs):
             spec.expected_calls = [f"__codea1_typed({ast.unparse(e)})" for e in results]
@@ -76,9 +76,7 @@ def parse_evalplus(test_code: str, entry_point: str, gt_fallback: bool = True, t
             spec.expected_calls = [f"__codea1_typed({exp.func.id}(*{src}))" for src in inputs_src]
         elif not gt_fallback:
             return None  # expected values come from GT (spec.expected_calls stays None)
-        spec.oracle = evalplus_oracle(task_id, callee)
-        if spec.oracle in ORACLE_FUNCTIONS:
-            spec.alt_calls = [f"{ORACLE_FUNCTIONS[spec.oracle]}(*{src})" for src in inputs_src]
+        _oracle(spec, task_id, callee, inputs_src)
         return spec
     # another loop body: find the candidate call `param(*inp)` and substitute its value later
     spec.mode, spec.callee = "custom", entry_point
@@ -88,6 +86,32 @@ def parse_evalplus(test_code: str, entry_point: str, gt_fallback: bool = True, t
     if results is not None and len(results) == len(inputs):
         spec.expected_calls = [f"__codea1_plain({ast.unparse(e)})" for e in results]
     return spec
+
+
+def spec_from_inputs(inputs: list, atol: float, entry_point: str, task_id: str = "") -> CheckSpec | None:
+    """The check of an EvalPlus release row, built from its inputs as data (base_input + plus_input: one
+    list of arguments per test), the expected values from GT, the task's special oracle where it has one.
+    No program is written and parsed back: a value a program's text cannot hold by its repr (inf, nan)
+    reaches the call as itself. None when an input is not a list of plain values."""
+    try:
+        inputs_src = [plain_source(list(args)) for args in inputs]
+    except (TypeError, ValueError, RecursionError):
+        return None
+    spec = CheckSpec(calls=[], inputs=inputs_src, expected_calls=None, helpers="", imports="")
+    _assertion_calls(spec, entry_point, float(atol), inputs_src)
+    _oracle(spec, task_id, entry_point, inputs_src)
+    return spec
+
+
+def _assertion_calls(spec: CheckSpec, callee: str, atol: float, inputs_src: list[str]) -> None:
+    spec.callee, spec.atol = callee, atol
+    spec.calls = [f"__codea1_typed({callee}(*{src}))" for src in inputs_src]
+
+
+def _oracle(spec: CheckSpec, task_id: str, callee: str, inputs_src: list[str]) -> None:
+    spec.oracle = evalplus_oracle(task_id, callee)
+    if spec.oracle in ORACLE_FUNCTIONS:
+        spec.alt_calls = [f"{ORACLE_FUNCTIONS[spec.oracle]}(*{src})" for src in inputs_src]
 
 
 # EvalPlus's special oracles (evalplus 0.3.1, evalplus/eval/_special_oracle.py and unsafe_execute), by
