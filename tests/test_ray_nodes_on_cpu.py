@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 ray = pytest.importorskip("ray")
+# a Ray cluster of its own beside the other Ray tests' sessions: run alone, after the parallel part
+pytestmark = pytest.mark.serial
 
 from ray.cluster_utils import Cluster
 

@@ -110,7 +110,7 @@ class _PolicyHost:
 
         import torch
 
-        from codea1.rl.distributed import local_numel
+        from codea1.rl.distributed import local_numel, local_sum
 
         live = {k: p for k, p in self.policies.items() if p is not None}
         return {
@@ -123,10 +123,9 @@ class _PolicyHost:
             "torch_threads": torch.get_num_threads(),
             # the weights this rank holds (a shard's elements where sharded)
             "weights_held": {k: local_numel(p.model.parameters()) for k, p in live.items()},
-            # the sum of the weights this rank holds: replicated ranks agree on it after every update
-            "weights_sum": {
-                k: float(sum(t.detach().double().sum() for t in p.model.parameters())) for k, p in live.items()
-            },
+            # the sum of the weights this rank holds (its shards where sharded, asked of this rank alone: no
+            # collective): replicated ranks agree on it after every update
+            "weights_sum": {k: local_sum(p.model.parameters()) for k, p in live.items()},
         }
 
     def address(self) -> tuple[str, int]:

@@ -129,6 +129,11 @@ def local_numel(tensors: Iterable[Any]) -> int:
     return sum((t.to_local() if hasattr(t, "to_local") else t).numel() for t in tensors)
 
 
+def local_sum(tensors: Iterable[Any]) -> float:
+    """The sum of the elements this rank holds of `tensors` (a DTensor's local shard: no collective)."""
+    return float(sum(float((t.to_local() if hasattr(t, "to_local") else t).detach().double().sum()) for t in tensors))
+
+
 def full_value(t: torch.Tensor) -> torch.Tensor:
     """A DTensor's whole value (a collective: every rank of its mesh calls it), or the tensor itself."""
     return t.full_tensor() if hasattr(t, "full_tensor") else t
