@@ -637,8 +637,6 @@ class LocalExecutor:
                 if not self._set_up_again(zygote, reader, setup, pending, results, limits):
                     break
                 start, stdout = self._read_calls(zygote, reader, pending, results, limits, job_t0, job.stop)
-                if start < n and _stopped(job, results, start):
-                    break
             finally:
                 sent += reader.total
                 os.close(res_r)
@@ -698,8 +696,9 @@ class LocalExecutor:
         stop: Callable[[int, CallResult], bool] | None = None,
     ) -> tuple[int, str]:
         """Reads the pending calls' results, in order, into `results` (call i within limits[i] seconds). A
-        call that does not return in time or in form ends the child. Returns the call the next child starts
-        from (past the end once every call returned) and the job's stdout (once every call returned; ""
+        call that does not return in time or in form ends the child, and so does `stop` where it ends the job
+        (codea1.sandbox.api.Job.stop: the rest "skipped"). Returns the call the next child starts from (past
+        the end once every call returned or was skipped) and the job's stdout (once every call returned; ""
         otherwise)."""
         cpu, stall = zygote.cpu_clock(), zygote.stall_clock()
         for i in pending:
@@ -713,9 +712,9 @@ class LocalExecutor:
                 else:
                     err = frame.get("error")
                     results[i] = CallResult("error", None, err[:300] if type(err) is str else "error", took)
-                if stop is not None and i + 1 < len(results) and stop(i, results[i]):
+                if _stopped(stop, i, results):
                     zygote.finish()
-                    return i + 1, ""
+                    return len(results), ""
                 continue
             info = zygote.finish()
             if frame == "timeout":
@@ -730,7 +729,7 @@ class LocalExecutor:
                 results[i] = CallResult("crash", error=f"child {_signal_name(info)}", seconds=took)
             else:
                 results[i] = CallResult("crash", error="malformed result frame", seconds=took)
-            return i + 1, ""
+            return (len(results) if _stopped(stop, i, results) else i + 1), ""
         frame = reader.read(time.monotonic() + 1.0)
         out = frame.get("out") if type(frame) is dict and frame.get("k") == "done" else None
         zygote.finish(wait=False)
@@ -831,14 +830,13 @@ WAITED = "waited"  # _read_call's verdict on a late call that sleeps or blocks i
 Clock = Callable[[], float | None]
 
 
-def _stopped(job: Job, results: list[CallResult | None], start: int) -> bool:
-    """Whether the job's `stop` ends it after call start - 1 (the last that ended); if so, the calls not run
-    are marked "skipped"."""
-    i = start - 1
-    if job.stop is None or i < 0 or results[i] is None or not job.stop(i, results[i]):
+def _stopped(stop: Callable[[int, CallResult], bool] | None, i: int, results: list[CallResult | None]) -> bool:
+    """Whether the job's `stop` ends it at call i, just ended (asked once per call, and never of the last);
+    if so, the calls after i are marked "skipped"."""
+    if stop is None or i + 1 >= len(results) or not stop(i, results[i]):
         return False
-    for j in range(start, len(results)):
-        if results[j] is None:
+    for j in range(i + 1, len(results)):
+        if results[j] is None:  # (a call that was no expression is "invalid" already)
             results[j] = CallResult("skipped", error=f"not run: the job stopped at call {i}")
     return True
 
