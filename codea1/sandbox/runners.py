@@ -52,14 +52,17 @@ __codea1_libc = __codea1_ctypes.CDLL(None, use_errno=True)
 def __codea1_tmp(name):
     return __os.path.join(__os.environ.get("TMPDIR", "/tmp"), name)
 
-def __codea1_feed(data):
-    # a new regular file each time: nothing of an earlier run's .stdin (its mode, a FIFO in its place) stays
-    path = __codea1_tmp(".stdin")
+def __codea1_new_file(name, mode):
+    # a new regular file each time: nothing of what a run left under the name (its mode, a FIFO, a link) stays
+    path = __codea1_tmp(name)
     try:
         __os.unlink(path)
     except FileNotFoundError:
         pass
-    fd = __os.open(path, __os.O_WRONLY | __os.O_CREAT | __os.O_EXCL | __os.O_NOFOLLOW, 0o600)
+    return path, __os.open(path, __os.O_WRONLY | __os.O_CREAT | __os.O_EXCL | __os.O_NOFOLLOW, mode)
+
+def __codea1_feed(data):
+    path, fd = __codea1_new_file(".stdin", 0o600)
     with open(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as h:
         h.write(data)
     __codea1_onto(__os.open(path, __os.O_RDONLY | __os.O_NOFOLLOW), 0)
@@ -104,7 +107,7 @@ def __codea1_reset(group):
             continue
         for row in rows:
             remove(int(row.split()[1]), 0, 0, 0)  # IPC_RMID
-    for entry in __os.scandir(__os.environ.get("TMPDIR", "/tmp")):
+    for entry in __os.scandir(__codea1_tmp("")):
         if entry.is_dir(follow_symlinks=False):
             __codea1_shutil.rmtree(entry.path, ignore_errors=True)
         else:
@@ -176,8 +179,7 @@ import subprocess as __subprocess
 __codea1_state = {{}}
 
 def __codea1_argv(parts):
-    tmp = __os.environ.get("TMPDIR", "/tmp")
-    src, out = __os.path.join(tmp, {source_name!r}), __os.path.join(tmp, "program")
+    src, out = __codea1_tmp({source_name!r}), __codea1_tmp("program")
     return [p.replace("{{src}}", src).replace("{{out}}", out) for p in parts]
 
 def __codea1_compile():
@@ -205,12 +207,7 @@ def __codea1_compile():
     return (False, lines[0].replace(tmp + "/", "")[:300])
 
 def __codea1_restore():
-    path = __os.path.join(__os.environ.get("TMPDIR", "/tmp"), "program")
-    try:
-        __os.unlink(path)
-    except OSError:
-        pass
-    fd = __os.open(path, __os.O_WRONLY | __os.O_CREAT | __os.O_EXCL, 0o700)
+    _, fd = __codea1_new_file("program", 0o700)
     with open(fd, "wb") as h:
         h.write(__codea1_state["program"])
 
@@ -219,11 +216,10 @@ def __codea1_run(data):
         return ("", -1, "not compiled", False)
     __codea1_restore()
     __codea1_feed(data)
-    tmp = __os.environ.get("TMPDIR", "/tmp")
-    out_path = __os.path.join(tmp, ".stdout")
+    out_path = __codea1_tmp(".stdout")
     with open(out_path, "wb") as out:
         proc = __subprocess.Popen(__codea1_argv({run_argv!r}), stdin=0, stdout=out, stderr=__subprocess.DEVNULL,
-                                  cwd=tmp, start_new_session=True)
+                                  cwd=__codea1_tmp(""), start_new_session=True)
         code = proc.wait()
     try:
         text, cut = __codea1_drain(out_path)
