@@ -919,13 +919,14 @@ def _one_step_off_rules(cfg: Config) -> None:
     """What one-step-off rollout (codea1.train.one_step_off) does not cover yet, one sentence each."""
     if not cfg.train.one_step_off:
         return
+    vllm = engine_entry(cfg.rollout.backend).name == "vllm"
     refusals = [
         (
-            engine_entry(cfg.rollout.backend).name == "vllm" and cfg.model.mode != "full",
+            vllm and cfg.model.mode != "full",
             f"rollout.backend vllm and model.mode {cfg.model.mode} (the engine samples from a snapshot of full weights)",
         ),
         (
-            engine_entry(cfg.rollout.backend).name == "vllm" and cfg.rollout.sampler_device is not None,
+            vllm and cfg.rollout.sampler_device is not None,
             "rollout.sampler_device and rollout.backend vllm (the engine is the sampling copy, on its own device)",
         ),
         (cfg.placement.backend != "local", "placement.backend ray"),

@@ -92,6 +92,12 @@ class WeightSource(Protocol):
     adapter: str | None
 
 
+def engine_weights(policy: WeightSource) -> Mapping[str, torch.Tensor]:
+    """The full weights an engine takes from `policy`: its `engine_weights()` where it keeps them sharded,
+    else its model's state_dict."""
+    return policy.engine_weights() if hasattr(policy, "engine_weights") else policy.model.state_dict()
+
+
 def chunk_seed(seed: int, first_row: int) -> int:
     """The seed of the chunk of a seeded generate call that starts at row `first_row` of the whole call
     (rows: prompts x samples, in order): the call's seed for the first chunk, so that a call of one chunk
@@ -672,4 +678,4 @@ class TransformersRollout:
         """Nothing to do when the backend samples with the learner's own model (the usual case)."""
         if getattr(policy, "model", None) is self.model:
             return
-        self.load_weights(policy.engine_weights() if hasattr(policy, "engine_weights") else policy.model.state_dict())
+        self.load_weights(engine_weights(policy))

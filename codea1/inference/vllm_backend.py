@@ -61,6 +61,7 @@ from codea1.errors import UserError
 from codea1.inference.rollout import (
     GenerationConfig,
     Sample,
+    engine_weights,
     logprob_temperature,
     prompt_positions,
     rendered_prefix,
@@ -512,8 +513,7 @@ class VLLMRollout:
         if self.adapter is not None:
             self._new_adapter(policy)
         else:  # (a sharded learner's full weights are its rank's replica: Policy.engine_weights)
-            weights = policy.engine_weights() if hasattr(policy, "engine_weights") else policy.model.state_dict()
-            self.load_weights(weights)
+            self.load_weights(engine_weights(policy))
             self.engine.holder = (id(policy), getattr(policy, "step", 0))
         self.synced_step = getattr(policy, "step", 0)
         self.syncs += 1

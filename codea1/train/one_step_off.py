@@ -21,7 +21,8 @@ resume at t+1 trains on exactly the samples the uninterrupted run would have (th
 weights after update t-1, which the checkpoint does not keep). The two models share the machine's cores
 (or GPU) unless `rollout.sampler_device` puts the copies elsewhere: the overlap pays where the copy samples
 on a device of its own. With rollout.backend vllm the engine is the copy (EngineCopy): it samples from a
-snapshot of the learner's weights taken at step 2, in the engine's own process where it has one.
+snapshot of the learner's weights taken where the copy is refreshed (step 2 above), in the engine's own
+process where it has one.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from codea1.errors import UserError
-from codea1.inference.rollout import GenerationConfig, Sample, TransformersRollout
+from codea1.inference.rollout import GenerationConfig, Sample, TransformersRollout, engine_weights
 from codea1.inference.vllm_backend import VLLMRollout
 from codea1.train.checkpoint import ONE_STEP_OFF_DIR, ROLLOUT_IN_FLIGHT
 
@@ -222,10 +223,8 @@ class EngineCopy:
 
     def refresh(self) -> None:
         """Takes the learner's current weights (between updates: nothing else writes them now)."""
-        policy = self.policy
-        weights = policy.engine_weights() if hasattr(policy, "engine_weights") else policy.model.state_dict()
-        self.snapshot = {name: t.detach().clone() for name, t in weights.items()}
-        self.weights_step = int(policy.step)
+        self.snapshot = {name: t.detach().clone() for name, t in engine_weights(self.policy).items()}
+        self.weights_step = int(self.policy.step)
 
     def generate(
         self, prompts: Sequence, gen: GenerationConfig | None = None, prompt_index: Sequence[int] | None = None
