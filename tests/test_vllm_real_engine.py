@@ -293,6 +293,25 @@ def test_a_tiny_a1_run_on_the_engine_killed_and_resumed(tmp_path):
     assert len(gaps) >= 4 and max(gaps) < 1e-3
 
 
+GAPS = ("code_mismatch_abs", "test_mismatch_abs")
+
+
+def _tiny_preset_on_the_engine(run_dir: Path, steps: int, *overrides: str) -> list[dict]:
+    """`codea1 train --config tiny-cpu model.code_model=tiny-random-h32 rollout.backend=vllm` as a user runs
+    it, with `overrides`; the metrics rows of the finished run."""
+    done = subprocess.run(
+        [sys.executable, "-m", "codea1", "train", "--config", "tiny-cpu", "--no-progress"]
+        + ["--run-dir", str(run_dir), "--max-steps", str(steps), "model.code_model=tiny-random-h32"]
+        + ["rollout.backend=vllm", "rollout.vllm_sleep_level=0", *overrides],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+
+
 def test_the_tiny_preset_trains_on_the_cpu_engine_as_a_user_runs_it(tmp_path):
     """`codea1 train --config tiny-cpu model.code_model=tiny-random-h32 rollout.backend=vllm` as the training
     page gives it, with the preset's own batch: the CPU defaults (the learner's float32, eager) need no
@@ -309,17 +328,8 @@ def test_the_tiny_preset_trains_on_the_cpu_engine_as_a_user_runs_it(tmp_path):
         text=True,
     )
     assert refused.returncode == 2 and "tiny-random-h32" in refused.stderr and "Traceback" not in refused.stderr
-    done = subprocess.run(
-        [*base, "--run-dir", str(run_dir), "--max-steps", "2", "model.code_model=tiny-random-h32"]
-        + ["rollout.backend=vllm", "rollout.vllm_sleep_level=0"],
-        cwd=ROOT,
-        check=False,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    gaps = [r[k] for r in rows for k in ("code_mismatch_abs", "test_mismatch_abs") if k in r]
+    rows = _tiny_preset_on_the_engine(run_dir, 2)
+    gaps = [r[k] for r in rows for k in GAPS if k in r]
     assert [r["step"] for r in rows] == [1, 2] and gaps and max(gaps) < 1e-4
 
 
@@ -328,22 +338,11 @@ def test_one_step_off_samples_on_the_engine_one_update_behind(tmp_path):
     step t+1 in the background from a snapshot of the weights after update t-1 while step t learns (one
     engine for both roles, each role's snapshot loaded before it samples); the lag is 0 at step 1, then
     exactly one update, and on-policy step 1's engine/learner gap is that of a synchronous run."""
-    run_dir = tmp_path / "run"
-    done = subprocess.run(
-        [sys.executable, "-m", "codea1", "train", "--config", "tiny-cpu", "--no-progress"]
-        + ["--run-dir", str(run_dir), "--max-steps", "3", "model.code_model=tiny-random-h32"]
-        + ["rollout.backend=vllm", "rollout.vllm_sleep_level=0", "train.one_step_off=true"],
-        cwd=ROOT,
-        check=False,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    rows = _tiny_preset_on_the_engine(tmp_path / "run", 3, "train.one_step_off=true")
     assert [r["step"] for r in rows] == [1, 2, 3]
     assert [r["rollout_lag"] for r in rows] == [0.0, 1.0, 1.0]
-    first = [rows[0][k] for k in ("code_mismatch_abs", "test_mismatch_abs") if k in rows[0]]
-    later = [r[k] for r in rows[1:] for k in ("code_mismatch_abs", "test_mismatch_abs") if k in r]
+    first = [rows[0][k] for k in GAPS if k in rows[0]]
+    later = [r[k] for r in rows[1:] for k in GAPS if k in r]
     print(f"engine vs learner: step 1 {first}, steps 2-3 {later}")
     assert first and max(first) < 1e-4  # on-policy: the engine's log-probs are the learner's
     assert later and max(later) > max(first)  # one update behind: the learner has moved on
