@@ -80,8 +80,9 @@ class Problem:
         return self.kind == "stdio"
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as a plain dict; the task fields (kind, language, io_tests, checker, checker_program, validator) only where they
-        differ from a Python function's, so a function problem's record reads as it did before they came."""
+        """The record as a plain dict; the task fields (kind, language, io_tests, checker, checker_program,
+        validator) only where they differ from a Python function's, so a function problem's record reads as it
+        did before they came."""
         row = asdict(self)
         for name, default in _TASK_DEFAULTS.items():
             if row[name] == default:

@@ -285,8 +285,8 @@ def _reserve_ranks(ray: ModuleType, cfg: Config, name: str) -> tuple[list[Any], 
     """One scheduling strategy per rank of a policy: the bundles of one placement group (a rank's CPUs and
     GPUs each), all on one node (STRICT_PACK: the ranks of one torch.distributed group talk over the node's
     links, never across nodes) or, with placement.span_nodes, on as few nodes as hold them (PACK: a policy
-    larger than a node spans several), reserved before any rank starts. A cluster that cannot hold them is an error
-    within `placement.place_timeout` seconds, not a rank that waits forever for a GPU. The group is this
+    larger than a node spans several), reserved before any rank starts. A cluster that cannot hold them is an
+    error within `placement.place_timeout` seconds, not a rank that waits forever for a GPU. The group is this
     driver's: Ray removes it, with the actors, when the run's process ends."""
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 

@@ -8,7 +8,9 @@ run), as for function problems. Without GT (LiveCodeBench ships none) the limit 
 (meta "time_limit") or LiveCodeBench's default of 6 s. `score_stdio` runs each solution on the first input,
 then the ones that pass it on the rest, each job stopping at its first failing input (the rest are not
 run: LiveCodeBench's evaluator stops there too), so a failing solution costs at most one limit more than
-the inputs it passed (a run that waits rather than computes: the sandbox's wall backstop, three limits). A sample passes when every input passes; the records and the summary are those of function problems (codea1.eval.code_eval).
+the inputs it passed (a run that waits rather than computes: the sandbox's wall backstop, three limits).
+A sample passes when every input passes; the records and the summary are those of function problems
+(codea1.eval.code_eval).
 """
 
 from __future__ import annotations

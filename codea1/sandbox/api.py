@@ -41,7 +41,8 @@ class Job:
 @dataclass
 class CallResult:
     """Outcome of one call. The sandbox gives "ok" (with the plain value) | "error" | "timeout" | "crash" |
-    "invalid" | "skipped" (not run: the job's `stop` ended it at an earlier call); the judge turns an "ok" into "pass" or "fail" where it holds an expected value."""
+    "invalid" | "skipped" (not run: the job's `stop` ended it at an earlier call); the judge turns an "ok"
+    into "pass" or "fail" where it holds an expected value."""
 
     status: str
     value: Any = None
