@@ -317,3 +317,20 @@ def test_precompiled_headers_are_not_read_from_a_directory_others_may_write(tmp_
         assert pch.with_precompiled_headers(CPP.compile_argv) == CPP.compile_argv
     finally:
         pch.precompiled_dir.cache_clear()
+
+
+def test_a_run_that_closes_its_tmp_to_itself_reaches_no_later_run(executor):
+    """A run that took every permission off /tmp (and off a directory it left there) made each later input
+    fail and kept its files from the clean-up; the clean-up now opens them again, so later runs start as
+    the first did (the run that did it spoiled only its own output)."""
+    source = (
+        "import os\nt = os.environ['TMPDIR']\nx = input().strip()\nseen = os.path.exists(os.path.join(t, 'd'))\n"
+        "if x == 'a':\n"
+        "    os.makedirs(os.path.join(t, 'd', 'e'))\n"
+        "    open(os.path.join(t, 'd', 'e', 'f'), 'w').write('1')\n"
+        "    for p in (os.path.join(t, 'd', 'e'), os.path.join(t, 'd'), t):\n"
+        "        os.chmod(p, 0)\n"
+        "print(x, seen)"
+    )
+    runs = _py(executor, source, ["a\n", "b\n", "c\n"])
+    assert [(r.status, r.stdout) for r in runs[1:]] == [("ok", "b False\n"), ("ok", "c False\n")]

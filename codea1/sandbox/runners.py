@@ -46,11 +46,13 @@ __codea1_cap = {cap}
 __codea1_stat = __sys.modules["stat"]
 # modules the zygote itself holds, taken from sys.modules, so that the job's flavour (codea1.sandbox.preload)
 # follows the program's own imports
-__codea1_signal, __codea1_shutil, __codea1_ctypes = (__sys.modules[m] for m in ("signal", "shutil", "ctypes"))
+__codea1_signal, __codea1_ctypes = (__sys.modules[m] for m in ("signal", "ctypes"))
 __codea1_libc = __codea1_ctypes.CDLL(None, use_errno=True)
 
 def __codea1_tmp(name):
     return __os.path.join(__os.environ.get("TMPDIR", "/tmp"), name)
+
+__codea1_tmp_mode = __codea1_stat.S_IMODE(__os.stat(__codea1_tmp("")).st_mode)  # before any program ran
 
 def __codea1_new_file(name, mode):
     # a new regular file each time: nothing of what a run left under the name (its mode, a FIFO, a link) stays
@@ -107,14 +109,36 @@ def __codea1_reset(group):
             continue
         for row in rows:
             remove(int(row.split()[1]), 0, 0, 0)  # IPC_RMID
-    for entry in __os.scandir(__codea1_tmp("")):
-        if entry.is_dir(follow_symlinks=False):
-            __codea1_shutil.rmtree(entry.path, ignore_errors=True)
-        else:
-            try:
-                __os.unlink(entry.path)
-            except OSError:
-                pass
+    __codea1_clear(__codea1_tmp(""))
+
+def __codea1_clear(top):
+    # every file and directory under /tmp, whatever modes the run gave them (a directory it closed to its
+    # own uid, /tmp itself included, kept files from the next run or made every later input fail), without
+    # recursion (the tree may be deep): the job's uid owns all of it, so it may open each one again
+    __os.chmod(top, __codea1_tmp_mode)
+    stack, dirs = [top], []
+    while stack:
+        d = stack.pop()
+        try:
+            if d != top:
+                __os.chmod(d, 0o700)
+            entries = list(__os.scandir(d))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+                dirs.append(entry.path)
+            else:
+                try:
+                    __os.unlink(entry.path)
+                except OSError:
+                    pass
+    for d in reversed(dirs):
+        try:
+            __os.rmdir(d)
+        except OSError:
+            pass
 """
 
 _PYTHON = r"""
