@@ -531,9 +531,17 @@ class RolloutSection(Section):
     )
     vllm_weights_dir: str | None = knob(
         None,
-        "backend vllm, full models: the folder the learner's weights are written to for the engine to reload "
-        "after each update (null: /dev/shm where it has room, else the system's temporary folder); its room "
-        "is checked before each write",
+        "backend vllm, full models, the file transfer (vllm_weight_transfer): the folder the learner's weights "
+        "are written to for the engine to reload after each update (null: /dev/shm where it has room, else "
+        "the system's temporary folder); its room is checked before each write",
+    )
+    vllm_weight_transfer: str = knob(
+        "auto",
+        "backend vllm, full models: how the learner's weights reach the engine after each update (direct: "
+        "the tensors themselves to an engine in the learner's process; ipc: CUDA IPC handles to an engine "
+        "in its own processes on the same machine and GPU; file: a safetensors file in vllm_weights_dir; "
+        "auto: the first of these that reaches the engine)",
+        choices=("auto", "direct", "ipc", "file"),
     )
     vllm_enforce_eager: bool | None = knob(
         None,

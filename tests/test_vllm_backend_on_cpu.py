@@ -102,6 +102,9 @@ def _reload_from_disk(model: FakeModel) -> Any:
     ) -> None:
         from safetensors.torch import load_file
 
+        if weights_iterator is not None:
+            model.load_weights(list(weights_iterator))
+            return
         pairs = [p for path in sorted(Path(weights_path).glob("*.safetensors")) for p in load_file(path).items()]
         model.load_weights(pairs)
 
@@ -166,7 +169,10 @@ class FakeLLM:
             worker.device = torch.device("cpu")
             sent_args, sent_kwargs = pickle.loads(pickle.dumps(_as_encoded((args, kwargs or {}))))
             self.log.append(("collective_rpc", method, rank))
-            out.append(getattr(worker, method)(*sent_args, **sent_kwargs))
+            answer = getattr(worker, method)(*sent_args, **sent_kwargs)
+            if method == "codea1_where" and not FakeLLM.in_process:
+                answer[1] = -1  # as the real engine in processes of its own (vLLM's default) answers
+            out.append(answer)
         return out
 
     def reset_prefix_cache(self) -> None:
@@ -183,11 +189,13 @@ class FakeLLM:
 
 
 FakeLLM.created = []
+FakeLLM.in_process = False  # its workers answer from another process id unless a test says otherwise
 
 
 @pytest.fixture
 def fake_vllm(monkeypatch):
     FakeLLM.created = []
+    monkeypatch.setattr(FakeLLM, "in_process", False)
     mod = types.ModuleType("vllm")
     mod.LLM = lambda **kwargs: FakeLLM(kwargs)
     mod.SamplingParams = FakeSamplingParams
@@ -504,7 +512,12 @@ def test_full_weights_reach_every_tensor_parallel_worker_as_a_path(fake_vllm, tm
     [(_, _, rank1)] = llm.calls("load_weights_rank")
     assert sorted(rank1) == sorted(state)
     rpcs = llm.calls("collective_rpc")
-    assert [(r[1], r[2]) for r in rpcs] == [("codea1_reload_weights", 0), ("codea1_reload_weights", 1)]
+    assert [(r[1], r[2]) for r in rpcs] == [
+        ("codea1_where", 0),  # once per engine: where its workers are (an engine in processes of its own)
+        ("codea1_where", 1),
+        ("codea1_reload_weights", 0),
+        ("codea1_reload_weights", 1),
+    ]
     assert llm.calls("apply_model") == []
 
 
@@ -516,7 +529,12 @@ def test_the_fake_engine_carries_tensors_as_the_real_encoder_does(fake_vllm, tmp
 
     build(config(), tmp_path, test=False)
     [llm] = FakeLLM.created
-    assert [name for name in vars(WeightSync) if name.startswith("codea1_")] == ["codea1_reload_weights"]
+    assert sorted(name for name in vars(WeightSync) if name.startswith("codea1_")) == [
+        "codea1_collect_weights",  # a mailbox key in the worker's own process
+        "codea1_open_weights",  # CUDA IPC handles as plain values
+        "codea1_reload_weights",  # a folder's path
+        "codea1_where",
+    ]
     with pytest.raises(AttributeError, match="codea1_load_weights"):
         llm.collective_rpc("codea1_load_weights", args=([("w", torch.ones(2))],))
 
@@ -535,6 +553,122 @@ def test_the_fake_engine_carries_tensors_as_the_real_encoder_does(fake_vllm, tmp
     assert load_pairs(Worker(), [("w", torch.ones(2))]) == 1 and torch.equal(
         Worker.model_runner.got[0][1], torch.ones(2)
     )
+
+
+def test_weights_reach_a_worker_in_this_process_as_they_are_without_a_file(fake_vllm, tmp_path, monkeypatch):
+    """rollout.vllm_weight_transfer auto, with the engine's workers in the learner's process (vLLM's
+    in-process engine): the learner's tensors themselves reach the worker, through a mailbox key; no
+    safetensors file is written (it cost 4-8 s per role per step at 1.5B), and the mailbox is left empty."""
+    from codea1.inference import vllm_backend, weight_transfer
+
+    monkeypatch.setattr(FakeLLM, "in_process", True)
+    code, _ = build(config(rollout={"vllm_dtype": "bfloat16"}), tmp_path, test=False)
+    [llm] = FakeLLM.created
+
+    def no_file(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a file was written")
+
+    monkeypatch.setattr(vllm_backend, "write_weights", no_file)
+    _bump(code)
+    code.generate(PROMPTS, GenerationConfig(n=1, seed=0))
+    [(_, loaded)] = llm.calls("load_weights")
+    state = dict(code.model.state_dict())
+    assert set(loaded) == set(state)
+    assert all(torch.equal(loaded[k], state[k].to(torch.bfloat16)) for k in state)  # cast to the engine's dtype
+    assert [r[1] for r in llm.calls("collective_rpc")] == ["codea1_where", "codea1_collect_weights"]
+    assert code.rollout.engine.transfers == {"direct": 1} and weight_transfer._MAILBOX == {}
+    _bump(code)
+    code.generate(PROMPTS, GenerationConfig(n=1, seed=0))  # resolved once: no second question
+    assert [r[1] for r in llm.calls("collective_rpc")][2:] == ["codea1_collect_weights"]
+
+
+def test_a_transfer_that_cannot_reach_the_engine_is_refused_in_one_sentence(fake_vllm, tmp_path):
+    from codea1.errors import UserError
+
+    code, _ = build(config(rollout={"vllm_weight_transfer": "direct"}), tmp_path, test=False)
+    _bump(code)
+    with pytest.raises(UserError, match="direct needs the engine's workers in the learner's process"):
+        code.generate(PROMPTS, GenerationConfig(n=1, seed=0))
+    code, _ = build(config(rollout={"vllm_weight_transfer": "ipc"}), tmp_path / "b", test=False)
+    _bump(code)
+    with pytest.raises(UserError, match="ipc needs the learner's weights on a GPU"):
+        code.generate(PROMPTS, GenerationConfig(n=1, seed=0))
+
+
+def test_the_file_transfer_when_asked_for_even_in_process(fake_vllm, tmp_path, monkeypatch):
+    monkeypatch.setattr(FakeLLM, "in_process", True)
+    code, _ = build(config(rollout={"vllm_weight_transfer": "file"}), tmp_path, test=False)
+    [llm] = FakeLLM.created
+    _bump(code)
+    code.generate(PROMPTS, GenerationConfig(n=1, seed=0))
+    assert [r[1] for r in llm.calls("collective_rpc")] == ["codea1_reload_weights"]
+    assert code.rollout.engine.transfers == {"file": 1}
+
+
+def test_choose_transfer_from_where_the_workers_are():
+    import os
+
+    from codea1.errors import UserError
+    from codea1.inference.weight_transfer import choose_transfer, machine_id
+
+    here, pid = machine_id(), os.getpid()
+    same = [[here, pid, []]]
+    beside = [[here, pid + 1, ["GPU-a", "GPU-b"]], [here, pid + 2, ["GPU-b", "GPU-a"]]]
+    blind = [[here, pid + 1, ["GPU-a"]], [here, pid + 2, ["GPU-c"]]]  # a worker that does not see GPU-b
+    elsewhere = [["another-host/boot", pid, ["GPU-b"]]]
+    assert choose_transfer("auto", same, None) == "direct"
+    assert choose_transfer("auto", same, "GPU-a") == "direct"
+    assert choose_transfer("auto", beside, "GPU-b") == "ipc"
+    assert choose_transfer("auto", beside, None) == "file"  # CPU tensors out of process
+    assert choose_transfer("auto", blind, "GPU-b") == "file"
+    assert choose_transfer("auto", elsewhere, "GPU-b") == "file"  # same pid, same GPU name: another machine
+    assert choose_transfer("auto", [], "GPU-b") == "file"
+    assert choose_transfer("file", same, "GPU-a") == "file"
+    assert choose_transfer("ipc", beside, "GPU-a") == "ipc"
+    with pytest.raises(UserError, match="choose one of"):
+        choose_transfer("nccl", same, None)
+
+
+def test_ipc_handles_are_plain_values_and_refuse_cpu_tensors():
+    """What crosses vLLM's message encoder for the ipc transfer: names, integers, bytes (CUDA only; the GPU
+    check, benchmarks/gpu_check.py, opens them in another process and compares every tensor)."""
+    from codea1.inference.weight_transfer import cast_pairs, share_cuda
+
+    pairs = cast_pairs([("w", torch.ones(2, 3).t()), ("n", torch.arange(3))], "bfloat16")
+    assert pairs[0][1].dtype == torch.bfloat16 and pairs[0][1].is_contiguous() and pairs[1][1].dtype == torch.int64
+    with pytest.raises(ValueError, match="only CUDA tensors cross as IPC handles"):
+        share_cuda(pairs)
+
+
+def test_a_policy_actor_syncs_its_own_engine_right_after_the_update(fake_vllm, tmp_path):
+    """The two roles' syncs ran one after the other, each lazily before its role sampled. A policy actor
+    (codea1.cluster.policies) now syncs its engine right after its update, where the engine is its policy's
+    alone, so the two roles' actors, updating at the same time, sync at the same time; sampling then finds
+    the engine up to date."""
+    from codea1.cluster.policies import _PolicyHost
+
+    code, _ = build(config(), tmp_path, test=False)
+    [llm] = FakeLLM.created
+    gen = GenerationConfig(n=2, seed=0)
+    samples = [s for g in code.generate(PROMPTS, gen) for s in g]
+    host = _PolicyHost({}, ("code",))
+    host.policies = {"code": code, "test": None}
+    metrics = host.train_step("code", samples, [1.0, -1.0] * (len(samples) // 2))
+    assert code.step == 1 and "engine_sync_s" in metrics
+    assert len(llm.calls("load_weights")) == 1 and code.rollout.engine.holder == (id(code), 1)
+    code.generate(PROMPTS, gen)
+    assert len(llm.calls("load_weights")) == 1  # nothing left to sync before sampling
+    assert code.rollout.presync() is False
+
+
+def test_an_engine_two_policies_share_is_synced_lazily_only(fake_vllm, tmp_path):
+    code, test = build(config(), tmp_path)
+    [llm] = FakeLLM.created
+    assert code.rollout.engine is test.rollout.engine and code.rollout.engine.users == 2
+    _bump(code)
+    assert code.rollout.presync() is False and llm.calls("load_weights") == []
+    code.generate(PROMPTS, GenerationConfig(n=1, seed=0))
+    assert len(llm.calls("load_weights")) == 1
 
 
 def test_two_full_policies_share_one_engine_and_swap_weights(fake_vllm, tmp_path):
@@ -654,6 +788,7 @@ def test_level_two_sleep_resends_full_weights_at_every_wake(fake_vllm, tmp_path)
     assert names[:2] == ["generate", "sleep"]
     assert names[2:] == [
         "wake_up:['weights']",
+        "collective_rpc",  # where the workers are (the first sync only)
         "collective_rpc",
         "load_weights",
         "reset_prefix_cache",

@@ -125,6 +125,7 @@ def test_a_grpo_update_reaches_the_engine(code):
     moved = _gap(samples, code)  # the stale engine log-probs against the updated learner
     fresh = [s for g in code.generate(PROMPTS, gen) for s in g]  # syncs first
     assert code.rollout.syncs >= 1
+    assert set(code.rollout.engine.transfers) == {"direct"}  # in the learner's process: no file, no copy
     after = _gap(fresh, code)
     print(f"after one update: learner moved {moved:.2e} per token; engine vs learner after the sync {after:.2e}")
     assert moved > 10 * after and after < 1e-3
@@ -153,6 +154,7 @@ if __name__ == "__main__":  # the engine core is a spawned process: the script n
     after = _gap(fresh, policy)
     print(f"engine in its own process: before {before:.2e}, learner moved {moved:.2e}, after the sync {after:.2e}")
     assert before < 1e-3 and after < 1e-3 and moved > 10 * after and policy.rollout.syncs >= 1
+    assert set(policy.rollout.engine.transfers) == {"file"}  # CPU tensors to another process: the file
 """
 
 

@@ -29,6 +29,7 @@ import contextlib
 import os
 import random
 import socket
+import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -149,7 +150,17 @@ class _PolicyHost:
         return out
 
     def train_step(self, role: str, samples: list, advantages: list) -> dict[str, Any]:
-        return self.policies[role].train_step(samples, advantages)
+        """One update; then the policy's engine takes the new weights at once where it is the policy's alone
+        (VLLMRollout.presync): the two roles' actors update, and so sync, at the same time, where a lazy sync
+        before sampling would run them one after the other on the step's path."""
+        policy = self.policies[role]
+        metrics = policy.train_step(samples, advantages)
+        presync = getattr(policy.rollout, "presync", None)
+        if callable(presync):
+            t0 = time.perf_counter()
+            if presync():
+                metrics["engine_sync_s"] = time.perf_counter() - t0
+        return metrics
 
     def save(self, role: str, directory: str) -> None:
         self.policies[role].save(directory)

@@ -25,11 +25,12 @@ What it does, per `generate(prompts, gen)`:
   engine's (`mismatch_abs`, `mismatch_kl`; `policy.tis_cap` corrects the loss by it).
 
 Weights follow the learner: after each update (the policy's step changed) the next `generate` first
-syncs. Full models: the learner writes its `state_dict` once as a safetensors file in shared memory, and
-every worker of the engine (in this process or the engine's own, with any tensor parallelism) reloads
-its weights from that file through `LLM.collective_rpc` and the worker extension
-codea1.inference.vllm_worker.WeightSync (vLLM's own reload path: only a method name and a path cross a
-process), then the prefix cache is reset. LoRA: the adapter is saved to a fresh directory and used through a
+syncs (a policy actor syncs right after its update instead: `VLLMRollout.presync`). Full models: every
+worker of the engine (in this process or the engine's own, with any tensor parallelism) loads the learner's
+`state_dict` through `LLM.collective_rpc` and the worker extension codea1.inference.vllm_worker.WeightSync
+(vLLM's own reload path), by the fastest transfer that reaches it (codea1.inference.weight_transfer: the
+tensors themselves in this process, CUDA IPC handles on the same machine and GPU, else a safetensors file
+in shared memory whose path crosses; only plain values cross a process), then the prefix cache is reset. LoRA: the adapter is saved to a fresh directory and used through a
 `LoRARequest` with a new adapter id per update (the engine caches adapters by id), and the previous one
 is dropped. Several policies may share one engine (`EngineHandle`): with LoRA each brings its adapter;
 full models swap their weights in when the engine last held another policy's.
@@ -58,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 
 from codea1.config import VLLM_MAX_TEMPERATURE, VLLM_MIN_TEMPERATURE, vllm_samples_at
 from codea1.errors import UserError
+from codea1.inference import weight_transfer
 from codea1.inference.rollout import (
     GenerationConfig,
     Sample,
@@ -66,7 +68,7 @@ from codea1.inference.rollout import (
     prompt_positions,
     rendered_prefix,
 )
-from codea1.inference.vllm_worker import RELOAD_METHOD, WORKER_EXTENSION
+from codea1.inference.vllm_worker import COLLECT_METHOD, OPEN_METHOD, RELOAD_METHOD, WHERE_METHOD, WORKER_EXTENSION
 from codea1.models import BUILTIN_MODELS, attention_head_dim
 
 if TYPE_CHECKING:
@@ -325,13 +327,18 @@ class EngineHandle:
         adapter_root: str | None = None,
         dtype: str | None = None,
         weights_dir: str | None = None,
+        transfer: str = "auto",
     ) -> None:
         self.llm = llm
         self.weights_dir = weights_dir  # rollout.vllm_weights_dir: where full weights are written (weights_folder)
+        self.transfer = transfer  # rollout.vllm_weight_transfer
+        self.resolved_transfer: str | None = None  # what the first full-weight sync chose (where the workers are)
+        self.transfers: dict[str, int] = {}  # how many syncs went by each transfer
         self.dtype = dtype  # the engine's weight dtype: full weights are cast to it before they are written
         self.sleep_level = int(sleep_level)
         self.lora = lora
         self.holder: tuple[int, int] | None = None  # (id of the policy, its step) whose weights it holds
+        self.users = 0  # the VLLMRollouts that sample from it (attach_vllm counts them)
         self.asleep = False
         self.weights_lost = False  # a level-2 sleep dropped the weights
         self._adapter_root = Path(adapter_root or tempfile.mkdtemp(prefix="codea1-lora-"))
@@ -374,17 +381,55 @@ class EngineHandle:
                 self.holder = None
 
     def load_full_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> None:
-        """Loads (name, tensor) pairs, names as in the learner's state_dict, into the engine's model: all of
-        them written once as a safetensors file (in shared memory where it has room: weights_folder), and every
-        worker told by `collective_rpc` to the worker extension codea1.inference.vllm_worker.WeightSync to reload
-        its weights from that folder. Only a path crosses to the workers, so the same call works for an
-        engine in this process, in its own processes (vLLM's default, whose message encoder does not carry
-        tensors in an RPC's arguments), and with tensor parallelism; and the workers reload through vLLM's
-        own path (`reload_weights`), which every weight of the model must reach in one call."""
+        """Loads (name, tensor) pairs, names as in the learner's state_dict, into the engine's model: every
+        worker is told by `collective_rpc` to the worker extension codea1.inference.vllm_worker.WeightSync to
+        load all of them through vLLM's own path (`reload_weights`, which every weight of the model must
+        reach in one call), by the fastest transfer that reaches it (codea1.inference.weight_transfer):
+        the learner's tensors themselves to a worker in this process, CUDA IPC handles to workers on this
+        machine that see the learner's GPU, else one safetensors file (in shared memory where it has room:
+        weights_folder) whose path crosses. Only plain values cross, so the same call works for an engine in
+        this process, in its own processes (vLLM's default, whose message encoder does not carry tensors in
+        an RPC's arguments), and with tensor parallelism."""
 
         if not hasattr(self.llm, "collective_rpc"):
             raise UserError("syncing full weights into vLLM needs LLM.collective_rpc (vLLM >= 0.32)")
         weights = list(weights)
+        transfer = self._resolve_transfer(weights)
+        if transfer == "direct":
+            with weight_transfer.posted(weight_transfer.cast_pairs(weights, self.dtype)) as key:
+                self.llm.collective_rpc(COLLECT_METHOD, args=(key,))
+        elif transfer == "ipc":
+            pairs = weight_transfer.cast_pairs(weights, self.dtype)  # alive until every worker has copied
+            self.llm.collective_rpc(OPEN_METHOD, args=(weight_transfer.share_cuda(pairs),))
+            del pairs
+            weight_transfer.release_shared()
+        else:
+            self._load_through_file(weights)
+        self.transfers[transfer] = self.transfers.get(transfer, 0) + 1
+        self.weights_lost = False
+        if hasattr(self.llm, "reset_prefix_cache"):
+            self.llm.reset_prefix_cache()  # cached KV blocks were computed with the old weights
+
+    def _resolve_transfer(self, weights: Sequence[tuple[str, torch.Tensor]]) -> str:
+        """The transfer of this sync: rollout.vllm_weight_transfer, auto resolved once per engine from where
+        its workers say they are and where the learner's weights live."""
+        if self.transfer == "file" or not weights:
+            return "file"
+        if self.resolved_transfer is not None:
+            return self.resolved_transfer
+        first = weights[0][1]
+        gpu = None
+        if first.is_cuda:
+            import torch
+
+            gpu = str(torch.cuda.get_device_properties(first.device).uuid)
+        self.resolved_transfer = weight_transfer.choose_transfer(
+            self.transfer, self.llm.collective_rpc(WHERE_METHOD), gpu
+        )
+        return self.resolved_transfer
+
+    def _load_through_file(self, weights: Sequence[tuple[str, torch.Tensor]]) -> None:
+        """The file transfer: one safetensors file in a folder with room, reloaded by every worker."""
         folder = Path(
             tempfile.mkdtemp(prefix="codea1-weights-", dir=weights_folder(self.weights_dir, weights, self.dtype))
         )
@@ -393,9 +438,6 @@ class EngineHandle:
             self.llm.collective_rpc(RELOAD_METHOD, args=(str(folder),))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        self.weights_lost = False
-        if hasattr(self.llm, "reset_prefix_cache"):
-            self.llm.reset_prefix_cache()  # cached KV blocks were computed with the old weights
 
     def drop_lora(self, lora_id: int, path: Path | None) -> None:
         engine = getattr(self.llm, "llm_engine", None)
@@ -517,6 +559,28 @@ class VLLMRollout:
             self.engine.holder = (id(policy), getattr(policy, "step", 0))
         self.synced_step = getattr(policy, "step", 0)
         self.syncs += 1
+
+    def presync(self) -> bool:
+        """Brings the engine up to its policy's new weights now, where the engine is this backend's alone
+        (no other policy swaps its weights in): what a policy actor calls right after its update, so that
+        the two roles' actors sync at the same time, off the step's sampling path (the lazy sync before
+        sampling then finds nothing to do). Returns whether it synced."""
+        policy, engine = self.policy, self.engine
+        if policy is None or engine.users != 1:
+            return False
+        step = getattr(policy, "step", 0)
+        if self.adapter is not None:
+            if step == self.synced_step:
+                return False
+            engine.wake()
+            self._new_adapter(policy)
+            self.synced_step = step
+            self.syncs += 1
+            return True
+        if engine.holder == (id(policy), step):
+            return False
+        self.sync_from(policy)
+        return True
 
     # -- internals ----------------------------------------------------------------------------------
     def _ensure_weights(self) -> None:
@@ -709,6 +773,7 @@ def build_engine(cfg: Config, source: str, *, lora: bool, llm_class: type[LLM] |
         lora=lora,
         dtype=None if dtype == "auto" else dtype,
         weights_dir=r.vllm_weights_dir,
+        transfer=r.vllm_weight_transfer,
     )
 
 
@@ -800,6 +865,7 @@ def attach_vllm(
         )
         if not policy.adapter and engines[name].holder is None:
             engines[name].holder = (id(policy), policy.step)  # the engine starts with this policy's weights
+        engines[name].users += 1
         policy.rollout = backend
         seen[id(policy)] = backend
         out.append(backend)

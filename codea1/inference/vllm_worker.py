@@ -1,11 +1,11 @@
 """The weight-sync end inside vLLM's workers: a worker extension (vLLM's `worker_extension_cls`), so that
-`LLM.collective_rpc("codea1_reload_weights", args=(folder,))` runs in every worker of the engine, in this
-process or in the engine's own processes, with any tensor parallelism. Only the method's name and a path
-cross a process: never a closure (vLLM's workers refuse a pickled one) and never a tensor (vLLM's message
-encoder delivers a tensor in an RPC's arguments as an encoded list, which crashed the sync on the real
-engine). Each worker reloads the learner's safetensors file through its own `reload_weights` (the model runner's,
-inside the worker's vLLM config context), which keeps the shard of each tensor its rank holds and processes
-the weights as a first load does.
+`LLM.collective_rpc(method, args=...)` runs in every worker of the engine, in this process or in the
+engine's own processes, with any tensor parallelism. What crosses is plain: a key, IPC handles spelled in
+names, integers and bytes, or a folder's path (codea1.inference.weight_transfer says which when); never a
+closure (vLLM's workers refuse a pickled one) and never a tensor (vLLM's message encoder delivers a tensor in
+an RPC's arguments as an encoded list, which crashed the sync on the real engine). Each worker loads the
+weights through its own `reload_weights` (the model runner's, inside the worker's vLLM config context), which
+keeps the shard of each tensor its rank holds and processes the weights as a first load does.
 Imports nothing of vLLM: the engine resolves this class by its qualified name (WORKER_EXTENSION).
 """
 
@@ -16,8 +16,13 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from codea1.inference import weight_transfer
+
 WORKER_EXTENSION = "codea1.inference.vllm_worker.WeightSync"
-RELOAD_METHOD = "codea1_reload_weights"
+RELOAD_METHOD = "codea1_reload_weights"  # transfer "file": a folder of safetensors files
+WHERE_METHOD = "codea1_where"  # where the worker runs (weight_transfer.where_am_i)
+COLLECT_METHOD = "codea1_collect_weights"  # transfer "direct": a mailbox key in this process
+OPEN_METHOD = "codea1_open_weights"  # transfer "ipc": CUDA IPC handles in plain values
 
 
 def load_pairs(worker: object, weights: Sequence[tuple[str, Any]]) -> int:
@@ -27,7 +32,7 @@ def load_pairs(worker: object, weights: Sequence[tuple[str, Any]]) -> int:
     the model's `load_weights` again fails there, e.g. "'Parameter' object has no attribute 'weight_loader'"
     on the CPU build); else the model's `load_weights`. A function, not a method of the extension, so that
     no RPC can hand it tensors (vLLM's message encoder delivers them as lists, which crashed out of process):
-    it runs only in the worker's own process, from codea1_reload_weights."""
+    it runs only in the worker's own process, from the extension's RPCs."""
     device = getattr(worker, "device", None)
     pairs = [(name, t.to(device) if device is not None else t) for name, t in weights]
     reload = _reloader(worker)
@@ -50,8 +55,25 @@ def _reloader(worker: object) -> Callable[..., object] | None:
 
 
 class WeightSync:
-    """Mixed into vLLM's Worker class by the engine (it then has `self.model_runner`). Its one RPC takes a
-    folder path."""
+    """Mixed into vLLM's Worker class by the engine (it then has `self.model_runner`). Its RPCs take plain
+    values: where the worker is, and the weights by one of three transfers."""
+
+    def codea1_where(self) -> list:
+        """[machine, process id, visible GPU UUIDs] of this worker (weight_transfer.choose_transfer reads it)."""
+        return weight_transfer.where_am_i()
+
+    def codea1_collect_weights(self, key: str) -> int:
+        """Loads the pairs the learner posted under `key` in this process (transfer "direct")."""
+        return load_pairs(self, weight_transfer.collect(key))
+
+    def codea1_open_weights(self, shared: list) -> int:
+        """Opens the learner's CUDA tensors from their IPC handles and loads them (transfer "ipc"); every copy
+        out of the learner's memory is finished before this returns, so the learner may free it then."""
+        import torch
+
+        count = load_pairs(self, weight_transfer.open_cuda(shared))
+        torch.cuda.synchronize()
+        return count
 
     def codea1_reload_weights(self, folder: str) -> int:
         """Reloads this worker's weights from a folder of safetensors files the learner wrote (names as in
