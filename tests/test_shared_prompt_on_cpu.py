@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from codea1.models import load_model_and_tokenizer
-from codea1.rl.logprobs import forward_logprobs, forward_shared_prompt_logprobs, pack, prompt_groups
+from codea1.rl.logprobs import forward_logprobs, forward_shared_prompt_logprobs, pack, pack_lone_rows, prompt_groups
 from codea1.rl.policy import Policy, PolicyConfig, Sample
 
 PROMPT = [5, 17, 99, 3, 42, 8, 61]
@@ -75,6 +75,33 @@ def test_prompt_groups_keep_prompts_together_within_the_budget() -> None:
     )
     assert sorted(i for g in small for i in g) == list(range(7))
     assert prompt_groups(prompts, lengths, budget=1) == [[1], [3], [0], [6], [2], [4], [5]]
+
+
+def test_lone_rows_are_packed_together_and_groups_kept() -> None:
+    prompts = [[1, 2, 3]] * 3 + [[7]] + [[8, 8]] + [[9, 9, 9]]
+    lengths = [6, 5, 7, 4, 5, 6]  # prompt + response, by row
+    groups = prompt_groups(prompts, [3, 2, 4, 3, 3, 3], budget=100)
+    assert groups == [[2, 0, 1], [3], [4], [5]]
+    assert pack_lone_rows(groups, lengths, budget=100) == [[2, 0, 1], [5, 4, 3]]  # one pass, longest first
+    assert pack_lone_rows(groups, lengths, budget=12) == [[2, 0, 1], [5, 4], [3]]  # 2 x 6 <= 12 < 3 x 6
+    assert pack_lone_rows([[0, 1]], [3, 3], budget=1) == [[0, 1]]
+
+
+def test_a_step_of_rows_with_distinct_prompts_runs_packed_passes() -> None:
+    """Every row its own prompt (one sample per prompt, or a test role's prompts): the shared-prompt path ran
+    one pass per row (two with the prompt's own), which left a GPU waiting on kernel launches (3.6% MFU at
+    the 1.5B shape on an H200, 32% packed). Now such rows are packed within the token budget, one pass for
+    these six rows, and the step is the packed step."""
+    rows = [([3 + k, 9, 27 + k], [11 + k, 12, 13][: 1 + k % 3]) for k in range(6)]
+    policies = [_policy(False, kl_coef=0.0), _policy(True, kl_coef=0.0)]
+    scored = policies[0].logprobs([p for p, _ in rows], [r for _, r in rows])
+    samples = [Sample(p, r, "", lp, True) for (p, r), lp in zip(rows, scored, strict=True)]
+    passes = []
+    hook = policies[1].model.register_forward_hook(lambda *_: passes.append(1))
+    metrics = [pol.train_step(samples, [1.0, -1.0, 0.5, -0.5, 0.2, -0.2]) for pol in policies]
+    hook.remove()
+    assert len(passes) == 1
+    assert metrics[1]["loss"] == metrics[0]["loss"] and metrics[1]["grad_norm"] == metrics[0]["grad_norm"]
 
 
 def _policy(shared: bool, **overrides) -> Policy:

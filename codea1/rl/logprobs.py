@@ -199,6 +199,17 @@ def prompt_groups(prompts: Sequence[Sequence[int]], response_lengths: Sequence[i
     return out
 
 
+def pack_lone_rows(groups: Sequence[list[int]], lengths: Sequence[int], budget: int) -> list[list[int]]:
+    """`prompt_groups`' groups, with the groups of one row packed together into token-budget chunks of their
+    whole lengths (`lengths`: prompt + response, by row index) instead: a lone row has no other row to
+    share its prompt with, and one pass per lone row left a GPU waiting on kernel launches (a 16-row
+    step of rows with distinct prompts at Qwen2.5-Coder-1.5B's shape ran 32 passes of one row: 3.6% MFU).
+    The groups of several rows come first, as they were."""
+    shared = [list(g) for g in groups if len(g) > 1]
+    lone = [g[0] for g in groups if len(g) == 1]
+    return shared + [[lone[j] for j in chunk] for chunk in token_budget_chunks([lengths[i] for i in lone], budget)]
+
+
 def token_budget_chunks(lengths: Sequence[int], budget: int) -> list[list[int]]:
     """Group row indices into micro-batches whose padded size (rows x longest row) stays within
     ``budget`` tokens; rows are taken longest first so similar lengths share a micro-batch (less

@@ -46,6 +46,7 @@ from codea1.rl.logprobs import (
     forward_logprobs,
     forward_shared_prompt_logprobs,
     pack,
+    pack_lone_rows,
     prompt_groups,
     token_budget_chunks,
 )
@@ -433,6 +434,8 @@ class Policy:
             groups = prompt_groups(
                 [s.prompt_ids for s in samples], [len(s.response_ids) for s in samples], cfg.micro_batch_tokens
             )
+            lengths = [len(s.prompt_ids) + len(s.response_ids) for s in samples]
+            groups = pack_lone_rows(groups, lengths, cfg.micro_batch_tokens)
             return [groups[g] for g in (dp.shard(range(len(groups))) if dp is not None else range(len(groups)))]
         mine = dp.shard(range(len(samples))) if dp is not None else list(range(len(samples)))
         lengths = [len(samples[i].prompt_ids) + len(samples[i].response_ids) for i in mine]
