@@ -15,8 +15,11 @@ the device's backend (NCCL on a GPU) with codea1's collectives on tensors where 
 loss and gradients); the learner at Qwen2.5-Coder-1.5B's shape with random weights (tokens/s, model FLOPs
 utilisation against --peak-tflops, peak memory allocated and reserved, whether that fits an 80 GB card,
 and after emptying the allocator's cache); and the weight-sync cost (the full state dict to the host, in
-fp32 and in bf16, as a sync through host memory moves it). `--device cpu` runs every section on the CPU
-(gloo, a 2-layer version of the 1.5B shape) to check the script itself.
+fp32 and in bf16, as a sync through host memory moves it). Then (benchmarks/gpu_sync_check.py) FSDP2 in
+bf16: whether half gathers gather in bf16, and a sharded save and load against no round trip; and the
+1.5B learner's full-weight sync into an engine's worker by each transfer (direct, CUDA IPC, file; two
+roles one after the other and at once), every tensor checked. `--device cpu` runs every section on the CPU
+(gloo, a 2-layer version of the 1.5B shape) to check the script itself (the sync by transfer needs CUDA).
 
 Usage:  python benchmarks/gpu_check.py --model-dir DIR [--batches 1,16,64,256] [--new-tokens 128]
         [--skip-rollout] [--qwen-layers 28] [--peak-tflops 989]
@@ -25,8 +28,14 @@ Usage:  python benchmarks/gpu_check.py --model-dir DIR [--batches 1,16,64,256] [
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import random
+import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gpu_sync_check import shard_checks, sync_checks
 
 
 def main() -> None:
@@ -44,13 +53,19 @@ def main() -> None:
     ap.add_argument("--qwen-layers", type=int, default=None, help="layers of the 1.5B shape (default 28; 2 on CPU)")
     ap.add_argument("--qwen-rows", type=int, default=16, help="rows of the 1.5B learner step")
     ap.add_argument("--qwen-tokens", type=int, default=1024, help="tokens per row of the 1.5B learner step")
+    ap.add_argument("--qwen-group", type=int, default=8, help="rows per prompt in the 1.5B learner step (GRPO's n)")
     ap.add_argument(
         "--qwen-vocab", type=int, default=151936, help="vocabulary of the 1.5B shape (its own; smaller for a smoke run)"
     )
     ap.add_argument(
         "--peak-tflops", type=float, default=989.0, help="the device's dense bf16 peak (H100/H200 SXM: 989)"
     )
+    ap.add_argument(
+        "--weights-dir", default=None, help="the file transfer's folder (default: as rollout.vllm_weights_dir)"
+    )
     args = ap.parse_args()
+    vllm = importlib.util.find_spec("vllm")
+    print(f"vLLM here: {'installed' if vllm else 'not installed (its sleep, wake and sync on a GPU are not checked)'}")
     if not args.skip_rollout:
         rollout_checks(args)
     distributed_checks(args)
@@ -153,8 +168,9 @@ def rollout_checks(args: argparse.Namespace) -> None:
         print(f"peak GPU memory: {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB")
 
 
-def _tiny_batch(n_rows: int, tokens: int, vocab: int, seed: int = 0) -> tuple[list, list]:
-    """Training samples of random token ids: half prompt, half response, and random advantages."""
+def _tiny_batch(n_rows: int, tokens: int, vocab: int, seed: int = 0, group: int = 1) -> tuple[list, list]:
+    """Training samples of random token ids: half prompt, half response, and random advantages; `group`
+    rows share each prompt (GRPO samples several responses per prompt)."""
     import torch
 
     from codea1.inference.rollout import Sample
@@ -162,9 +178,11 @@ def _tiny_batch(n_rows: int, tokens: int, vocab: int, seed: int = 0) -> tuple[li
     g = torch.Generator().manual_seed(seed)
     half = max(1, tokens // 2)
     rows = []
-    for _ in range(n_rows):
-        ids = torch.randint(0, vocab, (2 * half,), generator=g).tolist()
-        rows.append(Sample(ids[:half], ids[half:], "", [-1.0] * half, finished=True))
+    for k in range(n_rows):
+        if k % group == 0:
+            prompt = torch.randint(0, vocab, (half,), generator=g).tolist()
+        response = torch.randint(0, vocab, (half,), generator=g).tolist()
+        rows.append(Sample(prompt, response, "", [-1.0] * half, finished=True))
     rng = random.Random(seed)
     return rows, [rng.choice((-1.0, 1.0)) * rng.random() for _ in rows]
 
@@ -215,6 +233,7 @@ def distributed_checks(args: argparse.Namespace) -> None:
             f"update differ by at most {diff:.2e}",
             flush=True,
         )
+        shard_checks(base, tok, rows, advantages, dp, tmp)
         torch.distributed.destroy_process_group()
 
 
@@ -249,7 +268,9 @@ def learner_checks(args: argparse.Namespace) -> None:
     model = Qwen2ForCausalLM(config).to(args.device)
     params = sum(p.numel() for p in model.parameters())
     policy = Policy(model, tok, PolicyConfig(kl_coef=0.0, lr=1e-6, warmup_steps=0, dtype=args.dtype))
-    rows, advantages = _tiny_batch(args.qwen_rows, args.qwen_tokens, min(config.vocab_size, len(tok)))
+    rows, advantages = _tiny_batch(
+        args.qwen_rows, args.qwen_tokens, min(config.vocab_size, len(tok)), group=args.qwen_group
+    )
     tokens = sum(len(r.prompt_ids) + len(r.response_ids) for r in rows)
     for step in (1, 2):
         if cuda:
@@ -263,7 +284,7 @@ def learner_checks(args: argparse.Namespace) -> None:
     line = (
         f"learner at Qwen2.5-Coder-1.5B's shape ({layers} layers, vocabulary {config.vocab_size}, "
         f"{params / 1e9:.2f}B params, {args.dtype}): "
-        f"{args.qwen_rows} rows x {args.qwen_tokens} tokens in {dt:.2f}s ({tokens / dt:.0f} tokens/s, "
+        f"{args.qwen_rows} rows ({args.qwen_group} per prompt) x {args.qwen_tokens} tokens in {dt:.2f}s ({tokens / dt:.0f} tokens/s, "
         f"MFU {100 * mfu:.1f}% of {args.peak_tflops:g} TFLOPS)"
     )
     if cuda:
@@ -283,6 +304,7 @@ def learner_checks(args: argparse.Namespace) -> None:
         dt = time.perf_counter() - t0
         size = sum(v.numel() * v.element_size() for v in host.values()) / 2**30
         print(f"weight sync through host memory, {str(dtype)[6:]}: {size:.2f} GiB in {dt:.2f}s", flush=True)
+    sync_checks(dict(policy.model.state_dict()), args.device, weights_dir=args.weights_dir)
 
 
 if __name__ == "__main__":

@@ -20,10 +20,14 @@ Costs:
 - the tail of a generate call: its longest samples run to max_new_tokens while the batch has emptied,
   one decode step at a time (--decode-step-s, default 0.012 s per step at small batch), for
   (max_new_tokens - mean tokens) steps, once per generate call;
-- per scored/trained token: a forward pass costs 2*params FLOPs per token at --mfu of --peak-tflops;
+- per scored/trained token: a forward pass costs 2*params FLOPs per token at --mfu of --peak-tflops (0.35:
+  benchmarks/gpu_check.py measured 0.32-0.35 for codea1's learner step at the 1.5B shape on one H200, 16 to
+  64 rows of 1024 tokens, packed);
   training is forward + backward (3x) plus the recomputed forward of gradient checkpointing (4x in all);
   only the rows that enter the update are scored (the learner scores them in train_step);
-- per weight sync: the policy's bf16 weights written once and reloaded by its engines (--sync-gbps);
+- per weight sync: the policy's bf16 weights into its engines (--sync-gbps; default 36 GB/s, measured by
+  benchmarks/gpu_check.py on one H200 at the 1.5B shape: 3.31 GiB by CUDA IPC handles, the transfer a
+  colocated engine in its own process gets, in 0.099 s; the safetensors-file transfer took 4.39 s, 0.8 GB/s);
   per sleep and wake of a colocated engine: --wake-s seconds; FSDP's all-gathers: the bf16 weights
   gathered for every forward and backward micro-batch (--gather-gbps, not overlapped with compute: an
   upper bound on their share);
@@ -125,7 +129,9 @@ def main() -> None:
         help="GPU-seconds per sampled token at large batch (default: 25k tokens/s per GPU)",
     )
     ap.add_argument("--decode-step-s", type=float, default=0.012, help="seconds per decode step at small batch")
-    ap.add_argument("--sync-gbps", type=float, default=10.0, help="GB/s of a weight sync (write + engine reload)")
+    ap.add_argument(
+        "--sync-gbps", type=float, default=36.0, help="GB/s of a weight sync (CUDA IPC, measured; the file: 0.8)"
+    )
     ap.add_argument("--wake-s", type=float, default=2.0, help="seconds per sleep + wake of a colocated engine")
     ap.add_argument("--gather-gbps", type=float, default=150.0, help="GB/s of FSDP all-gathers (NVLink, in-node)")
     ap.add_argument(
