@@ -53,21 +53,9 @@ NEVER = [
 
 
 # Sandbox jobs are built by the rooms that know what a job runs: the sandbox (programs on stdin, codea1.sandbox.runners)
-# and the judge (what a test means: codea1.judge, its kinds and formats). The modules below build jobs of
-# their own today, from before that rule; no other module may start to (tests/test_house_on_cpu.py).
+# and the judge (what a test means: codea1.judge, its kinds and formats). Every other module asks them for its
+# jobs; none builds one (tests/test_house_on_cpu.py).
 JOB_ROOMS = ("codea1.sandbox", "codea1.judge")
-JOB_BUILDERS_BEFORE_THE_RULE = frozenset(
-    {
-        "codea1.cli.judge",
-        "codea1.data.check",
-        "codea1.data.decontam",
-        "codea1.eval.code_eval",
-        "codea1.eval.mutation",
-        "codea1.eval.suite_eval",
-        "codea1.game.answers",
-        "codea1.game.matrix",
-    }
-)
 
 
 def builds_jobs(tree: ast.AST) -> bool:

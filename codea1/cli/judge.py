@@ -122,8 +122,8 @@ class _Plan:
 
 def _plan(lines: list[str], timeout: float) -> _Plan:
     """Parses the input lines into assert cases and call jobs; a bad line gets its error row at once."""
+    from codea1.judge.jobs import calls_job
     from codea1.judge.oracle import AssertCase
-    from codea1.sandbox import Job
 
     plan = _Plan()
     for lineno, line in enumerate(lines, 1):
@@ -149,7 +149,7 @@ def _plan(lines: list[str], timeout: float) -> _Plan:
             )
             plan.case_pos.append(pos)
         else:
-            plan.jobs.append(Job(id=rid, code=rec["code"], calls=rec["calls"], timeout=timeout))
+            plan.jobs.append(calls_job(rid, rec["code"], rec["calls"], timeout))
             plan.job_pos.append(pos)
     return plan
 

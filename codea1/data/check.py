@@ -7,7 +7,7 @@
 3. the source's own test program (`test_code`) when its format is known (meta["test_format"]):
    "evalplus" / "humaneval" (a `check(candidate)` function, called with the entry point) or "pytest"
    (`from solution import ...` resolved to the GT; every argument-less `test*` function is called),
-   under one limit `test_code_timeout` for the whole program.
+   under one limit `test_code_timeout` for the whole program (codea1.judge.source_tests).
 
 Time limits: the GT is the reference, so it gets generous limits here and its measured runtime is
 reported (CheckResult.gt_seconds / test_code_seconds). Limits for candidates should scale with it, as
@@ -23,18 +23,12 @@ from typing import Any
 
 from codea1.data.static import gt_problem
 from codea1.judge.oracle import AssertCase, run_assertions
-from codea1.problem import Problem
-from codea1.sandbox import Job, LocalExecutor
+from codea1.judge.source_tests import test_code_job, test_code_program
+from codea1.problem import Problem, gt_program
+from codea1.sandbox import LocalExecutor
 from codea1.sandbox.api import CallResult, Executor, JobResult
 
-TEST_CODE_FORMATS = ("evalplus", "humaneval", "pytest")
 MAX_REASON = 240
-
-
-def _gt_program(problem: Problem) -> str:
-    """GT's program: the problem's import lines, then its solution."""
-    imports = problem.imports.strip()
-    return f"{imports}\n{problem.gt_solution}" if imports else problem.gt_solution
 
 
 def time_limit(gt_seconds: float, factor: float = 4.0, minimum: float = 1.0) -> float:
@@ -66,105 +60,6 @@ def _short(text: object, limit: int = MAX_REASON) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-# Runs a pytest-style test program against the GT module (as `solution`). The sandbox child may not be able
-# to import pytest, so a minimal stand-in (raises, approx, mark) is provided when the import fails.
-PYTEST_HARNESS = """
-def __codea1_run_test_code():
-    import math
-    import re
-    import sys
-    import types
-    try:
-        import pytest  # noqa: F401
-    except ImportError:
-        shim = types.ModuleType("pytest")
-
-        class _Raises:
-            def __init__(self, kind, match=None):
-                self.kind, self.match, self.value = kind, match, None
-
-            def __enter__(self):
-                return self
-
-            def __exit__(self, kind, value, tb):
-                if kind is None:
-                    raise AssertionError(f"DID NOT RAISE {self.kind}")
-                if not issubclass(kind, self.kind):
-                    return False
-                if self.match is not None and not re.search(self.match, str(value)):
-                    raise AssertionError(f"exception message does not match {self.match!r}")
-                self.value = value
-                return True
-
-        class _Approx:
-            def __init__(self, expected, rel=None, abs=None):
-                self.expected, self.rel, self.abs = expected, rel or 1e-6, abs or 1e-12
-
-            def _close(self, a, b):
-                if isinstance(b, (list, tuple)):
-                    return isinstance(a, (list, tuple)) and len(a) == len(b) and all(
-                        self._close(x, y) for x, y in zip(a, b))
-                if isinstance(b, dict):
-                    return isinstance(a, dict) and a.keys() == b.keys() and all(self._close(a[k], b[k]) for k in b)
-                return math.isclose(a, b, rel_tol=self.rel, abs_tol=self.abs)
-
-            def __eq__(self, other):
-                try:
-                    return self._close(other, self.expected)
-                except TypeError:
-                    return False
-
-        class _Mark:
-            def __getattr__(self, name):
-                def decorator(*args, **kwargs):
-                    if len(args) == 1 and callable(args[0]) and not kwargs:
-                        return args[0]
-                    return lambda fn: fn
-                return decorator
-
-        shim.raises = _Raises
-        shim.approx = _Approx
-        shim.mark = _Mark()
-        sys.modules["pytest"] = shim
-    module = types.ModuleType("solution")
-    module.__dict__.update(globals())
-    sys.modules["solution"] = module
-    namespace = {"__name__": "__codea1_tests__"}
-    exec(compile(__codea1_test_source, "<test_code>", "exec"), namespace)
-    ran = 0
-    for name, fn in list(namespace.items()):
-        if name.startswith("test") and isinstance(fn, types.FunctionType) and fn.__code__.co_argcount == 0:
-            fn()
-            ran += 1
-    return ran
-"""
-
-# Runs a `check(candidate)` program (EvalPlus / HumanEval) in its own namespace, which starts as a copy of
-# the GT module: check() may call GT helpers by name, and a GT function that is itself named `check`
-# (MBPP/56) is passed in before the program's own check() replaces that name.
-CHECK_HARNESS = """
-def __codea1_run_test_code():
-    namespace = dict(globals())
-    candidate = globals()[__codea1_entry_point]
-    exec(compile(__codea1_test_source, "<test_code>", "exec"), namespace)
-    namespace["check"](candidate)
-    return True
-"""
-
-
-def test_code_program(problem: Problem) -> str | None:
-    """The GT followed by a function `__codea1_run_test_code()` that runs test_code against it, or None."""
-    fmt = problem.meta.get("test_format", "")
-    if not problem.test_code.strip() or fmt not in TEST_CODE_FORMATS:
-        return None
-    harness = PYTEST_HARNESS if fmt == "pytest" else CHECK_HARNESS
-    return (
-        f"{problem.gt_solution}\n\n"
-        f"__codea1_test_source = {problem.test_code!r}\n"
-        f"__codea1_entry_point = {problem.entry_point!r}\n\n{harness}"
-    )
-
-
 def _golden_failure(index: int, test: str, result: CallResult) -> str:
     if result.status == "fail":
         return _short(f"golden test {index + 1} fails: {test} (GT returned {result.value!r})")
@@ -194,10 +89,10 @@ def _golden_cases(problems: list[Problem], golden: list[int]) -> list[AssertCase
     """The GT against its own golden tests, one case per problem in `golden` (the GT is its own oracle)."""
     return [
         AssertCase(
-            code=_gt_program(problems[i]),
+            code=gt_program(problems[i]),
             tests=list(problems[i].golden_tests),
             entry_point=problems[i].entry_point,
-            oracle=_gt_program(problems[i]),
+            oracle=gt_program(problems[i]),
             id=problems[i].id,
         )
         for i in golden
@@ -277,10 +172,7 @@ def check_problems(
         for i, job in zip(golden, ran, strict=True):
             _record_golden(results[i], problems[i].golden_tests, job)
         done_before = len(golden)
-        jobs = [
-            Job(id=problems[i].id, code=programs[i], calls=["__codea1_run_test_code()"], timeout=test_code_timeout)
-            for i in with_code
-        ]
+        jobs = [test_code_job(problems[i].id, programs[i], test_code_timeout) for i in with_code]
         for i, job in zip(with_code, ex.run(jobs, progress=report) if jobs else [], strict=True):
             _record_test_code(results[i], job)
     finally:

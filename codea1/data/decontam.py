@@ -46,9 +46,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from codea1.judge.jobs import gt_job
 from codea1.judge.oracle import AssertCase, run_assertions
-from codea1.problem import Problem
-from codea1.sandbox.api import Executor, Job, OnProgress
+from codea1.problem import Problem, gt_program
+from codea1.sandbox.api import Executor, OnProgress
 
 STOP_WORDS = frozenset(
     [
@@ -197,11 +198,6 @@ def renamed_test(test: str, old: str, new: str) -> str | None:
     return ast.unparse(_Rename(old, new).visit(tree))
 
 
-def _program(problem: Problem) -> str:
-    imports = problem.imports.strip()
-    return f"{imports}\n{problem.gt_solution}" if imports else problem.gt_solution
-
-
 def _passes_foreign_tests(
     executor: Executor,
     hosts: Sequence[Problem],
@@ -222,7 +218,7 @@ def _passes_foreign_tests(
                 if t is not None:
                     tests.append(t)
                     owner.append(guest.id)
-        cases.append(AssertCase(code=_program(host), tests=tests, entry_point=None, id=f"decontam:{host.id}"))
+        cases.append(AssertCase(code=gt_program(host), tests=tests, entry_point=None, id=f"decontam:{host.id}"))
         owners.append(owner)
     found: set[tuple[str, str]] = set()
     ran = run_assertions(executor, cases, timeout=timeout, progress=progress) if cases else []
@@ -426,10 +422,7 @@ def _run_values(
     """Each (problem, calls): the tolerant value of every call of the problem's GT (None for a call that
     did not return), or None when the GT did not define."""
 
-    batch = [
-        Job(id=f"decontam-values:{p.id}:{n}", code=_program(p), calls=calls, timeout=timeout)
-        for n, (p, calls) in enumerate(jobs)
-    ]
+    batch = [gt_job(f"decontam-values:{p.id}:{n}", p, calls, timeout) for n, (p, calls) in enumerate(jobs)]
     results = executor.run(batch, progress=progress) if batch else []
     out: list[list[Any] | None] = []
     for res in results:

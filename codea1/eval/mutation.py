@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import ast
 import io
-import marshal
 import random
 import re
 import time
@@ -35,9 +34,8 @@ from typing import Any
 
 from codea1.data.check import time_limit
 from codea1.judge.equality import values_equal
-from codea1.sandbox import Job
+from codea1.judge.mutants import alike_jobs
 from codea1.sandbox.api import Executor
-from codea1.sandbox.preload import FLAVOURS, flavour
 from codea1.sandbox.values import contains_unserializable
 
 BINARY_OPS = {  # ast class name -> (Cosmic-Ray name, source text)
@@ -489,58 +487,6 @@ class MutationReport:
         return out
 
 
-# One program per child ----------------------------------------------------------------------------
-#
-# Each program (GT and every mutant) runs in a sandbox child of its own, and every child of one scoring
-# run gets the same job but for the program: the same runner text, the same calls, the same limit, the
-# same zygote flavour, in a random order. The program travels compiled (marshalled code, as hex digits:
-# no source text in the child); nothing in the child names its index, the other programs, or whether it
-# is GT. The parent alone compares the plain values that come back.
-
-RUNNER = """
-import marshal as __codea1_marshal
-
-
-def __codea1_run(stop_on_error):
-    ns = {"__name__": "__codea1_mutant__"}
-    try:
-        code = __codea1_marshal.loads(bytes.fromhex(__CODEA1_PROGRAM))
-        exec(code, ns)
-    except BaseException as exc:
-        return ("undefined", type(exc).__name__ + ": " + str(exc)[:200])
-    out = []
-    for call in __CODEA1_CALLS:
-        try:
-            out.append(("ok", eval(call, ns)))
-        except BaseException as exc:
-            out.append(("error", type(exc).__name__ + ": " + str(exc)[:200]))
-            if stop_on_error:  # GT does not raise on scored calls: an exception already kills
-                break
-    return ("ran", out)
-"""
-
-# comment lines that make the sandbox's module scan (codea1.sandbox.preload.flavour) pick a flavour, so
-# that every child of one run forks from the same kind of zygote whatever its program imports
-_FLAVOUR_HINT = {"lean": "", "full": "# __import__\n", "numpy": "# numpy\n", "testing": "# unittest\n"}
-
-
-def _compiled(program: str) -> tuple[bytes | None, str]:
-    """The program's marshalled code (compiled as the child would: a module of its own, asserts kept),
-    or None and the error a child would have reported for a program that does not compile."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            code = compile(program, "<mutant>", "exec", dont_inherit=True, optimize=0)
-    except BaseException as exc:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError
-        return None, type(exc).__name__ + ": " + str(exc)[:200]
-    return marshal.dumps(code), ""
-
-
-def _job_code(blob: bytes, calls: list[str], hint: str) -> str:
-    """The child's whole program: the runner, the calls, one program's compiled code (nothing else)."""
-    return f"{hint}{RUNNER}\n__CODEA1_CALLS = {calls!r}\n__CODEA1_PROGRAM = {blob.hex()!r}\n"
-
-
 def run_programs(
     programs: list[str],
     calls: list[str],
@@ -556,33 +502,17 @@ def run_programs(
     Returns one entry per program, in input order: ("undefined", message), ("ran", [(status, value), ...]),
     or ("timeout" | "crash" | "error" | "invalid", message) when the program's whole run (its definition
     and all calls) did not finish within `timeout` seconds. All children of one call get the same job
-    but for the program's code (see RUNNER), so a call cannot tell which program it runs against. A
+    but for the program's code (codea1.judge.mutants), so a call cannot tell which program it runs against. A
     program that does not compile is "undefined" without a child. With stop_on_error a program's run
     ends at its first raising call (its list is then shorter than `calls`). `batch` is accepted for
     compatibility and ignored: programs never share a child.
     """
 
     del batch
-    calls = list(calls)
-    rank = {name: i for i, name in enumerate(FLAVOURS)}  # each flavour holds what the ones before it hold
-    kind = max((flavour(program, calls) for program in programs), key=lambda k: rank.get(k, 0), default="lean")
-    hint = _FLAVOUR_HINT.get(kind, f"# {kind}\n")
     out: list[tuple[str, Any] | None] = [None] * len(programs)
-    jobs, where = [], []
-    for k, program in enumerate(programs):
-        blob, error = _compiled(program)
-        if blob is None:
-            out[k] = ("undefined", error)
-            continue
-        jobs.append(
-            Job(
-                id=f"program-{k}",
-                code=_job_code(blob, calls, hint),
-                calls=[f"__codea1_run({bool(stop_on_error)})"],
-                timeout=timeout,
-            )
-        )
-        where.append(k)
+    jobs, where, undefined = alike_jobs(programs, calls, timeout, stop_on_error)
+    for k, error in undefined.items():
+        out[k] = ("undefined", error)
     order = list(range(len(jobs)))
     random.SystemRandom().shuffle(order)  # which child runs GT, and when, is nothing a call can count on
     # all on one slot: children of different slots differ (uid, cgroup, the zygote's own addresses), so

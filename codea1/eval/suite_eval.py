@@ -8,12 +8,12 @@ For each function the Test LLM's first k tests are judged against GT in the sand
   values, the verdict is taken outside it), so a test that asserts nothing kills nothing;
 - Mul = pass@k x mut@k / 100;
 - line and branch coverage of the function by its valid tests, in percent (0 for a function with none).
-Coverage is traced in a sandbox child (generated tests are untrusted): a sys.settrace hook records the
-executed lines and arcs of the function's code, and this process turns them into statement and branch
-coverage with coverage.py's own parser (statements, possible arcs, exits per line). (The children cannot
-import coverage.py itself; the numbers follow its arc model.) Only the tests' calls of the function under
-test run under the tracer, with their arguments resolved to plain values first (codea1.judge.resolve), so
-no code of a test runs beside the records.
+Coverage is traced in a sandbox child (generated tests are untrusted): a sys.settrace hook
+(codea1.judge.coverage) records the executed lines and arcs of the function's code, and this process turns
+them into statement and branch coverage with coverage.py's own parser (statements, possible arcs, exits per
+line). (The children cannot import coverage.py itself; the numbers follow its arc model.) Only the tests'
+calls of the function under test run under the tracer, with their arguments resolved to plain values first
+(codea1.judge.resolve), so no code of a test runs beside the records.
 
 White-box mode: the Test LLM sees a known-buggy candidate (a mutant of GT that the benchmark's own
 tests kill); attack rate = share of those candidates on which at least one valid generated test's assert
@@ -38,55 +38,13 @@ from codea1.eval.mutation import (
     summarise,
 )
 from codea1.judge.asserts import read_assertion, split_assert
+from codea1.judge.coverage import coverage_job
 from codea1.judge.oracle import AssertCase, run_assertions
 from codea1.judge.resolve import CallSet, resolve_calls
-from codea1.sandbox import Job
 from codea1.sandbox.api import Executor, JobResult, OnProgress
 
 REFERENCE_RUNS = 2  # GT runs of the tests beside the mutants: a test counts only where GT passed it each time
 MAX_MUTANT_LIMIT = 30.0  # seconds: a mutant's per-call limit, whatever GT's (test-influenced) time says
-
-TRACE_FILENAME = "<codea1-function>"
-
-COVERAGE_HARNESS = """
-import sys as __codea1_sys
-
-def __codea1_coverage(prelude, source, calls):
-    ns = {"__name__": "__codea1_cov__"}
-    exec(compile(prelude, "<prelude>", "exec"), ns)
-    lines, arcs, last = set(), set(), {}
-
-    def tracer(frame, event, arg):
-        code = frame.f_code
-        if code.co_filename != "__TRACE__":
-            return None
-        key = id(frame)
-        if event == "call":
-            last[key] = -code.co_firstlineno
-        elif event == "line":
-            lines.add(frame.f_lineno)
-            arcs.add((last.get(key, -code.co_firstlineno), frame.f_lineno))
-            last[key] = frame.f_lineno
-        elif event == "return":
-            arcs.add((last.pop(key, -code.co_firstlineno), -code.co_firstlineno))
-        return tracer
-
-    compiled = compile(source, "__TRACE__", "exec")
-    __codea1_sys.settrace(tracer)
-    try:
-        try:
-            exec(compiled, ns)
-        except BaseException:
-            pass
-        for call in calls:
-            try:
-                eval(call, ns)
-            except BaseException:
-                pass
-    finally:
-        __codea1_sys.settrace(None)
-    return (sorted(lines), sorted(arcs))
-""".replace("__TRACE__", TRACE_FILENAME)
 
 
 @dataclass
@@ -122,12 +80,7 @@ def measure_coverage(
     """Coverage of each function by its calls, traced in a sandbox child."""
 
     jobs = [
-        Job(
-            id=fn.task_id,
-            code=COVERAGE_HARNESS,
-            calls=[f"__codea1_coverage({ULT_PRELUDE!r}, {fn.code!r}, {calls!r})"],
-            timeout=timeout * max(1, len(calls)),
-        )
+        coverage_job(fn.task_id, ULT_PRELUDE, fn.code, calls, timeout * max(1, len(calls)))
         for fn, calls in zip(functions, calls_per_function, strict=True)
     ]
     out = []

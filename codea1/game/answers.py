@@ -15,10 +15,11 @@ from codea1.game.jobs import run_jobs, unique
 from codea1.game.mistake_book import StoredTest
 from codea1.game.parsing import ParsedSuite
 from codea1.judge import encode_expected, literal, prediction_right
+from codea1.judge.jobs import gt_job
 from codea1.judge.resolve import CallSet, ResolvedCalls
 from codea1.judge.resolve import resolve_calls as judge_resolve_calls
-from codea1.problem import Problem, gt_program, values_program
-from codea1.sandbox import Job, OnProgress
+from codea1.problem import Problem, values_program
+from codea1.sandbox import OnProgress
 from codea1.sandbox.api import Executor
 from codea1.sandbox.values import contains_unserializable
 
@@ -129,12 +130,10 @@ def ask_gt(
                 pending.append(source)
         for kind, sources, limit in (("gt", calls, config.test_timeout), ("book", book, book_limit)):
             for k, call in enumerate(sources):
-                jobs.append(Job(id=f"{kind}:{problem.id}#{k}", code=gt_program(problem), calls=[call], timeout=limit))
+                jobs.append(gt_job(f"{kind}:{problem.id}#{k}", problem, [call], limit))
                 plan.append((q, kind, [call]))
         for source in pending:  # one job each: an EXPECTED with side effects reaches no other test
-            jobs.append(
-                Job(id=f"expected:{problem.id}", code=gt_program(problem), calls=[source], timeout=config.test_timeout)
-            )
+            jobs.append(gt_job(f"expected:{problem.id}", problem, [source], config.test_timeout))
             plan.append((q, "expected", [source]))
     for (q, kind, sources), result in zip(plan, run_jobs(executor, jobs, progress), strict=True):
         answer = answers[q]

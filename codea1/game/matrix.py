@@ -19,8 +19,9 @@ from codea1.game.mistake_book import StoredTest
 from codea1.game.parsing import ParsedSuite
 from codea1.game.statefulness import may_keep_state
 from codea1.judge import decide, encode_expected, values_equal
+from codea1.judge.jobs import candidate_job, gt_job, rerun_job
 from codea1.judge.resolve import ResolvedCalls
-from codea1.problem import Problem, candidate_program, gt_program
+from codea1.problem import Problem, candidate_program
 from codea1.sandbox import Job, JobResult, OnProgress
 from codea1.sandbox.api import Executor
 from codea1.sandbox.values import UNSERIALIZABLE, contains_unserializable
@@ -114,14 +115,8 @@ def run_matrix(
             for g, group in enumerate(groups):
                 pairs, values = [pair for pair, _ in group], [value for _, value in group]
                 slowest = max((answers[q].gt_seconds.get(call, 0.0) for call, _ in pairs), default=0.0)
-                jobs.append(
-                    Job(
-                        id=f"cand:{problem.id}:{m}:{g}",
-                        code=candidate_program(problem, code),
-                        calls=[call for call, _ in pairs],
-                        timeout=max(config.test_timeout, config.timeout_factor * slowest),
-                    )
-                )
+                limit = max(config.test_timeout, config.timeout_factor * slowest)
+                jobs.append(candidate_job(f"cand:{problem.id}:{m}:{g}", problem, code, [c for c, _ in pairs], limit))
                 plan.append((q, m, pairs, values))
     # outside CURE a candidate's values matter only for their verdicts: each job is reduced to them as it
     # ends, so a batch's values are never held together (a large batch of large values would otherwise
@@ -181,11 +176,11 @@ def _recheck_timeouts(
     if not late:
         return out
     gt_jobs = [
-        Job(
-            id=f"gt-again:{problems[plan[n][0]].id}",
-            code=gt_program(problems[plan[n][0]]),
-            calls=[jobs[n].calls[i] for i in idx],
-            timeout=jobs[n].timeout,
+        gt_job(
+            f"gt-again:{problems[plan[n][0]].id}",
+            problems[plan[n][0]],
+            [jobs[n].calls[i] for i in idx],
+            jobs[n].timeout,
         )
         for n, idx in late
     ]
@@ -200,10 +195,7 @@ def _recheck_timeouts(
                 slow.append(i)
         if slow:
             retry_plan.append((n, slow))
-            job = jobs[n]
-            retry_jobs.append(
-                Job(id=f"{job.id}:again", code=job.code, calls=[job.calls[i] for i in slow], timeout=job.timeout)
-            )
+            retry_jobs.append(rerun_job(jobs[n], slow))
 
     def again_judged(j: int, res: JobResult) -> JobResult:
         n, slow = retry_plan[j]

