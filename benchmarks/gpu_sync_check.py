@@ -12,10 +12,16 @@ into: vLLM's GPU build cannot be installed on a machine without a package regist
 - file: the same worker, through a safetensors file (the fallback, and codea1's only transfer before);
 - two roles at once: two workers, each fed a different policy's weights by ipc, one after the other and
   then concurrently (two threads), as the two roles' syncs now run.
+
+benchmarks/gpu_check.py runs these on its 1.5B learner; alone, on a model of Qwen2.5-Coder-1.5B's shape with
+random weights (on a CPU: direct and file only):
+
+    python benchmarks/gpu_sync_check.py [--device cuda] [--layers 28] [--vocab 151936]
 """
 
 from __future__ import annotations
 
+import argparse
 import glob
 import multiprocessing
 import time
@@ -259,3 +265,33 @@ def shard_checks(base: Any, tok: Any, rows: Sequence, advantages: Sequence, dp: 
         f"round trip; weights after it differ by at most {diff:.2e}",
         flush=True,
     )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--layers", type=int, default=28, help="decoder layers of the 1.5B shape")
+    ap.add_argument("--vocab", type=int, default=151936, help="its vocabulary (smaller for a smoke run)")
+    ap.add_argument(
+        "--weights-dir", default=None, help="the file transfer's folder (default: as rollout.vllm_weights_dir)"
+    )
+    args = ap.parse_args()
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    config = Qwen2Config(  # Qwen2.5-Coder-1.5B's published config.json, random weights
+        vocab_size=args.vocab,
+        hidden_size=1536,
+        intermediate_size=8960,
+        num_hidden_layers=args.layers,
+        num_attention_heads=12,
+        num_key_value_heads=2,
+        tie_word_embeddings=True,
+    )
+    torch.manual_seed(0)
+    model = Qwen2ForCausalLM(config).to(args.device)
+    sync_checks(dict(model.state_dict()), args.device, weights_dir=args.weights_dir)
+
+
+if __name__ == "__main__":
+    main()
