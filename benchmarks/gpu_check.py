@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_sync_check import shard_checks, sync_checks
+from gpu_sync_check import qwen_shape, shard_checks, sync_checks
 
 
 def main() -> None:
@@ -240,24 +240,13 @@ def distributed_checks(args: argparse.Namespace) -> None:
 def learner_checks(args: argparse.Namespace) -> None:
     """The learner at Qwen2.5-Coder-1.5B's shape (random weights), and the cost of a full-weight sync."""
     import torch
-    from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
+    from transformers import AutoTokenizer, Qwen2ForCausalLM
 
     from codea1.rl.policy import Policy, PolicyConfig
 
     cuda = args.device.startswith("cuda")
     layers = args.qwen_layers or (28 if cuda else 2)
-    config = Qwen2Config(  # Qwen2.5-Coder-1.5B's published config.json, random weights
-        vocab_size=args.qwen_vocab,
-        hidden_size=1536,
-        intermediate_size=8960,
-        num_hidden_layers=layers,
-        num_attention_heads=12,
-        num_key_value_heads=2,
-        max_position_embeddings=32768,
-        rope_theta=1000000.0,
-        rms_norm_eps=1e-6,
-        tie_word_embeddings=True,
-    )
+    config = qwen_shape(layers, args.qwen_vocab)  # Qwen2.5-Coder-1.5B's config.json, random weights
     tok = AutoTokenizer.from_pretrained(args.model_dir)
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token

@@ -30,9 +30,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 
-def _engine_worker(conn: Any, shapes: dict[str, tuple[list[int], str]], device: str) -> None:
-    """A process holding an engine's weights (zeros of the given shapes and dtypes on `device`) behind codea1's
-    worker extension; answers (method, args) requests from the pipe with (result, seconds, checksums)."""
+def stand_in_worker(shapes: dict[str, tuple[list[int], str]], device: str) -> tuple[Any, dict]:
+    """codea1's worker extension on a stand-in for vLLM's worker: its model is a dict of the engine's weights
+    (zeros of the given shapes and dtypes on `device`), which `reload_weights` fills from an iterator of
+    pairs or a folder of safetensors files, as vLLM's does. Returns the worker and that dict."""
     import torch
     from safetensors.torch import load_file
 
@@ -55,6 +56,13 @@ def _engine_worker(conn: Any, shapes: dict[str, tuple[list[int], str]], device: 
     worker = WeightSync()
     worker.device = torch.device(device)
     worker.model_runner = Runner()
+    return worker, held
+
+
+def _engine_worker(conn: Any, shapes: dict[str, tuple[list[int], str]], device: str) -> None:
+    """A process holding a stand-in worker (`stand_in_worker`); answers (method, args) requests from the pipe
+    with (result, seconds, checksums)."""
+    worker, held = stand_in_worker(shapes, device)
     conn.send("ready")
     while (request := conn.recv()) is not None:
         method, args = request
@@ -111,23 +119,7 @@ class LocalEngine:
     """The in-process stand-in: the same worker extension, called in this process."""
 
     def __init__(self, shapes: dict[str, tuple[list[int], str]], device: str) -> None:
-        import torch
-
-        from codea1.inference.vllm_worker import WeightSync
-
-        self.held = {n: torch.zeros(s, dtype=getattr(torch, d), device=device) for n, (s, d) in shapes.items()}
-        held = self.held
-
-        class Runner:
-            @staticmethod
-            def reload_weights(weights_iterator: Any = None, **_: Any) -> None:
-                with torch.no_grad():
-                    for name, tensor in weights_iterator:
-                        held[name].copy_(tensor)
-
-        self.worker = WeightSync()
-        self.worker.device = torch.device(device)
-        self.worker.model_runner = Runner()
+        self.worker, self.held = stand_in_worker(shapes, device)
 
     def collective_rpc(self, method: str, args: tuple = ()) -> list:
         return [getattr(self.worker, method)(*args)]
@@ -267,6 +259,25 @@ def shard_checks(base: Any, tok: Any, rows: Sequence, advantages: Sequence, dp: 
     )
 
 
+def qwen_shape(layers: int, vocab: int) -> Any:  # a transformers Qwen2Config
+    """Qwen2.5-Coder-1.5B's published config.json, with `layers` decoder layers and a vocabulary of `vocab`
+    (its own: 28 and 151936); built with random weights here."""
+    from transformers import Qwen2Config
+
+    return Qwen2Config(
+        vocab_size=vocab,
+        hidden_size=1536,
+        intermediate_size=8960,
+        num_hidden_layers=layers,
+        num_attention_heads=12,
+        num_key_value_heads=2,
+        max_position_embeddings=32768,
+        rope_theta=1000000.0,
+        rms_norm_eps=1e-6,
+        tie_word_embeddings=True,
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cuda")
@@ -277,19 +288,10 @@ def main() -> None:
     )
     args = ap.parse_args()
     import torch
-    from transformers import Qwen2Config, Qwen2ForCausalLM
+    from transformers import Qwen2ForCausalLM
 
-    config = Qwen2Config(  # Qwen2.5-Coder-1.5B's published config.json, random weights
-        vocab_size=args.vocab,
-        hidden_size=1536,
-        intermediate_size=8960,
-        num_hidden_layers=args.layers,
-        num_attention_heads=12,
-        num_key_value_heads=2,
-        tie_word_embeddings=True,
-    )
     torch.manual_seed(0)
-    model = Qwen2ForCausalLM(config).to(args.device)
+    model = Qwen2ForCausalLM(qwen_shape(args.layers, args.vocab)).to(args.device)
     sync_checks(dict(model.state_dict()), args.device, weights_dir=args.weights_dir)
 
 

@@ -30,9 +30,9 @@ worker of the engine (in this process or the engine's own, with any tensor paral
 `state_dict` through `LLM.collective_rpc` and the worker extension codea1.inference.vllm_worker.WeightSync
 (vLLM's own reload path), by the fastest transfer that reaches it (codea1.inference.weight_transfer: the
 tensors themselves in this process, CUDA IPC handles on the same machine and GPU, else a safetensors file
-in shared memory whose path crosses; only plain values cross a process), then the prefix cache is reset. LoRA: the adapter is saved to a fresh directory and used through a
-`LoRARequest` with a new adapter id per update (the engine caches adapters by id), and the previous one
-is dropped. Several policies may share one engine (`EngineHandle`): with LoRA each brings its adapter;
+in shared memory whose path crosses; only plain values cross a process), then the prefix cache is reset.
+LoRA: the adapter is saved to a fresh directory and used through a `LoRARequest` with a new adapter id per
+update (the engine caches adapters by id), and the previous one is dropped. Several policies may share one engine (`EngineHandle`): with LoRA each brings its adapter;
 full models swap their weights in when the engine last held another policy's.
 
 Colocated with the learner on the same GPUs, an engine either takes a fixed share of memory
@@ -418,11 +418,7 @@ class EngineHandle:
         if self.resolved_transfer is not None:
             return self.resolved_transfer
         first = weights[0][1]
-        gpu = None
-        if first.is_cuda:
-            import torch
-
-            gpu = str(torch.cuda.get_device_properties(first.device).uuid)
+        gpu = weight_transfer.device_uuid(first.device) if first.is_cuda else None
         self.resolved_transfer = weight_transfer.choose_transfer(
             self.transfer, self.llm.collective_rpc(WHERE_METHOD), gpu
         )
@@ -565,8 +561,20 @@ class VLLMRollout:
         (no other policy swaps its weights in): what a policy actor calls right after its update, so that
         the two roles' actors sync at the same time, off the step's sampling path (the lazy sync before
         sampling then finds nothing to do). Returns whether it synced."""
-        policy, engine = self.policy, self.engine
-        if policy is None or engine.users != 1:
+        return self.engine.users == 1 and self._catch_up()
+
+    # -- internals ----------------------------------------------------------------------------------
+    def _ensure_weights(self) -> None:
+        """Before sampling: sync if the learner moved on (or the engine holds another policy's weights, or
+        a level-2 sleep dropped them), then wake the engine."""
+        self._catch_up()
+        self.engine.wake()
+
+    def _catch_up(self) -> bool:
+        """Syncs the engine with the policy it follows where the learner moved on (LoRA: a new adapter), or
+        the engine holds another policy's weights (or none, after a level-2 sleep); returns whether it did."""
+        engine, policy = self.engine, self.policy
+        if policy is None:
             return False
         step = getattr(policy, "step", 0)
         if self.adapter is not None:
@@ -581,23 +589,6 @@ class VLLMRollout:
             return False
         self.sync_from(policy)
         return True
-
-    # -- internals ----------------------------------------------------------------------------------
-    def _ensure_weights(self) -> None:
-        """Before sampling: sync if the learner moved on (or the engine holds another policy's weights, or
-        a level-2 sleep dropped them), then wake the engine."""
-        engine, policy = self.engine, self.policy
-        if policy is not None:
-            step = getattr(policy, "step", 0)
-            if self.adapter is not None:
-                if step != self.synced_step:
-                    engine.wake()
-                    self._new_adapter(policy)
-                    self.synced_step = step
-                    self.syncs += 1
-            elif engine.holder != (id(policy), step):
-                self.sync_from(policy)
-        engine.wake()
 
     def _new_adapter(self, policy: WeightSource) -> None:
         from peft import get_peft_model_state_dict

@@ -47,11 +47,16 @@ def machine_id() -> str:
     return f"{socket.gethostname()}/{boot}"
 
 
+def device_uuid(device: int | str | torch.device) -> str:
+    """A CUDA device's UUID: the same GPU whatever index a process's visible devices give it."""
+    return str(torch.cuda.get_device_properties(device).uuid)
+
+
 def visible_gpus() -> list[str]:
     """The UUIDs of the CUDA devices this process sees, in its own index order (empty without CUDA)."""
     if not torch.cuda.is_available():
         return []
-    return [str(torch.cuda.get_device_properties(i).uuid) for i in range(torch.cuda.device_count())]
+    return [device_uuid(i) for i in range(torch.cuda.device_count())]
 
 
 def where_am_i() -> list:
@@ -131,7 +136,7 @@ def share_cuda(pairs: Sequence[tuple[str, torch.Tensor]]) -> list[list]:
         _, args = reduce_tensor(tensor)
         (_, size, stride, offset, _, dtype, device, handle, nbytes, byte_offset, _, ref, ref_offset, event, sync) = args
         if device not in uuids:
-            uuids[device] = str(torch.cuda.get_device_properties(device).uuid)
+            uuids[device] = device_uuid(device)
         out.append(
             [name, list(size), list(stride), int(offset), str(dtype).removeprefix("torch."), uuids[device]]
             + [handle, int(nbytes), int(byte_offset), ref, int(ref_offset), event, bool(sync)]
