@@ -259,6 +259,13 @@ class PolicyConfig(Section):
         choices=("float32", "bfloat16", "float16"),
     )
     gradient_checkpointing: bool = knob(False, "recompute activations in the backward pass (less memory)")
+    logprob_chunk: int = knob(
+        1024,
+        "positions whose vocabulary-sized logits exist at once in a log-prob pass: the output layer, "
+        "log-softmax and entropy run chunk by chunk, recomputed in the backward (the same values; "
+        "codea1.rl.chunked); 0: the whole pass's logits at once",
+        low=0,
+    )
     shared_prompt: bool = knob(
         True,
         "learner: run each group's shared prompt once for all its responses (the same log-probs up to "

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from codea1.models import load_model_and_tokenizer
+from codea1.rl.chunked import is_exact
 from codea1.rl.logprobs import forward_logprobs, forward_shared_prompt_logprobs, pack, pack_lone_rows, prompt_groups
 from codea1.rl.policy import Policy, PolicyConfig, Sample
 
@@ -97,6 +98,7 @@ def test_a_step_of_rows_with_distinct_prompts_runs_packed_passes() -> None:
     scored = policies[0].logprobs([p for p, _ in rows], [r for _, r in rows])
     samples = [Sample(p, r, "", lp, True) for (p, r), lp in zip(rows, scored, strict=True)]
     passes = []
+    is_exact(policies[1].model)  # the chunked path's probe, two forwards once per model, before counting
     hook = policies[1].model.register_forward_hook(lambda *_: passes.append(1))
     metrics = [pol.train_step(samples, [1.0, -1.0, 0.5, -0.5, 0.2, -0.2]) for pol in policies]
     hook.remove()

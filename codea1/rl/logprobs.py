@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
 from codea1.models import cache_argument, output_cache
+from codea1.rl.chunked import DEFAULT_CHUNK, is_exact, score_with
 from codea1.rl.grpo import entropy_from_logits, token_logprobs
 
 
@@ -87,37 +89,71 @@ def forward_logprobs(
     with_entropy: bool = False,
     entropy_grad: bool = False,
     temperature: float | Sequence[float] = 1.0,
+    chunk: int = DEFAULT_CHUNK,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Per-token log-probs ``[B, R]`` of the response tokens (float32) under ``softmax(logits / T)`` and,
     optionally, the entropy of each such next-token distribution ``[B, R]`` (detached unless
     ``entropy_grad``: by default it is logged, not optimised). ``temperature`` is one T for the batch or
     one per row: the temperature each response was sampled at (verl's actor and TRL's GRPO trainer
     divide the logits the same way), so that stored, learner and reference log-probs are of the
-    distribution that sampled."""
+    distribution that sampled. ``chunk``: positions whose logits exist at once (codea1.rl.chunked; 0: the
+    whole pass's logits, the plain path)."""
     r_len = batch.response_len
     if r_len == 0:
         empty = torch.zeros(batch.input_ids.shape[0], 0)
         return empty, (empty if with_entropy else None)
-    out = model(
+    # position t predicts response token t; the last kept position predicts nothing (scored, then dropped)
+    targets = torch.nn.functional.pad(batch.response_ids, (0, 1), value=0)
+    _, logprobs, entropy = _forward_scored(
+        model,
+        targets,
+        temperature,
+        with_entropy,
+        entropy_grad,
+        chunk,
         input_ids=batch.input_ids,
         attention_mask=batch.attention_mask,
         position_ids=batch.position_ids,
         use_cache=False,
         logits_to_keep=r_len + 1,
     )
-    logits = out.logits[:, :-1, :]  # position t predicts response token t
-    return _score(logits, batch.response_ids, temperature, with_entropy, entropy_grad)
+    return logprobs[:, :-1], (entropy[:, :-1] if entropy is not None else None)
+
+
+def _forward_scored(
+    model: torch.nn.Module,
+    targets: torch.Tensor,
+    temperature: float | Sequence[float],
+    with_entropy: bool,
+    entropy_grad: bool,
+    chunk: int,
+    **model_kwargs: Any,
+) -> tuple[Any, torch.Tensor, torch.Tensor | None]:
+    """``model(**model_kwargs)`` and the log-probs (and entropies) of ``targets`` ``[B, L]`` at its kept
+    positions: scored chunk by chunk in the output layer where that is exact for this model, else from
+    the whole logits (`_score`). A one-row forward is spread over the B rows of ``targets``."""
+    rows = targets.shape[0]
+    t = temperature_column(temperature, rows)
+    if chunk > 0 and is_exact(model):
+        return score_with(
+            model, targets, t, with_entropy=with_entropy, entropy_grad=entropy_grad, chunk=chunk, **model_kwargs
+        )
+    out = model(**model_kwargs)
+    logits = out.logits
+    if logits.shape[0] == 1 and rows > 1:
+        logits = logits.expand(rows, *logits.shape[1:])
+    return (out, *_score(logits, targets, t, with_entropy, entropy_grad))
 
 
 def _score(
     logits: torch.Tensor,
     targets: torch.Tensor,
-    temperature: float | Sequence[float],
+    t: float | torch.Tensor,
     with_entropy: bool,
     entropy_grad: bool,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Log-probs of ``targets`` ``[B, R]`` under ``softmax(logits / T)`` and, optionally, the entropies."""
-    t = temperature_column(temperature, logits.shape[0])
+    """Log-probs of ``targets`` ``[B, R]`` under ``softmax(logits / t)`` (``t`` from `temperature_column`)
+    and, optionally, the entropies: the plain path, with the whole logits."""
     if isinstance(t, torch.Tensor):
         logits = logits.float() / t.to(logits.device)
     elif t != 1.0:
@@ -141,6 +177,7 @@ def forward_shared_prompt_logprobs(
     with_entropy: bool = False,
     entropy_grad: bool = False,
     temperature: float | Sequence[float] = 1.0,
+    chunk: int = DEFAULT_CHUNK,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """``forward_logprobs`` for G responses to one prompt, with the prompt computed once.
 
@@ -160,22 +197,40 @@ def forward_shared_prompt_logprobs(
     device = next(model.parameters()).device
     p_len = len(prompt_ids)
     targets = torch.tensor([list(r) + [pad_id] * (r_len - len(r)) for r in responses], device=device)
-    head = model(input_ids=torch.tensor([list(prompt_ids)], device=device), use_cache=True, logits_to_keep=1)
-    logits = head.logits[:, -1:, :].expand(g, 1, head.logits.shape[-1])  # predicts each response's token 0
+    per_row = [float(temperature)] * g if isinstance(temperature, (int, float)) else [float(x) for x in temperature]
+    # the prompt's last position predicts each response's token 0
+    head, logprobs, entropy = _forward_scored(
+        model,
+        targets[:, :1],
+        per_row,
+        with_entropy,
+        entropy_grad,
+        chunk,
+        input_ids=torch.tensor([list(prompt_ids)], device=device),
+        use_cache=True,
+        logits_to_keep=1,
+    )
     if r_len > 1:  # response tokens 0..R-2, after the prompt's keys and values, predict tokens 1..R-1
         cache = output_cache(head)
         cache.batch_repeat_interleave(g)
         lengths = torch.tensor([len(r) for r in responses], device=device).unsqueeze(1)
         body_mask = (torch.arange(r_len - 1, device=device) < lengths).long()
-        tail = model(
+        _, tail_lp, tail_ent = _forward_scored(
+            model,
+            targets[:, 1:],
+            per_row,
+            with_entropy,
+            entropy_grad,
+            chunk,
             input_ids=targets[:, : r_len - 1],
             attention_mask=torch.cat([torch.ones(g, p_len, dtype=torch.long, device=device), body_mask], dim=1),
             position_ids=torch.arange(p_len, p_len + r_len - 1, device=device).expand(g, r_len - 1),
             use_cache=True,
             **{cache_argument(model): cache},
         )
-        logits = torch.cat([logits, tail.logits], dim=1)
-    return _score(logits, targets, temperature, with_entropy, entropy_grad)
+        logprobs = torch.cat([logprobs, tail_lp], dim=1)
+        entropy = torch.cat([entropy, tail_ent], dim=1) if entropy is not None and tail_ent is not None else None
+    return logprobs, entropy
 
 
 def prompt_groups(prompts: Sequence[Sequence[int]], response_lengths: Sequence[int], budget: int) -> list[list[int]]:

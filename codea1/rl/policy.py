@@ -334,13 +334,19 @@ class Policy:
                         forward_logprobs(
                             model,
                             pack([[self.pad_id]], [[self.pad_id]], self.pad_id).to(next(model.parameters()).device),
+                            chunk=self.config.logprob_chunk,
                         )
                     continue
                 batch = pack([prompt_ids[i] for i in idx], [response_ids[i] for i in idx], self.pad_id)
                 # a fresh context per micro-batch: peft's disable_adapter() can be entered only once
                 temps = temperature if isinstance(temperature, (int, float)) else [temperature[i] for i in idx]
                 with self._reference_context() if reference else nullcontext(), self._autocast():
-                    lp, _ = forward_logprobs(model, batch.to(next(model.parameters()).device), temperature=temps)
+                    lp, _ = forward_logprobs(
+                        model,
+                        batch.to(next(model.parameters()).device),
+                        temperature=temps,
+                        chunk=self.config.logprob_chunk,
+                    )
                 for row, i in enumerate(idx):
                     out[i] = lp[row, : len(response_ids[i])].float().cpu().tolist()
         finally:
@@ -421,6 +427,7 @@ class Policy:
         """Per-token log-probs ``[rows, R]`` (and entropies) of the rows' responses under ``model``: with
         the prompt run once when the rows share it (shares_prompts), else packed."""
         prompt = rows[0].prompt_ids
+        kwargs["chunk"] = self.config.logprob_chunk
         if self.shares_prompts and prompt and all(r.prompt_ids == prompt for r in rows):
             return forward_shared_prompt_logprobs(model, prompt, [r.response_ids for r in rows], self.pad_id, **kwargs)
         batch = pack([r.prompt_ids for r in rows], [r.response_ids for r in rows], self.pad_id).to(self.device)

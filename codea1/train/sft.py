@@ -156,7 +156,7 @@ def _batch_loss(policy: Policy, examples: Sequence[Example], backward: bool) -> 
         )
         mask = batch.response_mask.float()
         with torch.set_grad_enabled(backward), policy._autocast():
-            logp, _ = forward_logprobs(policy.model, batch)
+            logp, _ = forward_logprobs(policy.model, batch, chunk=policy.config.logprob_chunk)
             loss = -(logp * mask).sum()
         if backward:
             (loss / max(total_tokens, 1)).backward()
