@@ -521,8 +521,8 @@ class RolloutSection(Section):
         None,
         "backend vllm: sleep between rollouts to free GPU memory for the "
         "learner (0: never; 1: weights to CPU, KV cache dropped; 2: weights "
-        "dropped too, re-sent from the learner; full models only; null: 1 where vLLM's platform has sleep "
-        "mode, 0 where it has none, as on its CPU build)",
+        "dropped too, re-sent from the learner; full models only; null: where vLLM's platform has sleep "
+        "mode 2 for full models and 1 for LoRA, 0 where it has none, as on its CPU build)",
         low=0,
         high=2,
     )

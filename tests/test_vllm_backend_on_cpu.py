@@ -867,9 +867,16 @@ def test_the_default_sleep_level_follows_the_platform_without_a_warning(fake_vll
     assert llm.kwargs["enable_sleep_mode"] is False
     platforms.current_platform = types.SimpleNamespace(is_sleep_mode_available=lambda: True)
     FakeLLM.created = []
-    build(config(rollout={"vllm_sleep_level": None}), tmp_path / "gpu", test=False)
+    code, _ = build(config(rollout={"vllm_sleep_level": None}), tmp_path / "gpu", test=False)
     [llm] = FakeLLM.created
     assert llm.kwargs["enable_sleep_mode"] is True
+    # full weights are re-sent after every update: level 2 drops them (level 1 kept a pinned host copy to
+    # overwrite); a LoRA engine keeps its base, level 1
+    assert code.rollout.engine.sleep_level == 2
+    from codea1.inference.vllm_backend import sleep_level_of
+
+    unset = config(rollout={"vllm_sleep_level": None}).rollout
+    assert (sleep_level_of(unset), sleep_level_of(unset, lora=True)) == (2, 1)
 
 
 def test_a_cpu_engine_is_refused_in_one_sentence_before_any_model_loads(fake_vllm, monkeypatch):

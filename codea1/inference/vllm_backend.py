@@ -712,12 +712,14 @@ def sleep_mode_available() -> bool:
     return bool(check()) if callable(check) else True
 
 
-def sleep_level_of(rollout: RolloutSection) -> int:
-    """rollout.vllm_sleep_level, where null (the default) is 1 where vLLM's platform has sleep mode (GPUs)
-    and 0 where it has none (its CPU build), without a word."""
+def sleep_level_of(rollout: RolloutSection, lora: bool = False) -> int:
+    """rollout.vllm_sleep_level, where null (the default) is, where vLLM's platform has sleep mode (GPUs), 2
+    for full models (the weights are dropped: the learner re-sends them after every update anyway, and level
+    1 would keep a pinned host copy of each engine's weights only to overwrite it) and 1 for LoRA (the base
+    stays; adapters are re-sent), and 0 where the platform has none (its CPU build), without a word."""
     level = rollout.vllm_sleep_level
     if level is None:
-        return 1 if sleep_mode_available() else 0
+        return (1 if lora else 2) if sleep_mode_available() else 0
     return int(level)
 
 
@@ -734,7 +736,7 @@ def build_engine(cfg: Config, source: str, *, lora: bool, llm_class: type[LLM] |
         os.environ.update(engine_process_env(r))
         llm_class = _vllm().LLM
         if sleep_level is None:
-            sleep_level = sleep_level_of(r)
+            sleep_level = sleep_level_of(r, lora)
         elif sleep_level and not sleep_mode_available():
             warnings.warn(
                 f"rollout.vllm_sleep_level {sleep_level}: vLLM's sleep mode is not available on this platform "
@@ -743,7 +745,8 @@ def build_engine(cfg: Config, source: str, *, lora: bool, llm_class: type[LLM] |
                 stacklevel=2,
             )
             sleep_level = 0
-    sleep_level = 1 if sleep_level is None else sleep_level  # a stand-in engine (tests): as on a GPU
+    if sleep_level is None:  # a stand-in engine (tests): as on a GPU
+        sleep_level = 1 if lora else 2
     dtype = engine_dtype(cfg)
     kwargs = engine_kwargs(
         source,
