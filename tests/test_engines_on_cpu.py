@@ -108,3 +108,25 @@ def test_the_vllm_memory_share_follows_the_role():
     assert memory_share(RolloutSection(), beside_learner=True) == 0.3
     assert memory_share(RolloutSection(), beside_learner=False) == 0.9
     assert memory_share(RolloutSection(vllm_gpu_memory_utilization=0.5), beside_learner=False) == 0.5
+
+
+def test_the_local_engines_sample_under_the_policys_half_dtype_on_cuda_only() -> None:
+    """The loop sampled the fp32 master weights of a bf16 policy in fp32 on a GPU; now it samples under the
+    policy's autocast there, and on a CPU as before (float32, MKL-packed)."""
+    import torch
+
+    from codea1.config import config_from_dict
+    from codea1.inference.engines import load_engine
+    from codea1.inference.rollout import sampling_autocast
+    from codea1.rl.build import load_policies
+
+    on_gpu = sampling_autocast(torch.device("cuda", 0), "bfloat16")
+    assert isinstance(on_gpu, torch.autocast) and on_gpu.fast_dtype == torch.bfloat16
+    assert isinstance(sampling_autocast(torch.device("cuda", 0), "float16"), torch.autocast)
+    for device, dtype in (("cuda", "float32"), ("cuda", "auto"), ("cpu", "bfloat16")):
+        assert not isinstance(sampling_autocast(torch.device(device), dtype), torch.autocast)
+    cfg = config_from_dict({"policy": {"dtype": "bfloat16"}, "rollout": {"backend": "hf-generate"}})
+    code, test = load_policies(cfg)
+    load_engine("hf-generate").attach(cfg, [code, test])
+    assert code.rollout.autocast == test.rollout.autocast == "bfloat16"
+    assert code.rollout.engine == "hf-generate"

@@ -83,7 +83,11 @@ class LocalEngine:
                 sharded = getattr(policy, "sharded", False)
                 model = policy.replica if sharded else policy.model
                 policy.rollout = TransformersRollout(
-                    model, policy.tokenizer, engine=self.name, reuse_logprobs=cfg.policy.dtype == "float32"
+                    model,
+                    policy.tokenizer,
+                    engine=self.name,
+                    reuse_logprobs=cfg.policy.dtype == "float32",
+                    autocast=cfg.policy.dtype,
                 )
 
     def sampler(
@@ -97,7 +101,8 @@ class LocalEngine:
         dtype: str,
         **hooks: Any,
     ) -> RolloutBackend:
-        return TransformersRollout(model, tokenizer, engine=self.name)  # no learner log-probs needed
+        # no learner log-probs needed; on CUDA it samples in `dtype` (autocast) as a learner would
+        return TransformersRollout(model, tokenizer, engine=self.name, autocast=dtype)
 
 
 LOOP = LocalEngine("loop")

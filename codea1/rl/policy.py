@@ -143,7 +143,7 @@ class Policy:
         # the sampling forward's log-probs equal ``logprobs`` only when that runs without autocast; else
         # train_step scores the rows it trains
         self.rollout: RolloutBackend = rollout or TransformersRollout(
-            self.model, tokenizer, reuse_logprobs=cfg.dtype == "float32"
+            self.model, tokenizer, reuse_logprobs=cfg.dtype == "float32", autocast=cfg.dtype
         )
 
     # ------------------------------------------------------------------------------------- plumbing
