@@ -27,7 +27,7 @@ from codea1.errors import UserError
 CONFIGS = Path(__file__).resolve().parents[1] / "codea1" / "configs"
 
 
-@pytest.mark.parametrize("name", ["tiny-cpu", "smollm2-cpu", "qwen2.5-coder-1.5b"])
+@pytest.mark.parametrize("name", ["tiny-cpu", "smollm2-cpu", "qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-1x8"])
 def test_shipped_presets_load_and_round_trip(name: str, tmp_path: Path) -> None:
     cfg = load_config(CONFIGS / f"{name}.yaml")
     out = tmp_path / "c.yaml"

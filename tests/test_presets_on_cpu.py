@@ -1,4 +1,4 @@
-"""`--config NAME`: the presets of codea1/configs/ by name (tiny-cpu, smollm2-cpu, qwen2.5-coder-1.5b) for
+"""`--config NAME`: the presets of codea1/configs/ by name (tiny-cpu, smollm2-cpu, qwen2.5-coder-1.5b[-1x8]) for
 every command that takes --config; a file of that name wins, an unknown name lists the presets, and
 `--help` names them."""
 
@@ -13,7 +13,7 @@ from codea1.config import load_config, load_section, preset_names
 from codea1.errors import UserError
 
 PRESETS = Path(__file__).resolve().parents[1] / "codea1" / "configs"
-NAMES = ["qwen2.5-coder-1.5b", "smollm2-cpu", "tiny-cpu"]
+NAMES = ["qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-1x8", "smollm2-cpu", "tiny-cpu"]
 
 
 def test_a_preset_name_reads_the_preset_and_a_file_of_that_name_wins(tmp_path: Path, monkeypatch) -> None:

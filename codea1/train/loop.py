@@ -44,6 +44,7 @@ from codea1.train.checkpoint import (
     remove_stale,
     save_checkpoint,
 )
+from codea1.train.layout import describe_layout, gpu_count, placement_note
 from codea1.train.methods import METHODS, StepEnv, derive_seed, draw_round
 from codea1.train.metrics import MetricsLogger, read_metrics, truncate_metrics
 from codea1.train.report import write_report
@@ -303,6 +304,13 @@ class Trainer:
         cfg = self.cfg
         console = self.console or Console(stderr=True)
         note = sizing_note(cfg, torch.cuda.is_available())
+        if note:
+            console.print(f"[yellow]note: {note}[/yellow]", soft_wrap=True)
+        gpus = gpu_count()
+        if gpus:  # where each policy learns and samples, and what stays idle (codea1.train.layout)
+            for line in describe_layout(cfg, gpus):
+                console.print(f"layout: {line}", soft_wrap=True, highlight=False)
+        note = placement_note(cfg, gpus)
         if note:
             console.print(f"[yellow]note: {note}[/yellow]", soft_wrap=True)
         console.print(
