@@ -148,3 +148,25 @@ def test_a_train_step_with_chunks_is_the_step_with_the_whole_logits(overrides: d
         metrics.append(policy.train_step(samples, [1.0, -0.5, 0.25]))
     for key in ("loss", "kl", "entropy", "grad_norm"):
         assert metrics[1][key] == pytest.approx(metrics[0][key], rel=1e-4, abs=1e-6), key
+
+
+def test_an_output_layer_with_a_hook_keeps_the_plain_path_while_the_hook_is_there() -> None:
+    """A forward hook on the output layer expects logits (benchmarks/gpu_check.py masks EOS with one while it
+    samples and scores): the scores would reach it instead. The plain path is used while it is there."""
+    model = _model()
+    batch = pack(PROMPTS, RESPONSES, 0)
+    assert is_exact(model)
+    eos = 7
+
+    def no_eos(_module: torch.nn.Module, _inputs: tuple, output: torch.Tensor) -> torch.Tensor:
+        output[..., eos] = -1e4
+        return output
+
+    hook = model.get_output_embeddings().register_forward_hook(no_eos)
+    assert not is_exact(model)
+    hooked, _ = forward_logprobs(model, batch, chunk=2)
+    hook.remove()
+    assert is_exact(model)
+    plain, _ = forward_logprobs(model, batch, chunk=0)
+    assert not torch.allclose(hooked, plain)  # the hook's masking counted, as in the plain path
+    assert torch.allclose(forward_logprobs(model, batch, chunk=2)[0], plain, atol=2e-6)

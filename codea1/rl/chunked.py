@@ -147,12 +147,25 @@ def score_with(
     return out, scores[..., 0], (scores[..., 1] if with_entropy else None)
 
 
+def _hooked(head: torch.nn.Module) -> bool:
+    """Whether something else expects the output layer's logits: a forward hook on it (or on every module),
+    or a forward of its own put on the instance (accelerate's device hooks) other than `_scoring_forward`."""
+    from torch.nn.modules import module as torch_module
+
+    own = head.__dict__.get("forward")
+    foreign = own is not None and not (isinstance(own, types.MethodType) and own.__func__ is _scoring_forward)
+    hooks = (head._forward_hooks, head._forward_pre_hooks)
+    everywhere = (torch_module._global_forward_hooks, torch_module._global_forward_pre_hooks)
+    return foreign or any(len(h) for h in (*hooks, *everywhere))
+
+
 def is_exact(model: torch.nn.Module) -> bool:
     """Whether scoring in the output layer gives what the plain path computes from the model's logits,
     probed once per output layer (in eval mode, without gradients) on four tokens; False for a model whose
-    forward changes its logits after the output layer, or has none to ask."""
+    forward changes its logits after the output layer, for an output layer with hooks that expect logits
+    (asked at every call: a hook may come and go), or for a model without one."""
     head = output_layer(model)
-    if head is None:
+    if head is None or _hooked(head):
         return False
     known = head.__dict__.get("_codea1_scores_exact")
     if known is not None:
