@@ -129,3 +129,34 @@ def test_a_run_built_to_collapse_is_flagged(tmp_path) -> None:
     rows = read_metrics(tmp_path / "run" / "metrics.jsonl")
     assert [r["code_zero_var_groups"] for r in rows] == [1.0, 1.0]
     assert any(s.startswith("no signal: 100% of the Code LLM's groups") for s in rows[1]["health_warnings"])
+
+
+def test_a_healthy_stdio_run_is_not_taken_for_reward_hacking(tmp_path) -> None:
+    """A stdio test is an input, not a call: `tests_not_calling` counted every kept stdio test as one that
+    never calls the function under test (1.0 at every step), so a healthy stdio a1 run was warned of reward
+    hacking after a window and stopped with health.mode=stop. Now the kind says whether a test calls."""
+    from pathlib import Path
+
+    from train_scripted import scripted_factory
+
+    from codea1.config import load_config
+    from codea1.data import load_problems
+    from codea1.train.loop import train
+    from codea1.train.metrics import read_metrics
+
+    configs = Path(__file__).resolve().parents[1] / "codea1" / "configs"
+    cfg = load_config(
+        configs / "tiny-cpu.yaml",
+        [
+            "data.train=bundled-stdio:train",
+            "health.mode=stop",
+            "health.window=2",
+            "data.limit=4",
+            "train.progress=false",
+        ],
+    )
+    problems = load_problems(cfg.data.train)
+    train(cfg, tmp_path / "run", max_steps=3, policy_factory=scripted_factory(problems))
+    rows = read_metrics(tmp_path / "run" / "metrics.jsonl")
+    assert len(rows) == 3 and all(r["tests_not_calling"] == 0.0 for r in rows)
+    assert not any("never call the function" in s for r in rows for s in r.get("health_warnings", []))

@@ -30,6 +30,7 @@ from codea1.config import Config, Sampling
 from codea1.game import extract_code, golden_step, merge_updates, play_step
 from codea1.game.mistake_book import gt_digest
 from codea1.game.prompts import code_messages, test_messages, with_prefix
+from codea1.judge.kinds import calls_entry
 from codea1.rl.api import ConcurrentLearner, PolicyHandle
 from codea1.train.checkpoint import debug_kill
 from codea1.train.dynamic import dapo_metrics, reserve_draws, reserve_order, select_groups
@@ -404,7 +405,7 @@ class A1:
 
         metrics = game_metrics(step, results, book, code_metrics, test_metrics, _flat(trained.rewards("test")))
         # the batch's own groups, before dapo dropped any: run health still sees a policy that stops giving signal
-        metrics.update(health_signals(results, [p.entry_point for p in batch], [g[1] for g in own["test"]]))
+        metrics.update(health_signals(results, list(batch), [g[1] for g in own["test"]]))
         metrics.update(refill)
         metrics.update(trained.metrics)
         metrics.update(replay_metrics(histories))
@@ -597,23 +598,26 @@ def game_metrics(
     }
 
 
-def health_signals(results: list, entry_points: list[str], test_rewards: list[list[float]]) -> dict[str, float]:
+def health_signals(results: list, problems: list[Problem], test_rewards: list[list[float]]) -> dict[str, float]:
     """The step's signals of collapse and reward hacking (codea1.train.health reads them over a window).
 
     code_zero_var_groups / test_zero_var_groups: share of the batch's code groups and of the suite groups
     of its TopVar-selected codes (`test_rewards`) whose rewards are all equal (no gradient; with refill,
     after it; with dapo, before it dropped any); tests_not_calling: share of kept tests whose CALL is not
-    the function under test (the free-validity hack: `assert len([1]) == 1`); tests_refused: share of
+    the function under test (the free-validity hack: `assert len([1]) == 1`; over the kept tests of kinds
+    whose tests call a function, codea1.judge.kinds.calls_entry: a stdio test is an input); tests_refused: share of
     written tests the judge refused as introspective, random or not plain data; tests_wrong_prediction:
     share of kept tests whose expected value GT contradicts; book_fresh_gap: fresh tests' pass rate minus
     the Mistake Book's (tests that grow easy while old failures stay failed)."""
     code_groups = [r.code_rewards for r in results if len(r.code_rewards) > 1]
     test_groups = [g for g in test_rewards if len(g) > 1]
-    kept = not_calling = refused = written = wrong = 0
-    for r, entry in zip(results, entry_points, strict=True):
+    kept = calling_kinds = not_calling = refused = written = wrong = 0
+    for r, problem in zip(results, problems, strict=True):
         for suite in (s for per_code in r.checked for s in per_code):
             kept += len(suite.kept)
-            not_calling += sum(not k.call.startswith(f"{entry}(") for k in suite.kept)
+            calls = [calls_entry(problem, k.call) for k in suite.kept]
+            calling_kinds += sum(c is not None for c in calls)
+            not_calling += sum(c is False for c in calls)
             wrong += sum(not k.predicted_ok for k in suite.kept)
             refused += suite.unresolved
             written += len(suite.kept) + suite.invalid_tests
@@ -623,7 +627,7 @@ def health_signals(results: list, entry_points: list[str], test_rewards: list[li
     return {
         "code_zero_var_groups": mean([float(max(g) == min(g)) for g in code_groups]),
         "test_zero_var_groups": mean([float(max(g) == min(g)) for g in test_groups]),
-        "tests_not_calling": not_calling / kept if kept else 0.0,
+        "tests_not_calling": not_calling / calling_kinds if calling_kinds else 0.0,
         "tests_refused": refused / written if written else 0.0,
         "tests_wrong_prediction": wrong / kept if kept else 0.0,
         "book_fresh_gap": fresh - mean([c.hist_pass for c in with_book]) if with_book else 0.0,
