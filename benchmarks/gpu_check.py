@@ -95,7 +95,8 @@ def rollout_checks(args: argparse.Namespace) -> None:
     )
     policy = Policy(model, tok, PolicyConfig(kl_coef=0.0, dtype=args.dtype, lr=1e-6, warmup_steps=0))
     new = policy.rollout
-    old = TransformersRollout(model, tok, policy.logprobs, engine="hf-generate")
+    # both engines sample as the trainer's do: under the policy's autocast on CUDA, in float32 on a CPU
+    old = TransformersRollout(model, tok, policy.logprobs, engine="hf-generate", autocast=args.dtype)
     eos = sorted(new.eos_ids())
 
     def no_eos(_module, _inputs, output):
@@ -121,10 +122,9 @@ def rollout_checks(args: argparse.Namespace) -> None:
         for r in range(2):
             sync()
             t0 = time.perf_counter()
-            with policy._autocast():
-                rows = backend.generate(
-                    [prompt], GenerationConfig(n=b, max_new_tokens=args.new_tokens, seed=r, rows_per_call=b)
-                )
+            rows = backend.generate(
+                [prompt], GenerationConfig(n=b, max_new_tokens=args.new_tokens, seed=r, rows_per_call=b)
+            )
             sync()
             dt = time.perf_counter() - t0
             tokens = sum(len(s.response_ids) for s in rows[0])

@@ -51,8 +51,6 @@ SMOKE: dict[str, list[str]] = {
         "{model_dir}",
         "--device",
         "cpu",
-        "--dtype",
-        "float32",
         "--batches",
         "1",
         "--new-tokens",
