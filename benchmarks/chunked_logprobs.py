@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from learner_shared_prompt import ROLES, make_samples  # noqa: E402  (after the path above)
+from learner_shared_prompt import ROLES, make_samples
 
 
 def build_policy(model_name: str, preset: str, chunk: int, threads: int):
@@ -47,7 +47,6 @@ def build_policy(model_name: str, preset: str, chunk: int, threads: int):
 def differences(plain, chunked, samples: list) -> tuple[float, float, float]:
     """Largest |log-prob| and |entropy| difference over the response tokens, and the gradient's distance
     relative to its norm, for one loss over both on the same weights (each policy's own copy)."""
-    import torch
 
     from codea1.rl.logprobs import forward_logprobs, pack
 

@@ -27,7 +27,7 @@ import shutil
 import sys
 import sysconfig
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -444,3 +444,19 @@ def output_cache(out: ModelOutput) -> Cache:
     """The KV cache a forward returned (``cache`` in newer transformers, else ``past_key_values``)."""
     cache = getattr(out, "cache", None)
     return cache if cache is not None else out.past_key_values
+
+
+def unsharded_copy(model: torch.nn.Module, state: Mapping[str, torch.Tensor]) -> torch.nn.Module:
+    """A plain (unsharded) model of ``model``'s class and config holding ``state`` (CPU tensors, taken as
+    they are): what a sharded policy without a replica writes its checkpoint from (FSDP2's class of the
+    model would write its own name into config.json's architectures)."""
+    import torch
+    from torch.distributed.fsdp import FSDPModule
+
+    cls = next(c for c in type(model).__mro__ if issubclass(c, torch.nn.Module) and not issubclass(c, FSDPModule))
+    with torch.device("meta"):
+        plain = cls(model.config)
+    plain.load_state_dict(dict(state), strict=False, assign=True)
+    if hasattr(plain, "tie_weights"):
+        plain.tie_weights()
+    return plain

@@ -986,3 +986,51 @@ def test_one_step_off_samples_each_role_from_its_snapshot_on_the_shared_engine(f
     code.generate(PROMPTS, gen)  # the policy's own engine use afterwards syncs its current weights again
     last = llm.calls("load_weights")[-1][1]
     assert all(torch.equal(last[k], v) for k, v in code.model.state_dict().items())
+
+
+def test_a_sharded_learner_feeds_its_engine_from_its_shards_and_keeps_no_replica(fake_vllm, tmp_path):
+    """placement.fsdp with vLLM: each rank kept a full fp32 replica of the weights on its GPU (it was built
+    for the loop engine before vLLM was attached) only to copy it into the engine. Now the engine takes each
+    parameter gathered from the shards in its own dtype, at the points where every rank is at once (after
+    an update, after a load); it stays awake between them and sleeps as the update starts. The checkpoint
+    is written from the gathered weights and reads back as the shards held them."""
+    from torch.distributed.tensor import DTensor
+
+    from codea1.inference.vllm_backend import attach_vllm
+    from codea1.rl.build import load_policies
+    from codea1.rl.distributed import join
+
+    created = not torch.distributed.is_initialized()
+    dp = join(f"file://{tmp_path}/rendezvous", 0, 1, backend="gloo")
+    try:
+        cfg = config(rollout={"vllm_dtype": "bfloat16", "vllm_sleep_level": 2})
+        code, _ = load_policies(cfg, test=False)
+        code.shard(dp)
+        assert code.replica is not None  # built for the loop engine, which would sample from it
+        attach_vllm(cfg, [code, None], workdir=str(tmp_path / "vllm"))
+        [llm] = FakeLLM.created
+        assert code.replica is None and code.gathers_for_engine
+        assert all(isinstance(p, DTensor) for p in code.model.parameters())  # the shards are all it holds
+        out = code.generate(PROMPTS, GenerationConfig(n=2, seed=0))
+        assert llm.calls("load_weights") == [] and llm.calls("sleep") == []  # its own initial weights, awake
+        samples = [s for group in out for s in group]
+        code.train_step(samples, [1.0, -1.0] * (len(samples) // 2))
+        assert llm.calls("sleep") == [("sleep", 2)]  # as the update started
+        assert code.rollout.presync()
+        [(_, loaded)] = llm.calls("load_weights")
+        full = {k: v.full_tensor().detach() for k, v in code.model.state_dict().items()}
+        assert set(loaded) == set(full)
+        assert all(loaded[k].dtype == torch.bfloat16 and torch.equal(loaded[k], full[k].bfloat16()) for k in full)
+        code.generate(PROMPTS, GenerationConfig(n=1, seed=1))  # no sync, no sleep until the next update
+        assert len(llm.calls("load_weights")) == 1 and len(llm.calls("sleep")) == 1
+        code.save(tmp_path / "ckpt")
+        assert "FSDP" not in (tmp_path / "ckpt" / "config.json").read_text()
+        plain, _ = load_policies(cfg, test=False)
+        plain.load(tmp_path / "ckpt")
+        mine = plain.model.state_dict()
+        assert all(torch.equal(mine[k], full[k]) for k in full)
+        code.load(tmp_path / "ckpt")  # a resume: every rank loads, and the engine takes the weights at once
+        assert len(llm.calls("load_weights")) == 2
+    finally:
+        if created:
+            torch.distributed.destroy_process_group()

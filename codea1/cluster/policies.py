@@ -95,8 +95,13 @@ class _PolicyHost:
             engine.check(cfg)
             code, test = load_policies(cfg, **roles, device="cpu", skeleton=rank != 0)
             for policy in {id(p): p for p in (code, test) if p is not None}.values():
+                # an engine with weights of its own (vLLM) is fed from the shards: no full replica is built
                 policy.shard(
-                    group, half_gathers=cfg.placement.fsdp_half_gathers, from_rank0=True, device=learner_device(cfg)
+                    group,
+                    half_gathers=cfg.placement.fsdp_half_gathers,
+                    from_rank0=True,
+                    device=learner_device(cfg),
+                    replica=not engine.own_weights,
                 )
             engine.attach(cfg, [code, test])
         else:

@@ -39,6 +39,9 @@ class Engine(Protocol):
     # samples every prompt of a call at once and schedules them itself (evaluation hands it all prompts);
     # otherwise evaluation cuts a call into chunks of eval.rows_per_call rows
     batches_itself: bool
+    # holds a copy of the weights of its own, synced from the learner (a sharded learner then keeps no
+    # replica to sample from: codea1.rl.policy.Policy.shard)
+    own_weights: bool
 
     def check(self, cfg: Config) -> None:
         """Refuse, before any model loads, what this machine or config cannot run (a UserError)."""
@@ -71,6 +74,7 @@ class LocalEngine:
 
     name: str
     batches_itself: bool = False
+    own_weights: bool = False  # it samples with the learner's own model (or, sharded, its replica)
 
     def check(self, cfg: Config) -> None:
         return None

@@ -92,10 +92,10 @@ class WeightSource(Protocol):
     adapter: str | None
 
 
-def engine_weights(policy: WeightSource) -> Mapping[str, torch.Tensor]:
-    """The full weights an engine takes from `policy`: its `engine_weights()` where it keeps them sharded,
-    else its model's state_dict."""
-    return policy.engine_weights() if hasattr(policy, "engine_weights") else policy.model.state_dict()
+def engine_weights(policy: WeightSource, dtype: str | None = None) -> Mapping[str, torch.Tensor]:
+    """The full weights an engine takes from `policy`: its `engine_weights(dtype)` where it keeps them
+    sharded (gathered from the shards in `dtype` where it keeps no replica), else its model's state_dict."""
+    return policy.engine_weights(dtype) if hasattr(policy, "engine_weights") else policy.model.state_dict()
 
 
 def chunk_seed(seed: int, first_row: int) -> int:

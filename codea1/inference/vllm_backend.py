@@ -69,7 +69,7 @@ from codea1.inference.rollout import (
     rendered_prefix,
 )
 from codea1.inference.vllm_worker import COLLECT_METHOD, OPEN_METHOD, RELOAD_METHOD, WHERE_METHOD, WORKER_EXTENSION
-from codea1.models import BUILTIN_MODELS, attention_head_dim
+from codea1.models import BUILTIN_MODELS, attention_head_dim, unsharded_copy
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -505,7 +505,8 @@ class VLLMRollout:
         try:
             outputs = engine.llm.generate(inputs, params, **kwargs)
         finally:
-            engine.sleep()
+            if not self._gathers():  # (a sharded learner's engine sleeps as the update starts: release)
+                engine.sleep()
         if len(outputs) != len(prompt_ids):
             raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(prompt_ids)} prompts")
         rows: list[list[int]] = []
@@ -540,6 +541,14 @@ class VLLMRollout:
         ]
         return [samples[i * gen.n : (i + 1) * gen.n] for i in range(len(prompt_ids))]
 
+    def release(self) -> None:
+        """Puts the engine to sleep now: what a learner that feeds its engine from its shards
+        (Policy.feed_engine_from_shards) asks as its update starts, where every rank is at once."""
+        self.engine.sleep()
+
+    def _gathers(self) -> bool:
+        return bool(getattr(self.policy, "gathers_for_engine", False))
+
     def load_weights(self, state: Mapping[str, Any]) -> None:
         """Full weights into the engine (names as in the learner's state_dict)."""
         self.engine.wake(weights_only=True)
@@ -550,8 +559,8 @@ class VLLMRollout:
         """Brings the engine up to date with `policy` now (LoRA: a new adapter id; else full weights)."""
         if self.adapter is not None:
             self._new_adapter(policy)
-        else:  # (a sharded learner's full weights are its rank's replica: Policy.engine_weights)
-            self.load_weights(engine_weights(policy))
+        else:  # (a sharded learner's: its rank's replica, or gathered from its shards: Policy.engine_weights)
+            self.load_weights(engine_weights(policy, self.engine.dtype))
             self.engine.holder = (id(policy), getattr(policy, "step", 0))
         self.synced_step = getattr(policy, "step", 0)
         self.syncs += 1
@@ -623,6 +632,8 @@ def _engine_source(name: str, policy: WeightSource, workdir: Path) -> str:
         model = policy.model.get_base_model()  # (peft wraps its layers in place: q_proj.base_layer.weight)
         state = {k.replace(".base_layer.", "."): v for k, v in model.state_dict().items() if ".lora_" not in k}
         model.save_pretrained(str(out), state_dict=state)
+    elif getattr(policy, "sharded", False) and policy.replica is None:  # gathered from the shards (every rank)
+        unsharded_copy(policy.model, engine_weights(policy)).save_pretrained(str(out))
     else:  # a sharded learner's full weights are its replica's (codea1.rl.policy.Policy.shard)
         (policy.replica if getattr(policy, "sharded", False) else policy.model).save_pretrained(str(out))
     policy.tokenizer.save_pretrained(str(out))
@@ -861,6 +872,9 @@ def attach_vllm(
             engines[name].holder = (id(policy), policy.step)  # the engine starts with this policy's weights
         engines[name].users += 1
         policy.rollout = backend
+        feed = getattr(policy, "feed_engine_from_shards", None)
+        if getattr(policy, "sharded", False) and callable(feed):
+            feed()  # the engine holds this rank's full weights: the learner's replica goes
         seen[id(policy)] = backend
         out.append(backend)
     return out
@@ -872,6 +886,7 @@ class VLLMEngine:
 
     name = "vllm"
     batches_itself = True  # vLLM schedules every prompt of a call itself (its seeds are per prompt)
+    own_weights = True  # the engine's copy, synced after every update
 
     def check(self, cfg: Config) -> None:
         check_engine_setup(cfg)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.nn.modules import module as torch_module
 from torch.utils.checkpoint import checkpoint
 
 from codea1.rl.grpo import entropy_from_logits, token_logprobs
@@ -91,7 +92,8 @@ def _chunked_scores(head: Callable[[torch.Tensor], torch.Tensor], hidden: torch.
             )
         else:
             pieces.append(_chunk_scores(head, *args, spec.with_entropy, spec.entropy_grad))
-    return torch.cat(pieces, dim=0).reshape(rows, length, 2)
+    # a tensor of its own, not a view: FSDP2 hooks the root's output for its backward (and warns of views)
+    return torch.cat(pieces, dim=0).reshape(rows, length, 2).clone()
 
 
 def _chunk_scores(
@@ -150,8 +152,6 @@ def score_with(
 def _hooked(head: torch.nn.Module) -> bool:
     """Whether something else expects the output layer's logits: a forward hook on it (or on every module),
     or a forward of its own put on the instance (accelerate's device hooks) other than `_scoring_forward`."""
-    from torch.nn.modules import module as torch_module
-
     own = head.__dict__.get("forward")
     foreign = own is not None and not (isinstance(own, types.MethodType) and own.__func__ is _scoring_forward)
     hooks = (head._forward_hooks, head._forward_pre_hooks)

@@ -30,6 +30,7 @@ import torch
 from codea1.config import PolicyConfig
 from codea1.errors import UserError
 from codea1.inference.rollout import GenerationConfig, RolloutBackend, Sample, TransformersRollout
+from codea1.models import unsharded_copy
 from codea1.rl.distributed import (
     DataParallel,
     broadcast_from_rank0,
@@ -121,6 +122,9 @@ class Policy:
         self.data_parallel: DataParallel | None = None  # set to spread train_step over ranks (rl.distributed)
         self.sharded = False  # FSDP2 (`shard`): this rank holds a shard of the weights and optimiser state
         self.replica: Any = None  # sharded: the full weights (to sample from), refreshed after every update
+        # sharded with an engine of its own (vLLM): no replica; the engine takes the shards gathered
+        # (feed_engine_from_shards)
+        self.gathers_for_engine = False
 
         self._activate()
         self.params = self._select_trainable()
@@ -190,7 +194,13 @@ class Policy:
     # ----------------------------------------------------------------------------------- sharding
 
     def shard(
-        self, dp: DataParallel, half_gathers: bool = False, *, from_rank0: bool = False, device: str | None = None
+        self,
+        dp: DataParallel,
+        half_gathers: bool = False,
+        *,
+        from_rank0: bool = False,
+        device: str | None = None,
+        replica: bool = True,
     ) -> None:
         """Spreads the weights, gradients and AdamW state over the ranks of `dp` with FSDP2 (see
         codea1.rl.distributed). Every rank calls it, before the first update or load. Each rank also keeps
@@ -202,7 +212,9 @@ class Policy:
         meta device (codea1.models.load_model_skeleton) and take their shards, the reference's and every
         buffer from rank 0's broadcast, then fill their replicas from the shards: no rank but 0 reads or
         holds a full copy to start. device: where the shards (and the loop's replica) go (default: where
-        the model is)."""
+        the model is). replica: False for a policy an engine with weights of its own will sample
+        (Engine.own_weights: vLLM), which feeds it from the shards (feed_engine_from_shards): no full copy is
+        built at all."""
 
         if self.adapter is not None:
             raise UserError(
@@ -222,15 +234,17 @@ class Policy:
         # storage the modules' own tensors had
         if from_rank0 and dp.rank == 0:
             full = [{k: v.detach().to("cpu", copy=True) for k, v in m.state_dict().items()} for m in mine]
-        own_loop = isinstance(self.rollout, TransformersRollout) and self.rollout.model is self.model
-        replica = _placed(copy.deepcopy(self.model), target if own_loop else torch.device("cpu"))
-        replica.eval()
-        for p in replica.parameters():
-            p.requires_grad_(False)
-        self.replica = replica
+        own_loop = replica and isinstance(self.rollout, TransformersRollout) and self.rollout.model is self.model
+        copied = None
+        if replica:
+            copied = _placed(copy.deepcopy(self.model), target if own_loop else torch.device("cpu"))
+            copied.eval()
+            for p in copied.parameters():
+                p.requires_grad_(False)
+        self.replica = copied
         if own_loop:
             rollout = copy.copy(self.rollout)
-            rollout.model = replica
+            rollout.model = copied
             self.rollout = rollout
         # half_gathers (placement.fsdp_half_gathers): a half-precision policy gathers its shards in that dtype,
         # half the all-gather bytes; the shards and AdamW stay float32
@@ -242,11 +256,12 @@ class Policy:
         if from_rank0:
             for k, module in enumerate(mine):
                 broadcast_from_rank0(module, full[k] if full is not None else {}, dp)
-            stream_full_weights(self.model, replica)
-            with torch.no_grad():
-                theirs = dict(self.model.named_buffers())
-                for name, b in replica.named_buffers():
-                    b.copy_(theirs[name].to(b.device, b.dtype))
+            if copied is not None:
+                stream_full_weights(self.model, copied)
+                with torch.no_grad():
+                    theirs = dict(self.model.named_buffers())
+                    for name, b in copied.named_buffers():
+                        b.copy_(theirs[name].to(b.device, b.dtype))
         self.device = target
         self.data_parallel, self.sharded = dp, True
         self.params = list(self.model.parameters())
@@ -263,16 +278,40 @@ class Policy:
             self.optimizer, lambda s: lr_factor(s, cfg.warmup_steps, cfg.total_steps, cfg.schedule, cfg.min_lr_ratio)
         )
 
-    def engine_weights(self) -> Mapping[str, torch.Tensor]:
+    def feed_engine_from_shards(self) -> None:
+        """Sharded, sampled by an engine with its own copy of the weights (vLLM): the full fp32 replica goes
+        (4 bytes per parameter on the learner's GPU), and the engine takes each parameter gathered from the
+        shards and cast to its dtype on the learner's device, as verl's sharded actors hand theirs over:
+        the transfer stays the in-process or CUDA IPC one. A gather is a collective, so the engine is
+        synced only where every rank is at once: after an update (VLLMRollout.presync) and a load; between
+        them it stays awake (VLLMRollout.generate does not put it to sleep) and sleeps as the update
+        starts (`train_step`), so no rank ever needs the weights again on its own."""
+        if self.sharded and self.adapter is None:
+            self.replica = None
+            self.gathers_for_engine = True
+
+    def engine_weights(self, dtype: str | None = None) -> Mapping[str, torch.Tensor]:
         """The full weights an engine loads (names as in the model's state_dict): the model's own, or,
-        sharded, this rank's replica."""
-        return self.replica.state_dict() if self.sharded else self.model.state_dict()
+        sharded, this rank's replica, or (feed_engine_from_shards) each one gathered from the shards and
+        cast to ``dtype`` one at a time (a collective: every rank of the group calls it together)."""
+        if not self.sharded:
+            return self.model.state_dict()
+        if self.replica is not None:
+            return self.replica.state_dict()
+        cast = getattr(torch, dtype) if dtype else None
+        out = {}
+        with torch.no_grad():
+            for name, value in self.model.state_dict().items():
+                full = full_value(value.detach())
+                out[name] = full.to(cast) if cast is not None and full.is_floating_point() else full
+        return out
 
     def _publish(self) -> None:
         """Sharded: refreshes every rank's replica from the shards, one parameter at a time (each gather
-        gives every rank the whole parameter)."""
+        gives every rank the whole parameter); without replicas (feed_engine_from_shards) the engine is
+        synced by its backend instead."""
 
-        if self.sharded:
+        if self.sharded and self.replica is not None:
             stream_full_weights(self.model, self.replica)
 
     # ----------------------------------------------------------------------------------- sampling
@@ -364,6 +403,10 @@ class Policy:
         if not samples:
             return {"lr": lr, "num_samples": 0.0}
         self._activate()
+        if self.gathers_for_engine:  # the engine's GPU memory back to the learner (feed_engine_from_shards)
+            release = getattr(self.rollout, "release", None)
+            if callable(release):
+                release()
         samples = list(samples)
         advantages = [float(a) for a in advantages]
         n_mini = min(cfg.mini_batches, len(samples))
@@ -569,18 +612,20 @@ class Policy:
         d = Path(directory)
         dp = self.data_parallel
         optimizer = self._full_optimizer_state() if self.sharded else None
+        full = self._full_model_state() if self.sharded and self.replica is None else None
         if dp is not None and dp.rank != 0:
             return
-        self.save_weights(d)
+        self.save_weights(d, full)
         torch.save(optimizer if optimizer is not None else self.optimizer.state_dict(), d / "optimizer.pt")
         torch.save(self.scheduler.state_dict(), d / "scheduler.pt")
         torch.save(rng_state(), d / "rng.pt")
         info = {"step": self.step, "adapter": self.adapter, "config": asdict(self.config)}
         (d / "policy_state.json").write_text(json.dumps(info, indent=1, default=str))
 
-    def save_weights(self, directory: str | Path) -> None:
+    def save_weights(self, directory: str | Path, full: Mapping[str, torch.Tensor] | None = None) -> None:
         """Write the weights alone into ``directory``, as ``load_model_and_tokenizer`` loads them: the full
-        HF model and tokenizer, or the LoRA adapter (its config names the base model)."""
+        HF model and tokenizer, or the LoRA adapter (its config names the base model). ``full``: a sharded
+        policy without a replica, its full weights (`_full_model_state`, on rank 0)."""
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         if self.adapter is not None:
@@ -597,6 +642,9 @@ class Policy:
             if not config.base_model_name_or_path:  # an adapter added to a peft model (dual-lora) names none
                 config.base_model_name_or_path = getattr(self.model.get_base_model(), "name_or_path", None)
             config.save_pretrained(str(d))
+        elif full is not None:
+            unsharded_copy(self.model, full).save_pretrained(str(d))
+            self.tokenizer.save_pretrained(str(d))
         else:
             (self.replica if self.sharded else self.model).save_pretrained(str(d))
             self.tokenizer.save_pretrained(str(d))
@@ -642,6 +690,10 @@ class Policy:
         set_rng_state(torch.load(d / "rng.pt", weights_only=False))
         self.step = int(json.loads((d / "policy_state.json").read_text())["step"])
         self._publish()
+        if self.gathers_for_engine:  # every rank loads: the engine takes the loaded weights now, together
+            sync = getattr(self.rollout, "sync_from", None)
+            if callable(sync):
+                sync(self)
 
     def _read_full_weights(self, d: Path) -> tuple[dict[str, torch.Tensor], str]:
         """A checkpoint's full weights (sharded: on the CPU) and what is wrong with them for this model
@@ -677,6 +729,12 @@ class Policy:
             {k: v for k, v in state.items() if k in own},
             options=StateDictOptions(full_state_dict=True, strict=False, broadcast_from_rank0=True),
         )
+
+    def _full_model_state(self) -> dict[str, torch.Tensor]:
+        """Sharded: the full weights on rank 0's CPU (a collective; {} on the other ranks)."""
+        from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+
+        return get_model_state_dict(self.model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
 
     def _param_names(self) -> list[str]:
         """The names of `self.params` in order (numbering the optimiser's state in its saved form)."""
