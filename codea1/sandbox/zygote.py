@@ -40,6 +40,7 @@ import sys
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
     os.environ[_var] = "1"
 
+import _sitebuiltins  # frozen: site's exit and quit, without site (see _give_exit_and_quit)
 import builtins
 import ctypes
 import fcntl
@@ -74,6 +75,20 @@ MAX_OUTPUT = 4096  # characters of captured stdout/stderr sent back
 HELPERS_GONE_WAIT = 10.0  # seconds the next job waits for a killed job's helpers to be gone
 _libc = ctypes.CDLL(None, use_errno=True)
 _PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _give_exit_and_quit() -> None:
+    """Puts `exit` and `quit` in the builtins, as `site.setquit` does in any Python started without -S.
+
+    The zygote starts with -S, so that no `site` runs (it would read .pth files and user directories that a
+    local user may write); without it the two were missing, and every sandboxed program that ended in
+    `exit()` died of a NameError (a checker ending in `exit(0 if ok else 1)` failed every output). The
+    objects are site's own (`_sitebuiltins.Quitter`, a frozen stdlib module that imports only `sys`):
+    calling one closes `sys.stdin` and raises SystemExit(code), as it does everywhere else.
+    """
+    eof = "Ctrl-D (i.e. EOF)"  # site.setquit's text where os.sep is "/"
+    builtins.quit = _sitebuiltins.Quitter("quit", eof)
+    builtins.exit = _sitebuiltins.Quitter("exit", eof)
 
 
 def _preload(flavour: str) -> list[str]:
@@ -694,6 +709,7 @@ def _start(sock: socket.socket, cfg: dict) -> tuple[list[str], str]:
     for path in cfg.get("sys_path", []):  # started with -S: the parent's site directories
         if path not in sys.path:
             sys.path.append(path)
+    _give_exit_and_quit()  # before the candidates' builtins are copied from the module (see _prepare)
     loaded = _preload(cfg.get("flavour", "full"))
     _warm_up()
     _prepare()
