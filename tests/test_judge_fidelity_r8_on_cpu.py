@@ -20,15 +20,18 @@ from __future__ import annotations
 import pytest
 
 from codea1.judge.kinds.stdio import (
+    answered,
     judge_outputs,
     judge_runs,
     program_job,
     program_runs,
+    validator_accepts,
+    validator_job,
 )
 from codea1.problem import Problem
 from codea1.sandbox import LocalExecutor
 from codea1.sandbox.api import Job
-from codea1.sandbox.runners import RunResult
+from codea1.sandbox.runners import RunResult, python_program_job, run_results
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +95,41 @@ def test_a_checker_program_ending_in_exit_judges_outputs(executor):
     [verdicts] = judge_outputs([(problem, runs, ["\n"] * 3, ["1 2", "1 2", "1 2"])], executor)
     assert [v.status for v in verdicts] == ["pass", "fail", "pass"]
     assert verdicts[1].error == "checker: wrong set"
+
+
+# -------------------------------------------------------------------------------- 2. SystemExit, any status
+
+
+def test_system_exit_after_the_answer_is_judged_on_the_output(executor):
+    """LiveCodeBench's and prime_code's call_method swallow SystemExit: what was printed is compared."""
+    ends = {
+        "import sys\nprint(int(input()) * 2)\nsys.exit(1)": "pass",
+        "print(int(input()) * 2)\nraise SystemExit('done')": "pass",
+        "import sys\nprint(int(input()) * 2)\nsys.exit(0)": "pass",
+        "def main():\n    import sys\n    print(int(input()) * 2)\n    sys.exit(2)\nif __name__ == '__main__':\n    main()": "pass",
+        "import sys\nprint(7)\nsys.exit(0)": "fail",  # the output decides, whatever the status
+        "import sys\nprint(7)\nsys.exit(1)": "fail",
+        # not a SystemExit: an error, and a process that ends itself kills LiveCodeBench's evaluator too
+        "print(int(input()) * 2)\nraise ValueError('late')": "error",
+        "import os, sys\nprint(int(input()) * 2)\nsys.stdout.flush()\nos._exit(1)": "error",
+    }
+    for source, verdict in ends.items():
+        assert _verdicts(executor, source, ["3\n"], ["6"]) == [verdict], source
+    # the run's own exit status is kept as it was: only the parent's rule reads it otherwise
+    [res] = executor.run([python_program_job("p", "import sys\nprint(1)\nsys.exit(4)", ["\n"], 2.0)])
+    [run] = run_results(res, 1, compiled=False)
+    assert (run.status, run.stdout, run.exit_code, run.system_exit) == ("ok", "1\n", 4, True)
+    # the game takes such a run of GT as its answer, as the evaluation does
+    assert answered(run) and not answered(RunResult("ok", "1\n", 4))
+
+
+def test_a_validator_or_checker_that_exits_non_zero_still_rejects(executor):
+    validator = "import sys\nn = int(input())\nif n > 5:\n    sys.exit(1)\n"
+    problem = _stdio("print(1)", validator=validator)
+    [res] = executor.run([validator_job("v", problem, ["3\n", "9\n"], 2.0)])
+    assert validator_accepts(res, 2) == [True, False]
+    checker = "import json, sys\ncase = json.loads(sys.stdin.read())\nraise SystemExit(case['output'].strip() != '6')\n"
+    problem = _stdio("print(6)", checker_program=checker)
+    runs = [RunResult("ok", "6\n"), RunResult("ok", "7\n")]
+    [verdicts] = judge_outputs([(problem, runs, ["3\n"] * 2, ["6", "6"])], executor)
+    assert [v.status for v in verdicts] == ["pass", "fail"]

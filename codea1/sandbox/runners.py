@@ -152,8 +152,10 @@ def __codea1_threads_done():
             t.join()
 
 def __codea1_main(out_path, status_path):
-    # the forked run: the program as __main__ with the input on fd 0 and fd 1 on out_path; never returns
-    code, error = 0, ""
+    # the forked run: the program as __main__ with the input on fd 0 and fd 1 on out_path; never returns.
+    # The status file says how it ended: the exit status, whether the program raised SystemExit (the parent's
+    # rule decides what that means; see codea1.judge.kinds.stdio), and an uncaught exception's message
+    code, raised_exit, error = 0, 0, ""
     try:
         __os.setpgid(0, 0)
         __os.closerange(3, 1 << 16)  # the job's pipes to the parent are the runner's, not the program's
@@ -163,7 +165,14 @@ def __codea1_main(out_path, status_path):
         exec(__codea1_program, {{"__name__": "__main__", "__builtins__": __builtins_module}})
         __codea1_threads_done()
     except SystemExit as exc:
-        code = 0 if exc.code is None else exc.code if type(exc.code) is int else 1
+        # the status an interpreter exits with: None is 0, an int (a bool too) its low byte, anything else
+        # 1 (read with int's own method: nothing of the program's runs here)
+        raised_exit, status = 1, exc.code
+        code = 0 if status is None else int.__and__(status, 0xFF) if issubclass(type(status), int) else 1
+        try:
+            __codea1_threads_done()  # as the interpreter does at exit: its other threads finish
+        except BaseException:
+            pass
     except BaseException as exc:
         code, error = 1, f"{{type(exc).__name__}}: {{exc}}"[:300]
     try:
@@ -172,7 +181,7 @@ def __codea1_main(out_path, status_path):
         pass
     try:
         with open(status_path, "w", encoding="utf-8", errors="replace") as h:
-            h.write(f"{{code}}\n{{error}}")
+            h.write(f"{{code}}\n{{raised_exit}}\n{{error}}")
     finally:
         __os._exit(0)
 
@@ -186,16 +195,17 @@ def __codea1_run(data):
         __codea1_main(out_path, status_path)
     _, status = __os.waitpid(pid, 0)
     try:
-        head, _, error = __codea1_read(status_path, 1000).decode("utf-8", errors="replace").partition("\n")
-        code = int(head)
+        head, _, rest = __codea1_read(status_path, 1000).decode("utf-8", errors="replace").partition("\n")
+        flag, _, error = rest.partition("\n")
+        code, raised_exit = int(head), flag == "1"
     except (OSError, ValueError):  # the run ended without its status: os._exit, a signal
         code = -__os.WTERMSIG(status) if __os.WIFSIGNALED(status) else __os.waitstatus_to_exitcode(status)
-        error = f"killed by signal {{-code}}" if code < 0 else ""
+        error, raised_exit = f"killed by signal {{-code}}" if code < 0 else "", False
     try:
         text, cut = __codea1_drain(out_path)
     finally:
         __codea1_reset(pid)
-    return (text, code, error[:300], cut)
+    return (text, code, error[:300], cut, raised_exit)
 """
 
 _PROCESS = r"""
@@ -237,7 +247,7 @@ def __codea1_restore():
 
 def __codea1_run(data):
     if not __codea1_state.get("compiled"):
-        return ("", -1, "not compiled", False)
+        return ("", -1, "not compiled", False, False)
     __codea1_restore()
     __codea1_feed(data)
     out_path = __codea1_tmp(".stdout")
@@ -249,7 +259,7 @@ def __codea1_run(data):
         text, cut = __codea1_drain(out_path)
     finally:
         __codea1_reset(proc.pid)
-    return (text, code, "" if code == 0 else (f"killed by signal {{-code}}" if code < 0 else f"exit status {{code}}"), cut)
+    return (text, code, "" if code == 0 else (f"killed by signal {{-code}}" if code < 0 else f"exit status {{code}}"), cut, False)
 """
 
 
@@ -294,6 +304,10 @@ class RunResult:
 
     status: "ok" (it ran and exited, whatever its exit code), "timeout", "crash", "error" (the runner
     itself failed), "compile" (the program did not compile: `error` holds why), "output limit".
+    system_exit: a Python program ended by raising SystemExit (`sys.exit(...)`, `exit()`, `raise
+    SystemExit(...)`); `exit_code` is then the status it asked for. What that means is the caller's rule: a
+    candidate's run is judged on its output (as LiveCodeBench's and prime_code's `call_method` swallow
+    SystemExit), a validator's or checker's status is its answer.
     """
 
     status: str
@@ -301,6 +315,7 @@ class RunResult:
     exit_code: int = 0
     error: str = ""
     seconds: float = 0.0
+    system_exit: bool = False
 
 
 def run_results(res: JobResult, n_inputs: int, compiled: bool) -> list[RunResult]:
@@ -346,9 +361,9 @@ def call_run(r: CallResult) -> RunResult:
     if r.status != "ok":
         return RunResult(r.status, error=str(r.error or r.status)[:300], seconds=r.seconds)
     v = r.value
-    shaped = type(v) is tuple and len(v) == 4 and type(v[0]) is str and type(v[1]) is int and type(v[2]) is str
-    if not shaped or type(v[3]) is not bool:
+    shaped = type(v) is tuple and len(v) == 5 and type(v[0]) is str and type(v[1]) is int and type(v[2]) is str
+    if not shaped or type(v[3]) is not bool or type(v[4]) is not bool:
         return RunResult("error", error="the runner returned a value of another shape", seconds=r.seconds)
     if v[3]:
         return RunResult("output limit", v[0], v[1], f"more than {MAX_STDOUT} characters of output", r.seconds)
-    return RunResult("ok", v[0], v[1], v[2], r.seconds)
+    return RunResult("ok", v[0], v[1], v[2], r.seconds, system_exit=v[4])

@@ -6,7 +6,8 @@
 
 The child returns each run's stdout; the parent alone holds the expected outputs and compares them by the
 rule (codea1.judge.kinds.outputs), or, for a problem with many correct outputs, has the problem's checker
-program judge them in a job of its own. A run passes when it exits with status 0 and its output matches; a
+program judge them in a job of its own. A run passes when it exits with status 0 (a Python program: or by
+raising SystemExit, as LiveCodeBench and prime_code count it; see _run_failure) and its output matches; a
 program that does not compile fails every input, with the compiler's (or Python's) first error as the
 reason, as LiveCodeBench and CodeContests count a compile error.
 """
@@ -42,6 +43,7 @@ __all__ = [
     "CHECKER_PROGRAM",
     "DEFAULT_RULE",
     "NO_GT_TIME_LIMIT",
+    "answered",
     "judge_outputs",
     "judge_runs",
     "program_compiled",
@@ -134,18 +136,31 @@ def program_compiled(problem: Problem, res: JobResult) -> bool:
 def _run_failure(run: RunResult) -> Verdict | None:
     """The verdict of a run that failed whatever its output: it did not compile ("undefined"), did not end
     ("timeout", "crash", "output limit", ...) or exited with a status other than 0 ("error"); None for a
-    run whose output decides."""
+    run whose output decides.
+
+    A Python program that ends by raising SystemExit, whatever its status (`sys.exit(1)` after the answer,
+    `raise SystemExit("done")`), is judged on its output: LiveCodeBench's `call_method` swallows it
+    (lcb_runner/evaluation/testing_util.py, lines 174-177: `except SystemExit as e: pass`) and so does verl's
+    prime_code (verl/utils/reward_score/prime_code/testing_util.py, lines 593-596), and the output captured
+    so far is compared. Any other non-zero end (an uncaught exception, `os._exit(1)`, a signal, a compiled
+    program's status) stays an error: there the evaluator records a runtime error or loses its process."""
     if run.status == "compile":
         return Verdict(False, "undefined", run.error)
     if run.status != "ok":
         return Verdict(False, run.status, run.error)
-    if run.exit_code != 0:
+    if run.exit_code != 0 and not run.system_exit:
         return Verdict(False, "error", run.error or f"exit status {run.exit_code}")
     return None
 
 
+def answered(run: RunResult) -> bool:
+    """Whether a program's run gave an output its rule judges (see _run_failure): GT's answer to an input is
+    such a run's output."""
+    return _run_failure(run) is None
+
+
 def judge_runs(runs: Sequence[RunResult], expected: Sequence[str], rule: str) -> list[Verdict]:
-    """A Verdict per run: "pass" when it exited with status 0 and its output matches the expected one by
+    """A Verdict per run: "pass" when it exited with status 0 (or raised SystemExit) and its output matches by
     `rule`; else "fail" (a wrong output), "error" (a non-zero exit), "timeout", "crash", "undefined" (it did
     not compile) or "output limit". A problem with a checker program is judged by judge_outputs."""
     if rule == CHECKER_PROGRAM:
