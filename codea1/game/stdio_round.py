@@ -31,7 +31,6 @@ from codea1.game.matrix import CandidateRun
 from codea1.game.mistake_book import StoredTest
 from codea1.game.parsing import ParsedSuite, extract_code, parse_input_suite
 from codea1.judge.kinds.stdio import (
-    answered,
     judge_outputs,
     program_compiled,
     program_job,
@@ -115,7 +114,7 @@ def ask_gt_stdio(
                 answer.gt_error = f"GT does not run: {run.error}"
             if not ok:
                 answer.failed[text] = "the problem's input validator rejects it"
-            elif answered(run):  # exited with status 0, or a Python program's SystemExit (judge.kinds.stdio)
+            elif run.status == "ok" and run.exit_code == 0:  # a status other than 0 (SystemExit's too): GT refuses it
                 answer.outputs[text] = run.stdout
             else:
                 answer.failed[text] = run.error or run.status

@@ -43,7 +43,6 @@ __all__ = [
     "CHECKER_PROGRAM",
     "DEFAULT_RULE",
     "NO_GT_TIME_LIMIT",
-    "answered",
     "judge_outputs",
     "judge_runs",
     "program_compiled",
@@ -152,11 +151,6 @@ def _run_failure(run: RunResult) -> Verdict | None:
         return Verdict(False, "error", run.error or f"exit status {run.exit_code}")
     return None
 
-
-def answered(run: RunResult) -> bool:
-    """Whether a program's run gave an output its rule judges (see _run_failure): GT's answer to an input is
-    such a run's output."""
-    return _run_failure(run) is None
 
 
 def judge_runs(runs: Sequence[RunResult], expected: Sequence[str], rule: str) -> list[Verdict]:
