@@ -31,7 +31,7 @@ from codea1.judge.kinds.stdio import (
 from codea1.problem import Problem
 from codea1.sandbox import LocalExecutor
 from codea1.sandbox.api import Job
-from codea1.sandbox.runners import RunResult, python_program_job, run_results
+from codea1.sandbox.runners import MAX_STDOUT, RunResult, python_program_job, run_results
 
 
 @pytest.fixture(scope="module")
@@ -194,3 +194,43 @@ def test_function_jobs_do_not_run_as_main(executor):
     calls = ["typing.get_type_hints(Node)['next'] is Node", "sys.modules[Node.__module__].Node is Node"]
     [res] = executor.run([Job("p", code, calls)])
     assert [r.value for r in res.results] == [True, True], [r.error for r in res.results]
+
+
+# ----------------------------------------------------------------- 4. trailing whitespace and the output cap
+
+
+def test_trailing_whitespace_past_the_cap_is_the_rules_to_strip(executor):
+    answer = "x" * 1000
+    source = f"print({answer!r})\nimport sys\nsys.stdout.write(' \\n\\t' * {MAX_STDOUT})\n"
+    assert _verdicts(executor, source, ["\n"], [answer]) == ["pass"]
+    assert _verdicts(executor, source, ["\n"], [answer], rule="codecontests") == ["pass"]
+    # anything but blanks past the cap is still over the limit
+    flood = f"import sys\nsys.stdout.write(' ' * {MAX_STDOUT})\nprint('tail')\n"
+    assert _verdicts(executor, flood, ["\n"], ["tail"]) == ["output limit"]
+    # a checker program, which might read the blanks, gets no cut output
+    problem = _stdio(f"print({answer!r})", checker_program="import sys\nsys.stdin.read()\n")
+    [res] = executor.run([program_job("j", problem, source, ["\n"], 2.0)])
+    runs = program_runs(problem, res, 1)
+    assert runs[0].blank_tail and len(runs[0].stdout) == MAX_STDOUT
+    [verdicts] = judge_outputs([(problem, runs, ["\n"], [answer])], executor)
+    assert verdicts[0].status == "output limit"
+
+
+def test_an_expected_output_longer_than_the_cap_excludes_its_problem_and_says_so(executor):
+    from codea1.eval.stdio_eval import prepare_stdio_tasks
+
+    huge = "1 " * (MAX_STDOUT // 2 + 1)  # 900,002 characters
+    padded = "7" * 1000 + " " * MAX_STDOUT  # past the cap only by blanks: a run may print it
+    problems = [
+        Problem(
+            "s/huge", "p", "d", kind="stdio", io_tests=[{"input": "\n", "output": "1"}, {"input": "\n", "output": huge}]
+        ),
+        Problem("s/padded", "p", "d", kind="stdio", io_tests=[{"input": "\n", "output": padded}]),
+    ]
+    huge_task, padded_task = prepare_stdio_tasks(problems, executor)
+    assert huge_task.excluded and "test 1's expected output is 900,002 characters" in huge_task.reason
+    assert "no program printing it can pass" in huge_task.reason
+    assert not padded_task.excluded, padded_task.reason
+    # elsewhere (the game, a reward), a run over the limit on such a test says why no run could pass it
+    [verdict] = judge_runs([RunResult("output limit", "1 " * 10, error="more than 900000 characters")], [huge], "lcb")
+    assert verdict.status == "output limit" and "the expected output itself is longer" in verdict.error
