@@ -109,6 +109,8 @@ def test_system_exit_after_the_answer_is_judged_on_the_output(executor):
         "def main():\n    import sys\n    print(int(input()) * 2)\n    sys.exit(2)\nif __name__ == '__main__':\n    main()": "pass",
         "import sys\nprint(7)\nsys.exit(0)": "fail",  # the output decides, whatever the status
         "import sys\nprint(7)\nsys.exit(1)": "fail",
+        # the status is read from SystemExit's own slot: a `code` of the program's own never runs in the runner
+        "class E(SystemExit):\n    code = property(lambda self: 1 / 0)\nprint(6)\nraise E(0)": "pass",
         # not a SystemExit: an error, and a process that ends itself kills LiveCodeBench's evaluator too
         "print(int(input()) * 2)\nraise ValueError('late')": "error",
         "import os, sys\nprint(int(input()) * 2)\nsys.stdout.flush()\nos._exit(1)": "error",

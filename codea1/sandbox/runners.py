@@ -189,8 +189,8 @@ def __codea1_main(out_path, status_path):
         __codea1_threads_done()
     except SystemExit as exc:
         # the status an interpreter exits with: None is 0, an int (a bool too) its low byte, anything else
-        # 1 (read with int's own method: nothing of the program's runs here)
-        raised_exit, status = 1, exc.code
+        # 1 (read through SystemExit's own slot and int's own method: nothing of the program's runs here)
+        raised_exit, status = 1, SystemExit.code.__get__(exc, SystemExit)
         code = 0 if status is None else int.__and__(status, 0xFF) if issubclass(type(status), int) else 1
         try:
             __codea1_threads_done()  # as the interpreter does at exit: its other threads finish
