@@ -82,6 +82,15 @@ def test_a_stdio_program_that_ends_in_exit_or_quit_passes(executor):
     assert _verdicts(executor, "print(7)\nexit()", ["3\n"], ["6"]) == ["fail"]  # a wrong answer still fails
 
 
+def test_a_gt_that_ends_in_exit_keeps_its_problem(executor):
+    from codea1.eval.stdio_eval import prepare_stdio_tasks
+
+    gt = "print(int(input()) * 2)\nexit()"
+    problem = Problem("s/gt", "p", "d", kind="stdio", gt_solution=gt, io_tests=[{"input": "3\n", "output": "6\n"}])
+    [task] = prepare_stdio_tasks([problem], executor)
+    assert not task.excluded, task.reason
+
+
 def test_a_checker_program_ending_in_exit_judges_outputs(executor):
     checker = (
         "import json, sys\n"
