@@ -3,7 +3,8 @@
 Per problem, `prepare_stdio_tasks` takes its io_tests (every test: the public examples and the hidden
 ones) and its output rule (codea1.judge.kinds.stdio.rule_of). Where the problem has GT, GT runs every
 input through the same runner as a candidate, timed: a problem whose GT fails one of its own tests is
-excluded and reported, and the time limit per input is max(min_time_limit, gt_time_factor x GT's slowest
+excluded and reported (so is one with an expected output longer than a run may print, which no program
+printing it could pass), and the time limit per input is max(min_time_limit, gt_time_factor x GT's slowest
 run), as for function problems. Without GT (LiveCodeBench ships none) the limit is the problem's own
 (meta "time_limit") or LiveCodeBench's default of 6 s. `score_stdio` runs each solution on the first input,
 then the ones that pass it on the rest, each job stopping at its first failing input (the rest are not
@@ -22,7 +23,9 @@ from codea1.data.check import time_limit
 from codea1.errors import UserError
 from codea1.eval.code_eval import SampleResult, sample_records
 from codea1.judge.kinds.stdio import (
+    OVER_THE_CAP,
     judge_outputs,
+    over_the_cap,
     program_job,
     program_runs,
     rule_of,
@@ -71,6 +74,10 @@ def prepare_stdio_tasks(
             task.excluded, task.reason = True, str(exc)
         if not task.inputs and not task.excluded:
             task.excluded, task.reason = True, "no tests: the problem has no io_tests"
+        long = next((i for i, e in enumerate(task.expected) if over_the_cap(e)), None)
+        if long is not None and not task.excluded:
+            size = len(task.expected[long])
+            task.excluded, task.reason = True, f"test {long}'s expected output is {size:,} characters: {OVER_THE_CAP}"
         task.timeout = time_limit_of(p)
         tasks.append(task)
     with_gt = [t for t in tasks if not t.excluded and t.problem.gt_solution.strip()]

@@ -114,7 +114,7 @@ def ask_gt_stdio(
                 answer.gt_error = f"GT does not run: {run.error}"
             if not ok:
                 answer.failed[text] = "the problem's input validator rejects it"
-            elif run.status == "ok" and run.exit_code == 0:
+            elif run.status == "ok" and run.exit_code == 0:  # a status other than 0 (SystemExit's too): GT refuses it
                 answer.outputs[text] = run.stdout
             else:
                 answer.failed[text] = run.error or run.status

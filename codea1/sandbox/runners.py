@@ -26,7 +26,8 @@ and a compiled program is written again from the bytes the compile produced. So 
 depends on the inputs that ran before it (a counter in `builtins`, a file, a background process writing
 into the next run's output), and a candidate runs as GT does.
 
-A run's output is capped at MAX_STDOUT characters; past that the run fails ("output limit").
+A run's output is capped at MAX_STDOUT characters; past that the run fails ("output limit"), unless all it
+wrote past the cap is blanks (" \n\t\r\v"), which the output rules strip (RunResult.blank_tail).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from codea1.sandbox.api import CallResult, Job, JobResult
 
 MAX_STDOUT = 900_000  # characters of one run's stdout kept (a plain value holds at most 1,000,000)
+BLANKS = " \n\t\r\v"  # whitespace both output rules strip from the end of an output (codea1.judge.kinds.outputs)
 COMPILE_TIMEOUT = 20.0  # seconds of CPU for one compile (g++ on a small program takes about 1-2)
 
 # The runner's own code, defined in the child before any call; program text and inputs are string
@@ -43,6 +45,7 @@ COMPILE_TIMEOUT = 20.0  # seconds of CPU for one compile (g++ on a small program
 _COMMON = r"""
 import os as __os, sys as __sys, io as __io
 __codea1_cap = {cap}
+__codea1_blanks = {blanks!r}
 __codea1_stat = __sys.modules["stat"]
 # modules the zygote itself holds, taken from sys.modules, so that the job's flavour (codea1.sandbox.preload)
 # follows the program's own imports
@@ -75,17 +78,37 @@ def __codea1_onto(fd, target):
         __os.dup2(fd, target)
         __os.close(fd)
 
-def __codea1_read(path, limit):
+def __codea1_open(path):
     # a regular file only, never waited on: a run may have put a FIFO or a link in the file's place
     fd = __os.open(path, __os.O_RDONLY | __os.O_NONBLOCK | __os.O_NOFOLLOW)
-    with open(fd, "rb") as h:
-        if not __codea1_stat.S_ISREG(__os.fstat(fd).st_mode):
-            raise OSError("the program replaced its output file with something else than a file")
+    h = open(fd, "rb")
+    if not __codea1_stat.S_ISREG(__os.fstat(fd).st_mode):
+        h.close()
+        raise OSError("the program replaced its output file with something else than a file")
+    return h
+
+def __codea1_read(path, limit):
+    with __codea1_open(path) as h:
         return h.read(limit)
 
 def __codea1_drain(path):
-    text = __codea1_read(path, 4 * __codea1_cap + 4).decode("utf-8", errors="replace")
-    return (text, False) if len(text) <= __codea1_cap else (text[:__codea1_cap], True)
+    # the first `cap` characters written, and whether more were: True, or "blank" where everything past the cap
+    # is blanks (the ASCII whitespace every output rule strips from the end: a right answer followed by
+    # trailing spaces); to say so the rest of the file is read (the job's file-size limit bounds it, and so
+    # does this reader: past 64 MiB more, the output is over the limit)
+    with __codea1_open(path) as h:
+        text = h.read(4 * __codea1_cap + 4).decode("utf-8", errors="replace")
+        if len(text) <= __codea1_cap:
+            return (text, False)
+        if text[__codea1_cap:].strip(__codea1_blanks):
+            return (text[:__codea1_cap], True)
+        for _ in range(64):
+            chunk = h.read(1 << 20)
+            if not chunk:
+                return (text[:__codea1_cap], "blank")
+            if chunk.translate(None, __codea1_blanks.encode()):
+                break
+        return (text[:__codea1_cap], True)
 
 def __codea1_reset(group):
     # after each run: what the run started is killed (PID 1 of the job's PID namespace: every other process
@@ -152,8 +175,10 @@ def __codea1_threads_done():
             t.join()
 
 def __codea1_main(out_path, status_path):
-    # the forked run: the program as __main__ with the input on fd 0 and fd 1 on out_path; never returns
-    code, error = 0, ""
+    # the forked run: the program as __main__ with the input on fd 0 and fd 1 on out_path; never returns.
+    # The status file says how it ended: the exit status, whether the program raised SystemExit (the parent's
+    # rule decides what that means; see codea1.judge.kinds.stdio), and an uncaught exception's message
+    code, raised_exit, error = 0, 0, ""
     try:
         __os.setpgid(0, 0)
         __os.closerange(3, 1 << 16)  # the job's pipes to the parent are the runner's, not the program's
@@ -163,7 +188,14 @@ def __codea1_main(out_path, status_path):
         exec(__codea1_program, {{"__name__": "__main__", "__builtins__": __builtins_module}})
         __codea1_threads_done()
     except SystemExit as exc:
-        code = 0 if exc.code is None else exc.code if type(exc.code) is int else 1
+        # the status an interpreter exits with: None is 0, an int (a bool too) its low byte, anything else
+        # 1 (read through SystemExit's own slot and int's own method: nothing of the program's runs here)
+        raised_exit, status = 1, SystemExit.code.__get__(exc, SystemExit)
+        code = 0 if status is None else int.__and__(status, 0xFF) if issubclass(type(status), int) else 1
+        try:
+            __codea1_threads_done()  # as the interpreter does at exit: its other threads finish
+        except BaseException:
+            pass
     except BaseException as exc:
         code, error = 1, f"{{type(exc).__name__}}: {{exc}}"[:300]
     try:
@@ -172,7 +204,7 @@ def __codea1_main(out_path, status_path):
         pass
     try:
         with open(status_path, "w", encoding="utf-8", errors="replace") as h:
-            h.write(f"{{code}}\n{{error}}")
+            h.write(f"{{code}}\n{{raised_exit}}\n{{error}}")
     finally:
         __os._exit(0)
 
@@ -186,16 +218,17 @@ def __codea1_run(data):
         __codea1_main(out_path, status_path)
     _, status = __os.waitpid(pid, 0)
     try:
-        head, _, error = __codea1_read(status_path, 1000).decode("utf-8", errors="replace").partition("\n")
-        code = int(head)
+        head, _, rest = __codea1_read(status_path, 1000).decode("utf-8", errors="replace").partition("\n")
+        flag, _, error = rest.partition("\n")
+        code, raised_exit = int(head), flag == "1"
     except (OSError, ValueError):  # the run ended without its status: os._exit, a signal
         code = -__os.WTERMSIG(status) if __os.WIFSIGNALED(status) else __os.waitstatus_to_exitcode(status)
-        error = f"killed by signal {{-code}}" if code < 0 else ""
+        error, raised_exit = f"killed by signal {{-code}}" if code < 0 else "", False
     try:
         text, cut = __codea1_drain(out_path)
     finally:
         __codea1_reset(pid)
-    return (text, code, error[:300], cut)
+    return (text, code, error[:300], cut, raised_exit)
 """
 
 _PROCESS = r"""
@@ -237,7 +270,7 @@ def __codea1_restore():
 
 def __codea1_run(data):
     if not __codea1_state.get("compiled"):
-        return ("", -1, "not compiled", False)
+        return ("", -1, "not compiled", False, False)
     __codea1_restore()
     __codea1_feed(data)
     out_path = __codea1_tmp(".stdout")
@@ -249,14 +282,14 @@ def __codea1_run(data):
         text, cut = __codea1_drain(out_path)
     finally:
         __codea1_reset(proc.pid)
-    return (text, code, "" if code == 0 else (f"killed by signal {{-code}}" if code < 0 else f"exit status {{code}}"), cut)
+    return (text, code, "" if code == 0 else (f"killed by signal {{-code}}" if code < 0 else f"exit status {{code}}"), cut, False)
 """
 
 
 def python_program_job(job_id: str, source: str, inputs: list[str], timeout: float) -> Job:
     """A job that runs the Python program `source` once per input (call i: input i), each within
     `timeout` seconds."""
-    code = _COMMON.format(cap=MAX_STDOUT) + _PYTHON.format(source=source)
+    code = _COMMON.format(cap=MAX_STDOUT, blanks=BLANKS) + _PYTHON.format(source=source)
     return Job(id=job_id, code=code, calls=[f"__codea1_run({data!r})" for data in inputs], timeout=timeout)
 
 
@@ -273,7 +306,7 @@ def process_program_job(
     """A job that compiles `source` (written to the job's /tmp as `source_name`; "{src}" and "{out}" in the
     argv lists are that file and the program's) in call 0, then runs the program once per input (call 1 + i:
     input i), each within `timeout` seconds."""
-    code = _COMMON.format(cap=MAX_STDOUT) + _PROCESS.format(
+    code = _COMMON.format(cap=MAX_STDOUT, blanks=BLANKS) + _PROCESS.format(
         source_name=source_name, source=source, compile_argv=list(compile_argv), run_argv=list(run_argv)
     )
     calls = ["__codea1_compile()"] + [f"__codea1_run({data!r})" for data in inputs]
@@ -294,6 +327,13 @@ class RunResult:
 
     status: "ok" (it ran and exited, whatever its exit code), "timeout", "crash", "error" (the runner
     itself failed), "compile" (the program did not compile: `error` holds why), "output limit".
+    blank_tail: the run wrote more than MAX_STDOUT characters, and all of those past the cap were blanks
+    (" \n\t\r\v", which both output rules strip from the end of an output): `stdout` holds the first
+    MAX_STDOUT, and an output rule judges them as it would the whole output (codea1.judge.kinds.stdio).
+    system_exit: a Python program ended by raising SystemExit (`sys.exit(...)`, `exit()`, `raise
+    SystemExit(...)`); `exit_code` is then the status it asked for. What that means is the caller's rule: a
+    candidate's run is judged on its output (as LiveCodeBench's and prime_code's `call_method` swallow
+    SystemExit), a validator's or checker's status is its answer.
     """
 
     status: str
@@ -301,6 +341,8 @@ class RunResult:
     exit_code: int = 0
     error: str = ""
     seconds: float = 0.0
+    system_exit: bool = False
+    blank_tail: bool = False
 
 
 def run_results(res: JobResult, n_inputs: int, compiled: bool) -> list[RunResult]:
@@ -346,9 +388,17 @@ def call_run(r: CallResult) -> RunResult:
     if r.status != "ok":
         return RunResult(r.status, error=str(r.error or r.status)[:300], seconds=r.seconds)
     v = r.value
-    shaped = type(v) is tuple and len(v) == 4 and type(v[0]) is str and type(v[1]) is int and type(v[2]) is str
-    if not shaped or type(v[3]) is not bool:
+    shaped = (
+        type(v) is tuple
+        and len(v) == 5
+        and type(v[0]) is str
+        and type(v[1]) is int
+        and type(v[2]) is str
+        and (type(v[3]) is bool or (type(v[3]) is str and v[3] == "blank"))  # cut: no, yes, or only blanks
+        and type(v[4]) is bool
+    )
+    if not shaped:
         return RunResult("error", error="the runner returned a value of another shape", seconds=r.seconds)
-    if v[3]:
+    if v[3] is True:
         return RunResult("output limit", v[0], v[1], f"more than {MAX_STDOUT} characters of output", r.seconds)
-    return RunResult("ok", v[0], v[1], v[2], r.seconds)
+    return RunResult("ok", v[0], v[1], v[2], r.seconds, system_exit=v[4], blank_tail=v[3] == "blank")

