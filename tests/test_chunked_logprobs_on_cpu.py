@@ -170,3 +170,26 @@ def test_an_output_layer_with_a_hook_keeps_the_plain_path_while_the_hook_is_ther
     plain, _ = forward_logprobs(model, batch, chunk=0)
     assert not torch.allclose(hooked, plain)  # the hook's masking counted, as in the plain path
     assert torch.allclose(forward_logprobs(model, batch, chunk=2)[0], plain, atol=2e-6)
+
+
+def test_the_backward_recompute_leaves_the_global_rng_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Checkpointing saved the global RNG's state with each chunk and put it back around the recompute: a
+    sampling thread drawing meanwhile (train.one_step_off) had its draws rewound, and a run resumed from a
+    checkpoint no longer matched the uninterrupted one. A draw made during the recompute stands for it."""
+    from codea1.rl import chunked
+
+    draws: list[float] = []
+    real = chunked.token_logprobs
+
+    def drawing(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        draws.append(float(torch.rand(())))  # another user of the global RNG, between save and restore
+        return real(logits, targets)
+
+    model = _model()
+    assert is_exact(model)  # the probe's own forwards, before counting
+    monkeypatch.setattr(chunked, "token_logprobs", drawing)
+    torch.manual_seed(5)
+    _run(model, 1024, shared=False)  # one chunk: a draw in the forward, one in the backward's recompute
+    assert len(draws) == 2 and draws[0] != draws[1]
+    torch.manual_seed(5)
+    assert draws == [float(torch.rand(())), float(torch.rand(()))]  # two draws in a row, nothing rewound

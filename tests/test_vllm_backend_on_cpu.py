@@ -1034,3 +1034,38 @@ def test_a_sharded_learner_feeds_its_engine_from_its_shards_and_keeps_no_replica
     finally:
         if created:
             torch.distributed.destroy_process_group()
+
+
+def test_one_step_off_snapshots_live_in_host_memory_in_the_engines_dtype(fake_vllm, tmp_path):
+    """The snapshot an engine copy samples from was a clone of the learner's fp32 weights on the learner's
+    device (on one GPU: a second and, for two roles, a third full fp32 copy beside the learner). Now it is
+    a host copy in the engine's dtype, and the engine takes it from there."""
+    from codea1.train.one_step_off import sampling_copies
+
+    code, _ = build(config(rollout={"vllm_dtype": "bfloat16"}), tmp_path, test=False)
+    [llm] = FakeLLM.created
+    [copy_] = sampling_copies([code, None], None).values()
+    copy_.refresh()
+    assert all(t.device.type == "cpu" and t.dtype == torch.bfloat16 for t in copy_.snapshot.values())
+    expected = {k: v.to(torch.bfloat16) for k, v in code.model.state_dict().items()}
+    _bump(code)
+    copy_.generate(PROMPTS, GenerationConfig(n=1, seed=0))
+    loaded = llm.calls("load_weights")[-1][1]
+    assert all(torch.equal(loaded[k], v) for k, v in expected.items())
+
+
+def test_the_cuda_cache_is_emptied_from_the_main_thread_only(monkeypatch):
+    """One-step-off's sampling thread woke the engine, and emptied torch's CUDA cache in the middle of the
+    learner's update in the main thread."""
+    import threading
+
+    from codea1.inference import vllm_backend
+
+    emptied = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: emptied.append(threading.current_thread().name))
+    vllm_backend._empty_cuda_cache()
+    worker = threading.Thread(target=vllm_backend._empty_cuda_cache, name="codea1-rollout-2")
+    worker.start()
+    worker.join()
+    assert emptied == [threading.main_thread().name]

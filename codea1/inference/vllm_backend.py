@@ -52,6 +52,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -305,10 +306,13 @@ def weights_folder(configured: str | None, weights: Sequence[tuple[str, torch.Te
 
 def _empty_cuda_cache() -> None:
     """Returns torch's cached, unused GPU blocks to the device (around an engine's sleep and wake, so the
-    learner and the engine each find the memory the other let go of); nothing without CUDA."""
+    learner and the engine each find the memory the other let go of); nothing without CUDA, and nothing
+    from another thread than the main one: one-step-off's sampling thread wakes the engine while the
+    learner's update runs in the main thread, and emptying the cache under it would make the update
+    allocate its blocks again."""
     import torch
 
-    if torch.cuda.is_available():
+    if torch.cuda.is_available() and threading.current_thread() is threading.main_thread():
         torch.cuda.empty_cache()
 
 

@@ -86,9 +86,18 @@ def _chunked_scores(head: Callable[[torch.Tensor], torch.Tensor], hidden: torch.
     for start in range(0, rows * length, step):
         part_t = temp[start : start + step] if isinstance(temp, torch.Tensor) else temp
         args = (flat[start : start + step], targets[start : start + step], part_t)
-        if grad:
+        if grad:  # the chunk's scores draw no random numbers: the global RNG is left alone (its state saved
+            # and put back around the recompute would rewind a sampling thread's draws: train.one_step_off)
             pieces.append(
-                checkpoint(_chunk_scores, head, *args, spec.with_entropy, spec.entropy_grad, use_reentrant=False)
+                checkpoint(
+                    _chunk_scores,
+                    head,
+                    *args,
+                    spec.with_entropy,
+                    spec.entropy_grad,
+                    use_reentrant=False,
+                    preserve_rng_state=False,
+                )
             )
         else:
             pieces.append(_chunk_scores(head, *args, spec.with_entropy, spec.entropy_grad))

@@ -222,8 +222,11 @@ class EngineCopy:
         self.rollout = _SnapshotEngine(self)
 
     def refresh(self) -> None:
-        """Takes the learner's current weights (between updates: nothing else writes them now)."""
-        self.snapshot = {name: t.detach().clone() for name, t in engine_weights(self.policy).items()}
+        """Takes the learner's current weights (between updates: nothing else writes them now), into host
+        memory in the engine's dtype (pinned where CUDA is), never as a second copy on the learner's GPU:
+        the engine reads them from there when it samples for this policy."""
+        dtype = self.view.engine.dtype
+        self.snapshot = {name: host_copy(t, dtype) for name, t in engine_weights(self.policy, dtype).items()}
         self.weights_step = int(self.policy.step)
 
     def generate(
@@ -247,6 +250,16 @@ class _SnapshotEngine:
             view.load_weights(owner.snapshot)
             view.engine.holder = held
         return view.generate(prompts, gen, prompt_index)
+
+
+def host_copy(tensor: torch.Tensor, dtype: str | None) -> torch.Tensor:
+    """A copy of ``tensor`` in host memory (pinned where CUDA is, for a fast copy back), floating tensors
+    cast to ``dtype`` where given."""
+    t = tensor.detach()
+    cast = getattr(torch, dtype) if dtype and t.is_floating_point() else t.dtype
+    out = torch.empty(t.shape, dtype=cast, device="cpu", pin_memory=torch.cuda.is_available())
+    out.copy_(t)
+    return out
 
 
 def sampling_copies(policies: Sequence[Policy | None], device: str | None) -> dict[int, SamplingCopy | EngineCopy]:
