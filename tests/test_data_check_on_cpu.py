@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
 from codea1.cli import main
 from codea1.data import check_problems, load_bundled, load_humaneval, load_problems, load_reference_parquet
-from codea1.data.check import time_limit
+from codea1.data.check import NO_GT, time_limit
 from codea1.problem import Problem, write_problems_jsonl
 from codea1.sandbox import LocalExecutor
+
+DATA = Path(__file__).parent / "data"
+needs_gpp = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 
 
 @pytest.fixture(scope="module")
@@ -170,6 +175,66 @@ def test_cli_data_convert_keeps_one_source(tmp_path, capsys):
     assert {p.source for p in kept} == {"mbppplus"}
     assert main(["data", "convert", str(mixed), "--output", str(out), "--source", "kodcode"]) == 2
     assert "source=kodcode" in capsys.readouterr().err
+
+
+# every bundled set and every loader's fixture, as `codea1 data check` sees it: a set with GT passes, one
+# without says so; neither exits 1 (stdio GTs were checked as function GTs: "entry point ''", "SyntaxError")
+EVERY_SET = [
+    ("bundled", "91 problems, 91 ok, 0 failing"),
+    ("bundled-stdio", "48 problems, 48 ok, 0 failing"),
+    pytest.param("bundled-stdio-cpp", "4 problems, 4 ok, 0 failing", marks=needs_gpp),
+    (f"livecodebench:{DATA / 'livecodebench_tiny.jsonl'}", f"3 problems, {NO_GT}"),
+    (f"verl:{DATA / 'verl_tiny.jsonl'}", f"3 problems, {NO_GT}"),
+    (f"bigcodebench:{DATA / 'bigcodebench_tiny.jsonl'}", "3 problems, 3 ok, 0 failing"),
+]
+
+
+@pytest.mark.parametrize(("spec", "summary"), EVERY_SET)
+def test_cli_data_check_passes_every_bundled_set_and_fixture(spec, summary, capsys):
+    limit = ["--limit", "4"] if spec == "bundled-stdio-cpp" else []  # a compile each: four show the kind
+    assert main(["data", "check", spec, "--workers", "2", *limit]) == 0
+    out = capsys.readouterr().out
+    assert summary in out and "failing" not in out.replace("0 failing", "")
+
+
+def _wrong_stdio(problems: list[Problem], index: int, gt: str) -> list[Problem]:
+    """The problems with the one at `index` given a wrong GT (its io_tests kept)."""
+    return [dataclasses.replace(p, gt_solution=gt) if i == index else p for i, p in enumerate(problems)]
+
+
+def test_stdio_gt_is_checked_against_its_io_tests(executor):
+    problems = load_problems("bundled-stdio", limit=3)
+    results = check_problems(_wrong_stdio(problems, 1, "print(0)\n"), executor)
+    assert [r.ok for r in results] == [True, False, True]
+    assert results[0].tests_passed == results[0].tests_total == len(problems[0].io_tests) > 0
+    assert results[1].reason.startswith("GT fails its own test") and results[1].tests_passed < results[1].tests_total
+    no_io = dataclasses.replace(problems[0], id="no-io", io_tests=[])
+    no_gt = dataclasses.replace(problems[0], id="no-gt", gt_solution="")
+    ran = check_problems([no_io, no_gt], executor)
+    assert [(r.ok, r.note) for r in ran] == [(True, "no tests"), (True, NO_GT)]
+
+
+@needs_gpp
+def test_cpp_gt_is_compiled_and_checked(executor):
+    problems = load_problems("bundled-stdio-cpp", limit=2)
+    broken = _wrong_stdio(problems, 0, "int main() { return 0 }\n")  # does not compile
+    results = check_problems(broken, executor)
+    assert [r.ok for r in results] == [False, True]
+    assert "SyntaxError" not in results[0].reason and results[0].reason.startswith("GT fails its own test")
+
+
+def test_load_problems_and_convert_check_keep_good_stdio_gts(tmp_path, capsys):
+    path = tmp_path / "stdio.jsonl"
+    write_problems_jsonl(_wrong_stdio(load_problems("bundled-stdio", limit=3), 2, "print('no')\n"), path)
+    with pytest.warns(RuntimeWarning, match=r"dropped 1 of 3 problems .*bundled-stdio/0002"):
+        kept = load_problems(str(path), check=True, workers=1)
+    assert [p.id for p in kept] == ["bundled-stdio/0000", "bundled-stdio/0001"]
+    assert all(p.meta["gt_seconds"] > 0 for p in kept)
+    out = tmp_path / "kept.jsonl"
+    assert main(["data", "convert", "bundled-stdio", "--limit", "5", "--check", "--output", str(out)]) == 0
+    assert "wrote 5 problems" in capsys.readouterr().out
+    lcb = f"livecodebench:{DATA / 'livecodebench_tiny.jsonl'}"
+    assert len(load_problems(lcb, check=True)) == 3  # no GT: nothing to check, nothing dropped
 
 
 @pytest.mark.slow

@@ -177,23 +177,9 @@ def load_training_problems(
 
 
 def _check_gt(problems: list[Problem], executor: Executor | None, timeout: float) -> list[CheckResult]:
-    """data.check_gt's verdict on each problem's GT against its golden tests: asserts by codea1.data.check,
-    a stdin/stdout problem's io_tests through the stdio evaluator (its runner and output rule)."""
-    from codea1.eval.stdio_eval import prepare_stdio_tasks
-
-    stdio = [p for p in problems if p.is_stdio]
-    calls = [p for p in problems if not p.is_stdio]
-    by_id = {r.id: r for r in check_problems(calls, executor, timeout=timeout)} if calls else {}
-    if stdio:
-        own = executor is None
-        ex = executor if executor is not None else LocalExecutor()
-        try:
-            for t in prepare_stdio_tasks(stdio, ex, gt_timeout=timeout):
-                by_id[t.task_id] = CheckResult(t.task_id, not t.excluded, t.reason, len(t.inputs))
-        finally:
-            if own:
-                ex.close()
-    return [by_id[p.id] for p in problems]
+    """data.check_gt's verdict on each problem's GT against its own tests (codea1.data.check: golden asserts,
+    a stdin/stdout problem's io_tests through the stdio evaluator), as `codea1 data check` gives it."""
+    return check_problems(problems, executor, timeout=timeout)
 
 
 def _refuse_untrainable(problems: list[Problem], where: str) -> None:
