@@ -64,6 +64,23 @@ def test_verl_s_own_ground_truth_is_scored_as_it_is():
     assert problem_ref(SUM, "taco").is_stdio and problem_ref(CALL).entry_point == "total"
 
 
+def test_a_leetcode_style_verl_row_takes_a_class_solution_or_a_bare_function(judge):
+    # as verl's prime_code: the method of `class Solution` where the answer defines one, else the function;
+    # the row's ground truth alone (verl's reward) and the row read by `data convert verl:` alike
+    method = _fence("class Solution:\n    def total(self, xs):\n        return sum(xs)")
+    bare = _fence("def total(xs):\n    return sum(xs)")
+    wrong = _fence("class Solution:\n    def total(self, xs):\n        return 0")
+    scores = compute_score_batch(["leetcode"] * 3, [method, bare, wrong], [CALL] * 3)
+    assert [s["score"] for s in scores] == [1.0, 1.0, 0.0]
+    [row] = [p for p in load_problems(f"verl:{HERE / 'data' / 'verl_tiny.jsonl'}") if p.id == "leetcode/3"]
+    add_up = (
+        "class Solution:\n    def addUp(self, nums, k):\n        return sum(nums) + k",
+        "def addUp(nums, k):\n    return sum(nums) + k",
+    )
+    got = judge.score([(row, _fence(code)) for code in add_up])
+    assert [(s.reward, s.status) for s in got] == [(1.0, "pass"), (1.0, "pass")]
+
+
 def test_a_livecodebench_functional_problem_without_gt_is_judged_by_its_tests():
     [problem] = [
         p for p in load_problems(f"livecodebench:{HERE / 'data' / 'livecodebench_tiny.jsonl'}") if not p.is_stdio

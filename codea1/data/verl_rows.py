@@ -23,8 +23,8 @@ testing_util.py, the APPS checker):
   result equal to the expected value, or, when that is a non-empty list, equal to its first item (APPS
   stores a return value wrapped in a list); so each test becomes `assert NAME(ARGS) == EXPECTED`, or
   `assert NAME(ARGS) in (EXPECTED, EXPECTED[0])` for a non-empty list. prime_code takes the method of a
-  `Solution` class when the candidate's code defines one; here meta "method_of" is "Solution" when the
-  prompt shows a `class Solution` to complete. Not reproduced: its tuple-to-list turn of the result (a tuple
+  `Solution` class when the candidate's code defines one, else the bare function; here meta "method_of" is
+  "Solution" with "method_optional" (codea1.problem.method_entry), whatever the prompt shows. Not reproduced: its tuple-to-list turn of the result (a tuple
   never equals a list here) and its int conversion of dict keys.
 The rows ship no reference solution: gt_solution is "" (they evaluate code; they cannot train on GT).
 """
@@ -143,7 +143,7 @@ def problem_from_verl_row(row: object, number: int, where: str) -> Problem:
     index = index if isinstance(index, (str, int)) and not isinstance(index, bool) else number
     truth = ground_truth(row, where)
     pairs = list(zip(truth["inputs"], truth["outputs"], strict=True))
-    meta = {"data_source": source}
+    meta: dict[str, object] = {"data_source": source}
     name = truth.get("fn_name")
     if not name:
         tests = [
@@ -161,8 +161,7 @@ def problem_from_verl_row(row: object, number: int, where: str) -> Problem:
         )
     if not isinstance(name, str) or not name.isidentifier():
         raise UserError(f"{where}: fn_name {name!r} is not a Python name")
-    if "class Solution" in text:
-        meta["method_of"] = "Solution"
+    meta.update(method_of="Solution", method_optional=True)  # a `class Solution` answer or a bare function
     return Problem(
         id=f"{source}/{index}",
         prompt=text,
