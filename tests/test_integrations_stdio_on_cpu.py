@@ -6,6 +6,7 @@ LiveCodeBench's functional problems) are judged by their tests' own expected val
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,27 @@ def test_a_leetcode_style_verl_row_takes_a_class_solution_or_a_bare_function(jud
     )
     got = judge.score([(row, _fence(code)) for code in add_up])
     assert [(s.reward, s.status) for s in got] == [(1.0, "pass"), (1.0, "pass")]
+
+
+CPP_SUM = "#include <iostream>\nint main() { long a, b; std::cin >> a >> b; std::cout << a + b << std::endl; }"
+
+
+def test_the_language_of_a_completion_s_first_fence():
+    from codea1.game.parsing import fence_language
+
+    assert fence_language(_fence(CPP_SUM, "cpp")) == fence_language(_fence(CPP_SUM, "C++")) == "cpp"
+    assert fence_language(_fence("print(1)") + _fence(CPP_SUM, "cpp")) == "python"
+    assert fence_language(_fence("x", "")) is fence_language("no fence") is fence_language(_fence("x", "rust")) is None
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_a_verl_stdio_row_runs_a_cpp_completion_as_cpp():
+    # verl's rows name no language: the fence's does (SandboxFusion's way), a ```python one or none stays Python
+    wrong = CPP_SUM.replace("a + b", "a - b")
+    texts = [_fence(CPP_SUM, "cpp"), _fence(CPP_SUM, "c++"), _fence(wrong, "cpp")]
+    texts.append(_fence("a, b = map(int, input().split())\nprint(a + b)"))
+    scores = compute_score_batch(["codecontests"] * 4, texts, [SUM] * 4)
+    assert [s["score"] for s in scores] == [1.0, 1.0, 0.0, 1.0]
 
 
 def test_a_livecodebench_functional_problem_without_gt_is_judged_by_its_tests():

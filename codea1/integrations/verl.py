@@ -18,11 +18,13 @@ have no `batch` reward manager.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from typing import Any
 
 from codea1.data.verl_rows import problem_from_verl_row
+from codea1.game.parsing import fence_language
 from codea1.integrations.judge import Score, default_judge
 from codea1.problem import Problem
 
@@ -56,6 +58,16 @@ def problem_ref(ground_truth: object, data_source: str = "") -> object:
     return ground_truth
 
 
+def in_fence_language(ref: object, solution_str: str) -> object:
+    """A verl row's stdin/stdout problem (`problem_ref` made it: the row names no language) in the language
+    the completion's fence names where codea1 has it (```cpp, ```c++: C++), as SandboxFusion runs the
+    fence's language; anything else as it is (a function row stays Python, codea1's only such language)."""
+    if not isinstance(ref, Problem) or not ref.is_stdio:
+        return ref
+    lang = fence_language(solution_str)
+    return dataclasses.replace(ref, language=lang) if lang is not None and lang != ref.language else ref
+
+
 def compute_score_batch(
     data_sources: Sequence[str],
     solution_strs: Sequence[str],
@@ -64,7 +76,10 @@ def compute_score_batch(
     **reward_kwargs: Any,
 ) -> list[dict[str, float]]:
     """The batch form: a {"score", "acc", "judged"} dict per response, scored in one sandbox batch."""
-    refs = [problem_ref(g, d) for g, d in zip(ground_truths, data_sources, strict=True)]
+    refs = [
+        in_fence_language(problem_ref(g, d), s)
+        for g, d, s in zip(ground_truths, data_sources, solution_strs, strict=True)
+    ]
     return [_extra(s) for s in default_judge().score(list(zip(refs, solution_strs, strict=True)))]
 
 
