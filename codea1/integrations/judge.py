@@ -113,11 +113,21 @@ class CodeJudge:
 
     Problems are prepared once each (GT run for the expected values and the time limit) and kept; every
     `score` call is one executor batch. The executor is codea1's LocalExecutor unless one is given (a
-    RayExecutor, say); the judge closes only the executor it made. Thread-safe.
+    RayExecutor, say), made with `memory_mb` and `workers` where given; the judge closes only the executor it
+    made. Thread-safe.
     """
 
-    def __init__(self, problems: Iterable[Problem] | None = None, *, executor: Executor | None = None) -> None:
+    def __init__(
+        self,
+        problems: Iterable[Problem] | None = None,
+        *,
+        executor: Executor | None = None,
+        memory_mb: int | None = None,
+        workers: int | None = None,
+    ) -> None:
         self._executor, self._own = executor, executor is None
+        # the LocalExecutor's settings where the judge makes it: memory each program may add, parallel slots
+        self._options = {k: v for k, v in (("memory_mb", memory_mb), ("workers", workers)) if v is not None}
         self._problems: dict[str, Problem] = {}
         self._tasks: dict[str, PreparedTask | StdioTask] = {}
         self._lock = threading.Lock()
@@ -133,7 +143,7 @@ class CodeJudge:
         if self._executor is None:
             from codea1.sandbox import LocalExecutor
 
-            self._executor = LocalExecutor()
+            self._executor = LocalExecutor(**self._options)
         return self._executor
 
     def add(self, problems: Iterable[Problem]) -> None:
@@ -223,16 +233,18 @@ class CodeJudge:
 
 
 _DEFAULT: CodeJudge | None = None
+_SIZED: dict[tuple[int | None, int | None], CodeJudge] = {}  # sized_judge's, by (memory_mb, workers)
 _DEFAULT_LOCK = threading.Lock()
 
 
 def _after_fork_in_child() -> None:
-    """A forked child keeps the default judge's problems and prepared tasks but not its locks, which a
-    thread of the parent may have held when it forked (its executor is rebuilt on first use: `executor`)."""
+    """A forked child keeps the default judges' problems and prepared tasks but not their locks, which a
+    thread of the parent may have held when it forked (their executors are rebuilt on first use: `executor`)."""
     global _DEFAULT_LOCK
     _DEFAULT_LOCK = threading.Lock()
-    if _DEFAULT is not None:
-        _DEFAULT._lock = threading.Lock()
+    for judge in (_DEFAULT, *_SIZED.values()):
+        if judge is not None:
+            judge._lock = threading.Lock()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -248,3 +260,21 @@ def default_judge() -> CodeJudge:
             _DEFAULT = CodeJudge()
             atexit.register(_DEFAULT.close)
         return _DEFAULT
+
+
+def sized_judge(memory_mb: int | None = None, workers: int | None = None) -> CodeJudge:
+    """`default_judge()` where neither is given; else one judge per (memory_mb, workers) per process, its
+    sandbox made with them, knowing the problems made known to the default judge (closed at exit)."""
+    if memory_mb is None and workers is None:
+        return default_judge()
+    base = default_judge()
+    with _DEFAULT_LOCK:
+        judge = _SIZED.get((memory_mb, workers))
+        if judge is None:
+            judge = _SIZED[(memory_mb, workers)] = CodeJudge(memory_mb=memory_mb, workers=workers)
+            atexit.register(judge.close)
+    with base._lock:
+        known = [p for i, p in base._problems.items() if i not in judge._problems]
+    if known:
+        judge.add(known)
+    return judge
