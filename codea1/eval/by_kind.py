@@ -18,6 +18,27 @@ from codea1.problem import Problem
 from codea1.sandbox.api import Executor, OnProgress
 
 
+class Parts:
+    """One progress callback over parts that run one after the other, each reporting its own (done, total):
+    shown as (the earlier parts' totals + done, the earlier parts' totals + total), so a last part with
+    nothing to do leaves the bar at what was done, not at 0/0. `next()` is the callback of the part about
+    to run (None where there is no progress to report)."""
+
+    def __init__(self, progress: OnProgress) -> None:
+        self.progress, self.before, self.current = progress, 0, 0
+
+    def next(self) -> OnProgress:
+        self.before, self.current = self.before + self.current, 0
+        if self.progress is None:
+            return None
+
+        def report(done: int, total: int) -> None:
+            self.current = total
+            self.progress(self.before + done, self.before + total)
+
+        return report
+
+
 def evaluate_problems(
     problems: list[Problem],
     samples: list[tuple[str, str]],
@@ -30,9 +51,10 @@ def evaluate_problems(
     with timings in the summary (a sample of an unknown task is marked, as code_eval marks it)."""
     stdio_ids = {p.id for p in problems if p.is_stdio}
     t0 = time.monotonic()
+    prep, score = Parts(progress_prepare), Parts(progress_score)
     tasks: list[PreparedTask | StdioTask] = [
-        *prepare_tasks([p for p in problems if not p.is_stdio], executor, progress=progress_prepare),
-        *prepare_stdio_tasks([p for p in problems if p.is_stdio], executor, progress=progress_prepare),
+        *prepare_tasks([p for p in problems if not p.is_stdio], executor, progress=prep.next()),
+        *prepare_stdio_tasks([p for p in problems if p.is_stdio], executor, progress=prep.next()),
     ]
     t1 = time.monotonic()
     split = _split(samples, stdio_ids)
@@ -40,8 +62,8 @@ def evaluate_problems(
     call_tasks = [t for t in tasks if isinstance(t, PreparedTask)]
     stdio_tasks = [t for t in tasks if isinstance(t, StdioTask)]
     for (where, part), scored in (
-        (split[0], score_solutions(call_tasks, split[0][1], executor, progress=progress_score)),
-        (split[1], score_stdio(stdio_tasks, split[1][1], executor, progress=progress_score)),
+        (split[0], score_solutions(call_tasks, split[0][1], executor, progress=score.next())),
+        (split[1], score_stdio(stdio_tasks, split[1][1], executor, progress=score.next())),
     ):
         for i, res in zip(where, scored, strict=True):
             results[i] = res

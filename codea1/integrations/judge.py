@@ -5,8 +5,6 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import re
-import reprlib
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -14,17 +12,25 @@ from typing import Any
 
 from codea1.config import GameConfig
 from codea1.errors import UserError
-from codea1.eval.code_eval import PreparedTask, SampleResult, _ChunkRun, _drive, _new_run, prepare_tasks
+from codea1.eval.code_eval import (
+    REASON_MAX,
+    REASON_PART,  # noqa: F401  (re-exported: the bound of each part of a Score's reason)
+    PreparedTask,
+    SampleResult,
+    _drive,
+    _new_run,
+    expected_and_got,
+    failing_call,
+    prepare_tasks,
+    reason_text,
+)
 from codea1.eval.stdio_eval import StdioTask, judge_programs, prepare_stdio_tasks
 from codea1.game import play_step
 from codea1.game.parsing import extract_code
-from codea1.judge.formats.evalplus import as_typed
 from codea1.problem import Problem, require_unique_ids
 from codea1.sandbox.api import Executor
 
 ProblemRef = Problem | Mapping[str, Any] | str  # a Problem, its dict (or JSON text), or the id of a known one
-REASON_PART = 200  # characters at most of each part of a reason: the call, the expected value, the value got, the error
-REASON_MAX = 4 * REASON_PART  # characters at most of a whole reason
 
 
 @dataclass
@@ -44,68 +50,23 @@ def problem_identity(problem: Problem) -> str:
     return json.dumps(problem.to_dict(), sort_keys=True, default=repr)
 
 
-def _text(text: str, limit: int = REASON_PART) -> str:
-    """`text` as valid UTF-8 (a lone surrogate, an undecodable byte of an exception's text, becomes a backslash
-    escape: Arrow, hence TRL's completions table, refuses surrogates), cut to `limit` characters."""
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-_REPR = reprlib.Repr()  # a value shown in a reason: bounded in size and depth before it is ever built whole
-_REPR.maxstring = _REPR.maxlong = _REPR.maxother = REASON_PART
-_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = _REPR.maxfrozenset = _REPR.maxdeque = 20
-_REPR.maxlevel = 4
-_WRAPPED_CALL = re.compile(r"__codea1_\w+\((.*)\)", re.DOTALL)  # a test call as the judge wraps it for the child
-
-
-def _shown(task: PreparedTask, value: object) -> str:
-    typed = as_typed(value) if task.spec.mode in ("assertion", "custom") else None  # (type name, value)
-    return _text(_REPR.repr(typed[1] if typed is not None else value))
-
-
-def _failing_call(task: PreparedTask, res: SampleResult) -> str | None:
-    """The source of the test call a verdict failed on (a replayed check() has none: its error says)."""
-    i = res.failed_input
-    if res.status == "undefined" or task.spec.mode == "humaneval" or i is None or not 0 <= i < len(task.spec.calls):
-        return None
-    wrapped = _WRAPPED_CALL.fullmatch(task.spec.calls[i])
-    return _text(wrapped.group(1) if wrapped else task.spec.calls[i])
-
-
-def _expected_and_got(task: PreparedTask, res: SampleResult, run: object) -> list[str]:
-    """ "expected X" (with the test's comparison when it is not ==) and "got Y" of a wrong answer, where the
-    judge has them: expected values are the task's, the value got is in the run's last chunk of results."""
-    i, spec, out = res.failed_input, task.spec, []
-    if 0 <= i < len(task.expected) and not spec.oracle:
-        op = spec.ops[i] if spec.mode == "asserts" and i < len(spec.ops) else "=="
-        if op == "truth":
-            out.append("expected a true value")
-        else:
-            out.append(f"expected {'' if op == '==' else op + ' '}{_shown(task, task.expected[i])}")
-    if isinstance(run, _ChunkRun):
-        j = i - run.chunks[0][0]
-        if 0 <= j < len(run.results) and run.results[j].status == "ok":
-            out.append(f"got {_shown(task, run.results[j].value)}")
-    return out
-
-
 def _verdict(task: PreparedTask | StdioTask, res: SampleResult, run: object) -> Score:
     """A Score from the judge's verdict; a failing one says why: the failing call, expected and got (or the
     error), each part at most REASON_PART characters, the whole at most REASON_MAX, valid UTF-8 (a stdio
     program: the failing input's number and the output rule's reason)."""
     if task.excluded:
-        return Score(None, "excluded", _text(task.reason, REASON_MAX))
+        return Score(None, "excluded", reason_text(task.reason, REASON_MAX))
     if res.passed:
         return Score(1.0, res.status, "")
     if isinstance(task, StdioTask):
         head = f"{res.status} at input {res.failed_input}" if res.failed_input is not None else res.status
-        return Score(0.0, res.status, _text(f"{head}: {res.error}" if res.error else head, REASON_MAX))
-    call = _failing_call(task, res)
-    details = _expected_and_got(task, res, run) if res.status == "fail" and call is not None else []
+        return Score(0.0, res.status, reason_text(f"{head}: {res.error}" if res.error else head, REASON_MAX))
+    call = failing_call(task, res)
+    details = expected_and_got(task, res, run) if res.status == "fail" and call is not None else []
     if res.error:
-        details.append(_text(res.error))
+        details.append(reason_text(res.error))
     head = f"{res.status} at {call}" if call else res.status
-    return Score(0.0, res.status, _text(f"{head}: {', '.join(details)}" if details else head, REASON_MAX))
+    return Score(0.0, res.status, reason_text(f"{head}: {', '.join(details)}" if details else head, REASON_MAX))
 
 
 class CodeJudge:
