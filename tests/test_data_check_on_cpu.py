@@ -243,3 +243,12 @@ def test_full_parquet_check(validation_parquet):
     results = check_problems(load_reference_parquet(validation_parquet), memory_mb=4096)
     assert len(results) == 542
     assert {r.id for r in results if not r.ok} == {"HumanEval/32"}
+
+
+@pytest.mark.parametrize("command", ["check", "convert"])
+def test_data_help_names_every_source(command, capsys):
+    with pytest.raises(SystemExit):
+        main(["data", command, "--help"])
+    text = "".join(capsys.readouterr().out.split())  # argparse wraps lines, at hyphens too
+    for source in ("livecodebench", "verl:PATH", "bundled-stdio[:SPLIT]", "bundled-stdio-cpp", "humaneval+", "mbpp+"):
+        assert source in text, source

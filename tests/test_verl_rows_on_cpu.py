@@ -38,6 +38,7 @@ def check_fixture(problems: list[Problem]) -> None:
         "assert pair_up(1, 'x') in ([[1, 'x']], [1, 'x'])",
         "assert pair_up(None, True) in ([[None, True]], [None, True])",
     ]
+    assert {p.split for p in problems} == {"train"}  # extra_info.split, kept through data convert verl:
     for p in problems:
         assert p.gt_solution == "" and Problem.from_dict(p.to_dict()) == p
         for test in p.golden_tests:

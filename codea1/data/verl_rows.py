@@ -4,8 +4,8 @@
 
 A row: `prompt` (a list of chat messages {"role", "content"}, or a string), `data_source`, `reward_model`
 {"ground_truth": a JSON string or an object with "inputs", "outputs" and optionally "fn_name"}, and
-`extra_info` (its "index", where present, names the row). Ids are "DATA_SOURCE/INDEX" (the row number,
-from 0, without an index); `source` is the data_source.
+`extra_info` (its "index", where present, names the row; its "split", where a string, is the problem's
+split). Ids are "DATA_SOURCE/INDEX" (the row number, from 0, without an index); `source` is the data_source.
 
 verl scores these rows with verl/utils/reward_score/prime_code (compute_score, then run_test in its
 testing_util.py, the APPS checker):
@@ -141,6 +141,7 @@ def problem_from_verl_row(row: object, number: int, where: str) -> Problem:
     extra = row.get("extra_info") if isinstance(row.get("extra_info"), dict) else {}
     index = extra.get("index")
     index = index if isinstance(index, (str, int)) and not isinstance(index, bool) else number
+    split = extra.get("split") if isinstance(extra.get("split"), str) else ""
     truth = ground_truth(row, where)
     pairs = list(zip(truth["inputs"], truth["outputs"], strict=True))
     meta: dict[str, object] = {"data_source": source}
@@ -157,6 +158,7 @@ def problem_from_verl_row(row: object, number: int, where: str) -> Problem:
             source=source,
             kind="stdio",
             io_tests=tests,
+            split=split,
             meta=meta,
         )
     if not isinstance(name, str) or not name.isidentifier():
@@ -169,6 +171,7 @@ def problem_from_verl_row(row: object, number: int, where: str) -> Problem:
         entry_point=name,
         golden_tests=[call_assert(name, i, o, f"{where}: test {n}") for n, (i, o) in enumerate(pairs)],
         source=source,
+        split=split,
         meta=meta,
     )
 
