@@ -536,8 +536,10 @@ def train(
         run.check_config(cfg)
         if max_steps is None:
             max_steps = run.read_state().get("max_steps")  # the target the run was started (or resumed) with
-        elif run.state_path.is_file():
-            run.write_state(max_steps=max_steps)
+        else:
+            _refuse_target_below_step(run, max_steps)
+            if run.state_path.is_file():
+                run.write_state(max_steps=max_steps)
         return Trainer(
             cfg,
             run,
@@ -571,6 +573,17 @@ def train(
         if not _has_progress(root):
             _undo_start(root, created, before)
         raise
+
+
+def _refuse_target_below_step(run: RunDir, max_steps: int) -> None:
+    """A UserError for a resume whose target of steps lies below the step the run's checkpoint is at."""
+    ckpt = latest_checkpoint(run.checkpoints_dir)
+    step = read_state(ckpt).step if ckpt is not None else 0
+    if max_steps < step:
+        raise UserError(
+            f"--max-steps {max_steps} is below step {step}, where {run.root} stands: a resume goes on to a "
+            f"later step (give --max-steps above {step}, or leave it out for the run's own target)"
+        )
 
 
 RUN_FILES = (
