@@ -42,7 +42,8 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
         "--resume",
         type=Path,
         metavar="RUN_DIR",
-        help="continue this run from its last checkpoint (overrides: health.* keys only, e.g. health.mode=warn "
+        help="continue this run from its last checkpoint (overrides: health.* and placement.* keys only, e.g. "
+        "health.mode=warn "
         f"after a health stop, which exits {HEALTH_STOP_EXIT})",
     )
     p.add_argument(
@@ -193,7 +194,7 @@ def _train(args: argparse.Namespace) -> int:
     if args.resume:
         if args.config or args.run_dir:
             raise UserError(
-                "--resume takes the run directory, --max-steps and health.* overrides only; the run's own "
+                "--resume takes the run directory, --max-steps and health.* or placement.* overrides only; the run's own "
                 "config.yaml is used"
             )
         run = RunDir.open(args.resume)
