@@ -1,6 +1,6 @@
 """A run stopped by run health (health.mode=stop): `codea1 train` exits with its own code (3), says the
-command that continues it, and that command works: a resume may change health.* and placement.* keys (and nothing else
-of what the run computes), and each change is kept in run.json's `config_changes` with its step."""
+command that continues it, and that command works: a resume may change health.* and placement.* keys (and
+nothing else of what the run computes), and each change is kept in run.json's `config_changes` with its step."""
 
 from __future__ import annotations
 
