@@ -104,3 +104,13 @@ def test_the_scoring_progress_ends_at_the_samples_scored():
     seen: list[tuple[int, int]] = []
     _wrong_add(lambda *a: seen.append(a))
     assert seen[-1] == (1, 1)  # the stdio part, empty, used to say 0/0 last
+
+
+def test_the_gt_progress_ends_even_where_there_is_no_gt_to_check():
+    from codea1.sandbox import LocalExecutor
+
+    problems = load_problems(LCB)  # LiveCodeBench ships no GT: nothing runs before scoring
+    seen: list[tuple[int, int]] = []
+    with LocalExecutor(workers=2) as ex:
+        evaluate_problems(problems, [], ex, progress_prepare=lambda *a: seen.append(a))
+    assert seen == [(0, 0)]  # the bar ends at 0/0, where it stayed at 0/? before

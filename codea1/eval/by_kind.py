@@ -38,6 +38,12 @@ class Parts:
 
         return report
 
+    def finish(self) -> None:
+        """The bar at its end: every part done (0/0 where no part had anything to do, not 0/?)."""
+        if self.progress is not None:
+            end = self.before + self.current
+            self.progress(end, end)
+
 
 def evaluate_problems(
     problems: list[Problem],
@@ -56,6 +62,7 @@ def evaluate_problems(
         *prepare_tasks([p for p in problems if not p.is_stdio], executor, progress=prep.next()),
         *prepare_stdio_tasks([p for p in problems if p.is_stdio], executor, progress=prep.next()),
     ]
+    prep.finish()
     t1 = time.monotonic()
     split = _split(samples, stdio_ids)
     results: list[SampleResult | None] = [None] * len(samples)
@@ -67,6 +74,7 @@ def evaluate_problems(
     ):
         for i, res in zip(where, scored, strict=True):
             results[i] = res
+    score.finish()
     t2 = time.monotonic()
     final = [r for r in results if r is not None]
     summary = summarize(tasks, final, ks)  # type: ignore[arg-type]  (both task records have the fields it reads)
