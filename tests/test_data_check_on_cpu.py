@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -253,3 +254,11 @@ def test_data_help_names_every_source(command, capsys):
     text = "".join(capsys.readouterr().out.split())  # argparse wraps lines, at hyphens too
     for source in ("livecodebench", "verl:PATH", "bundled-stdio[:SPLIT]", "bundled-stdio-cpp", "humaneval+", "mbpp+"):
         assert source in text, source
+
+
+def test_the_progress_of_a_mixed_set_adds_its_parts_up(executor):
+    problems = load_problems("bundled", limit=2) + load_problems("bundled-stdio", limit=2)
+    seen: list[tuple[int, int]] = []
+    check_problems(problems, executor, progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (4, 4)  # two golden-test jobs, then two stdio GT runs (the bar went back to 0/2)
+    assert all(a[1] <= b[1] for a, b in itertools.pairwise(seen))

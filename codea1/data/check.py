@@ -7,7 +7,10 @@
 3. the source's own test program (`test_code`) when its format is known (meta["test_format"]):
    "evalplus" / "humaneval" (a `check(candidate)` function, called with the entry point) or "pytest"
    (`from solution import ...` resolved to the GT; every argument-less `test*` function is called),
-   under one limit `test_code_timeout` for the whole program (codea1.judge.source_tests).
+   under one limit `test_code_timeout` for the whole program (codea1.judge.source_tests);
+4. a stdin/stdout problem's GT on every input of its io_tests, in its language (a C++ GT compiled first),
+   each output judged by the problem's rule or checker program (`run_stdio_gts`).
+A problem without GT (LiveCodeBench's, verl's rows) has nothing to check: it is ok, with the note NO_GT.
 
 Time limits: the GT is the reference, so it gets generous limits here and its measured runtime is
 reported (CheckResult.gt_seconds / test_code_seconds). Limits for candidates should scale with it, as
@@ -29,7 +32,7 @@ from codea1.judge.source_tests import test_code_job, test_code_program
 from codea1.lang import language
 from codea1.problem import Problem, gt_program
 from codea1.sandbox import LocalExecutor
-from codea1.sandbox.api import CallResult, Executor, JobResult, OnProgress
+from codea1.sandbox.api import CallResult, Executor, JobResult, OnProgress, ProgressParts
 
 MAX_REASON = 240
 
@@ -152,9 +155,9 @@ def check_problems(
     """Runs each problem's GT against its own tests, in the sandbox; one result each, in order.
 
     A function problem's GT runs its golden tests (and test_code); a stdin/stdout problem's GT runs its
-    io_tests through the stdio evaluator, as training's data.check_gt does (its language's runner, a C++
-    GT compiled, its output rule). A problem without GT (LiveCodeBench's, verl's) is ok with the note
-    NO_GT: there is nothing to check.
+    io_tests (`run_stdio_gts`, which training's data.check_gt and the stdio evaluator use too: its
+    language's runner, a C++ GT compiled, its output rule). A problem without GT (LiveCodeBench's, verl's)
+    is ok with the note NO_GT: there is nothing to check.
 
     executor: a `codea1.sandbox.Executor` to use (else one is made with `workers` and `memory_mb` and
     closed after).
@@ -169,11 +172,12 @@ def check_problems(
         return results
     own = executor is None
     ex = LocalExecutor(workers=workers, memory_mb=memory_mb) if own else executor
+    parts = ProgressParts(progress)
     try:
-        checked = _check_calls(
-            [problems[i] for i in calls], ex, timeout, test_code_timeout if run_test_code else None, progress
-        )
-        checked += _check_stdio([problems[i] for i in stdio], ex, timeout, progress)
+        code_timeout = test_code_timeout if run_test_code else None
+        checked = _check_calls([problems[i] for i in calls], ex, timeout, code_timeout, parts.next())
+        checked += _check_stdio([problems[i] for i in stdio], ex, timeout, parts.next())
+        parts.finish()
     finally:
         if own:
             ex.close()

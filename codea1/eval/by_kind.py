@@ -15,34 +15,7 @@ from typing import Any
 from codea1.eval.code_eval import PreparedTask, SampleResult, prepare_tasks, score_solutions, summarize
 from codea1.eval.stdio_eval import StdioTask, prepare_stdio_tasks, score_stdio
 from codea1.problem import Problem
-from codea1.sandbox.api import Executor, OnProgress
-
-
-class Parts:
-    """One progress callback over parts that run one after the other, each reporting its own (done, total):
-    shown as (the earlier parts' totals + done, the earlier parts' totals + total), so a last part with
-    nothing to do leaves the bar at what was done, not at 0/0. `next()` is the callback of the part about
-    to run (None where there is no progress to report)."""
-
-    def __init__(self, progress: OnProgress) -> None:
-        self.progress, self.before, self.current = progress, 0, 0
-
-    def next(self) -> OnProgress:
-        self.before, self.current = self.before + self.current, 0
-        if self.progress is None:
-            return None
-
-        def report(done: int, total: int) -> None:
-            self.current = total
-            self.progress(self.before + done, self.before + total)
-
-        return report
-
-    def finish(self) -> None:
-        """The bar at its end: every part done (0/0 where no part had anything to do, not 0/?)."""
-        if self.progress is not None:
-            end = self.before + self.current
-            self.progress(end, end)
+from codea1.sandbox.api import Executor, OnProgress, ProgressParts
 
 
 def evaluate_problems(
@@ -57,7 +30,7 @@ def evaluate_problems(
     with timings in the summary (a sample of an unknown task is marked, as code_eval marks it)."""
     stdio_ids = {p.id for p in problems if p.is_stdio}
     t0 = time.monotonic()
-    prep, score = Parts(progress_prepare), Parts(progress_score)
+    prep, score = ProgressParts(progress_prepare), ProgressParts(progress_score)
     tasks: list[PreparedTask | StdioTask] = [
         *prepare_tasks([p for p in problems if not p.is_stdio], executor, progress=prep.next()),
         *prepare_stdio_tasks([p for p in problems if p.is_stdio], executor, progress=prep.next()),
