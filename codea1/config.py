@@ -385,8 +385,10 @@ class DataSection(Section):
 
     train: str = knob(
         "bundled:train",
-        "problem spec: bundled[:train|:eval], humaneval, kodcode[:PATH], "
-        "a .jsonl of Problem rows or a reference-schema .parquet",
+        "problem spec: bundled[:train|:eval], bundled-stdio[:SPLIT], bundled-stdio-cpp[:SPLIT], humaneval, "
+        "humaneval+[:PATH], mbpp+[:PATH], kodcode[:PATH], bigcodebench[-complete]:PATH, a .jsonl of Problem "
+        "rows or a reference-schema .parquet, several joined by commas (livecodebench:PATH and verl:PATH "
+        "ship no GT: they are evaluated, not trained on)",
     )
     difficulty: str | None = knob(None, "keep only problems with this difficulty label (e.g. 'hard')")
     limit: int | None = knob(None, "use at most this many problems", low=1)

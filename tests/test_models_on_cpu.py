@@ -136,3 +136,23 @@ def test_the_gguf_readers_own_bar_is_off_while_codea1_converts(capfd):
     for _ in reader.tqdm(range(3), desc="outside", disable=False):
         pass
     assert "outside" in capfd.readouterr().err  # the bar is the reader's as before once the conversion ends
+
+
+def test_an_uncached_hub_id_with_the_hub_unreachable_is_refused_at_once(monkeypatch):
+    # the hub client retried for about a minute, printing each retry, before it said the same
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(models, "_hub_reachable", lambda timeout=3.0: False, raising=False)
+
+    def never(*args, **kwargs):
+        raise AssertionError("the hub client was asked")
+
+    monkeypatch.setattr("transformers.AutoTokenizer.from_pretrained", never)
+    with pytest.raises(UserError, match=r"^model 'nobody-xyz/no-such-model' is not in the local hub cache and "):
+        load_model_and_tokenizer("nobody-xyz/no-such-model")
+    monkeypatch.setattr(models, "_in_hub_cache", lambda name: True, raising=False)  # cached: on to the client
+    with pytest.raises(AssertionError, match="the hub client was asked"):
+        load_model_and_tokenizer("nobody-xyz/no-such-model")

@@ -130,6 +130,7 @@ def test_full_disk_on_checkpoint_is_one_sentence_and_nothing_partial(tmp_path: P
 def test_train_resume_and_report_through_the_cli(tmp_path: Path, capsys) -> None:
     run_dir = tmp_path / "r"
     assert main(train_args(run_dir, "--max-steps=1")) == 0
+    assert f"report: {run_dir / 'report.html'}" in capsys.readouterr().out  # where to look, said at the end
     assert main(["train", "--resume", str(run_dir), "--max-steps", "2", "--no-progress"]) == 0
     rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [1, 2]

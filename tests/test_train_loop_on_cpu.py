@@ -138,6 +138,16 @@ def test_report_has_plots_and_examples(a1_run: Path) -> None:
     assert "attacking suite" in page and "Example rollouts (step 3)" in page
 
 
+def test_a_resume_target_below_the_runs_step_is_refused(a1_run: Path) -> None:
+    from codea1.errors import UserError
+
+    cfg = load_config(CONFIGS / "tiny-cpu.yaml", SMALL)
+    before = (a1_run / "run.json").read_text()
+    with pytest.raises(UserError, match=r"^--max-steps 1 is below step 3, where .* stands: a resume goes on"):
+        train(cfg, a1_run, resume=True, max_steps=1, policy_factory=scripted_factory(_problems(cfg)))
+    assert (a1_run / "run.json").read_text() == before  # nothing of the run was changed
+
+
 @pytest.mark.parametrize("method", ["golden", "selfplay"])
 def test_baselines_run_two_steps(method: str, tmp_path: Path) -> None:
     cfg = load_config(CONFIGS / "tiny-cpu.yaml", [*SMALL, f"method={method}"])

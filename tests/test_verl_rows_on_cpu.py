@@ -33,11 +33,12 @@ def check_fixture(problems: list[Problem]) -> None:
     assert (lines.kind, lines.entry_point, lines.meta.get("method_of")) == ("call", "addUp", "Solution")
     assert lines.golden_tests == ["assert addUp([1, 2, 3], 4) == 10", "assert addUp([], 0) == 0"]
     raw = by_id["taco/2"]  # APPS' raw form: a list of arguments, the return value wrapped in a list
-    assert "method_of" not in raw.meta
+    assert (raw.meta["method_of"], raw.meta["method_optional"]) == ("Solution", True)  # as prime_code: either form
     assert raw.golden_tests == [
         "assert pair_up(1, 'x') in ([[1, 'x']], [1, 'x'])",
         "assert pair_up(None, True) in ([[None, True]], [None, True])",
     ]
+    assert {p.split for p in problems} == {"train"}  # extra_info.split, kept through data convert verl:
     for p in problems:
         assert p.gt_solution == "" and Problem.from_dict(p.to_dict()) == p
         for test in p.golden_tests:

@@ -3,7 +3,8 @@
     codea1 data check SPEC [--workers N] [--timeout S] [--test-code-timeout S] [--memory-mb M]
                            [--no-test-code] [--split train|eval] [--source NAME] [--limit N]
                            [--output report.json]
-        Runs every GT against its golden tests (and the source's own test program) in the sandbox, shows
+        Runs every GT against its own tests in the sandbox (a function's golden tests and the source's test
+        program, a stdin/stdout program's io_tests in its language, as training checks them), shows
         progress, a table of failing rows with reasons and a summary. Exit code 0 when every GT passes,
         1 when some fail (2 for a bad SPEC or file, as for every user error).
     codea1 data convert SPEC --output OUT.jsonl [--split ...] [--source NAME] [--limit N] [--check]
@@ -16,7 +17,10 @@
         name, overlapping description, or GTs that pass each other's golden tests: codea1.data.decontam)
         and prints every pair found with its signals.
 
-SPEC: bundled | bundled:train | bundled:eval | humaneval | kodcode | kodcode:PATH | FILE.jsonl | FILE.parquet
+SPEC: any source `codea1.data.load_problems` reads (SPEC_HELP): bundled[:SPLIT] | bundled-stdio[-cpp][:SPLIT] |
+humaneval | humaneval+[:PATH] | mbpp+[:PATH] | kodcode[:PATH] | bigcodebench[-complete]:PATH |
+livecodebench[@SINCE..UNTIL]:PATH | verl:PATH | FILE.jsonl | FILE.parquet. A set that ships no GT
+(LiveCodeBench, verl rows) has nothing to check: `data check` says so and exits 0.
 """
 
 from __future__ import annotations
@@ -36,8 +40,10 @@ if TYPE_CHECKING:
     from codea1.data.check import CheckResult
 
 SPEC_HELP = (
-    "problem source: bundled, bundled:train, bundled:eval, humaneval, kodcode, kodcode:PATH, "
-    "a .jsonl of problems or a reference-schema .parquet"
+    "problem source: bundled[:SPLIT], bundled-stdio[:SPLIT], bundled-stdio-cpp[:SPLIT], humaneval, "
+    "humaneval+[:PATH], mbpp+[:PATH], kodcode[:PATH], bigcodebench[-complete]:PATH, "
+    "livecodebench[@SINCE..UNTIL]:PATH, verl:PATH, a .jsonl of problems or a reference-schema .parquet "
+    "(several joined by commas)"
 )
 
 
@@ -190,13 +196,20 @@ def _failing_table(failing: list[CheckResult]) -> Table:
 
 
 def _check_summary(spec: str, results: list[CheckResult], failing: int, elapsed: float, isolation: str) -> str:
-    """The closing line of `codea1 data check`: counts, time, the sandbox and the slowest GT."""
+    """The closing line of `codea1 data check`: counts, time, the sandbox and the slowest GT (or, for a set
+    that ships no GT, that there is nothing to check)."""
+    from codea1.data.check import NO_GT
+
+    no_gt = sum(r.note == NO_GT for r in results)
+    if no_gt == len(results):
+        return f"{spec}: {len(results)} problems, {NO_GT} (the set ships no GT solutions)"
     slowest = max(results, key=lambda r: max(r.gt_seconds, r.test_code_seconds))
     no_tests = sum(r.note == "no tests" for r in results)
+    notes = [f"{no_tests} with no tests to run"] * bool(no_tests) + [f"{no_gt} with {NO_GT}"] * bool(no_gt)
     return (
         f"{spec}: {len(results)} problems, {len(results) - failing} ok, {failing} failing"
-        + (f" ({no_tests} with no tests to run)" if no_tests else "")
-        + f"; {sum(r.tests_total for r in results)} golden tests; checked in {elapsed:.1f} s "
+        + (f" ({'; '.join(notes)})" if notes else "")
+        + f"; {sum(r.tests_total for r in results)} tests; checked in {elapsed:.1f} s "
         f"(sandbox: {isolation}); slowest GT: {slowest.id} "
         f"({max(slowest.gt_seconds, slowest.test_code_seconds):.2f} s)"
     )

@@ -241,15 +241,23 @@ def _write_outputs(paths: dict[str, Path], summary: dict[str, Any], records: lis
     print(f"summary: {paths['json']}  records: {paths['records']}", file=sys.stderr)
 
 
-def read_samples(path: str, prompts: dict[str, str] | None = None) -> list[tuple[str, str]]:
+def read_samples(
+    path: str,
+    prompts: dict[str, str] | None = None,
+    aliases: dict[str, str] | None = None,
+    languages: dict[str, str] | None = None,
+) -> list[tuple[str, str]]:
     """(task_id, solution) pairs of an EvalPlus-style samples file (prompts: task_id -> problem prompt).
 
-    A row's `solution` is taken as it is; a `completion` (no `solution`) is joined as EvalPlus does,
-    prompt + completion, with EvalPlus's own prompt: for a reference-schema problem, whose prompt wraps
-    the row's question in an instruction, that question (HumanEval+) or its docstring (MBPP+); see
-    codea1.data.reference.completion_prefix.
+    A row's task_id is mapped by `aliases` (a source's own id -> codea1's, `own_ids`). Its `solution` is
+    taken as it is, or, where it holds a fenced block, that block's code as the rewards read a response
+    (codea1.game.extract_code, in the task's language from `languages`, else Python); a `completion` (no
+    `solution`) is joined as EvalPlus does, prompt + completion, with EvalPlus's own prompt: for a
+    reference-schema problem, whose prompt wraps the row's question in an instruction, that question
+    (HumanEval+) or its docstring (MBPP+); see codea1.data.reference.completion_prefix.
     """
     from codea1.data.reference import completion_prefix
+    from codea1.game import extract_code
     from codea1.problem import jsonl_rows
 
     p = Path(path)
@@ -263,10 +271,63 @@ def read_samples(path: str, prompts: dict[str, str] | None = None) -> list[tuple
                 raise UserError(
                     f"{p}:{lineno}: a sample needs a string 'task_id' and a string 'solution' or 'completion'"
                 )
-            if "solution" not in row and prompts and row["task_id"] in prompts:
-                code = completion_prefix(row["task_id"], prompts[row["task_id"]]) + code
-            out.append((row["task_id"], code))
+            task_id = (aliases or {}).get(row["task_id"], row["task_id"])
+            if "```" in code:
+                code = extract_code(code, (languages or {}).get(task_id, "python"))
+            if "solution" not in row and prompts and task_id in prompts:
+                code = completion_prefix(task_id, prompts[task_id]) + code
+            out.append((task_id, code))
     return out
+
+
+def own_ids(problems: list) -> dict[str, str]:
+    """A source's own id -> codea1's id, for the problems whose id is "SOURCE/OWN" (LiveCodeBench's
+    question_id: livecodebench/<question_id>), where OWN names one problem only and is no codea1 id."""
+    ids = {p.id for p in problems}
+    found: dict[str, list[str]] = {}
+    for p in problems:
+        prefix = f"{p.source}/"
+        if p.source and p.id.startswith(prefix) and p.id[len(prefix) :] not in ids:
+            found.setdefault(p.id[len(prefix) :], []).append(p.id)
+    return {own: names[0] for own, names in found.items() if len(names) == 1}
+
+
+def _refuse_unknown_ids(path: str, samples: list[tuple[str, str]], problems: list, benchmark: str) -> None:
+    """A UserError naming the samples' task_ids that match no problem of the benchmark."""
+    known = {p.id for p in problems}
+    unknown = sorted({task_id for task_id, _ in samples if task_id not in known})
+    if unknown:
+        shown = ", ".join(repr(u) for u in unknown[:3]) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
+        raise UserError(
+            f"{path}: {len(unknown)} task_id(s) name no problem of {benchmark}: {shown} "
+            f"(its ids look like {next(iter(sorted(known)), '-')!r}; LiveCodeBench's question_id is read as well)"
+        )
+
+
+def _refuse_k_above_samples(samples: list[tuple[str, str]], ks: list[int]) -> None:
+    """A UserError when a --k is above some task's number of samples (pass@k would cover a subset)."""
+    counts: dict[str, int] = {}
+    for task_id, _ in samples:
+        counts[task_id] = counts.get(task_id, 0) + 1
+    k = max(ks, default=1)
+    short = sorted(t for t, n in counts.items() if n < k)
+    if short:
+        raise UserError(
+            f"--k {k} is larger than the {counts[short[0]]} sample(s) of task {short[0]!r} ({len(short)} of "
+            f"{len(counts)} tasks have fewer than {k}): pass@k needs at least k samples of every task"
+        )
+
+
+def _file_samples(args: argparse.Namespace, every: list, problems: list, bcb: bool) -> list[tuple[str, str]]:
+    """The samples of --samples for `problems` (the benchmark's first --limit of `every`): ids read by
+    `own_ids`, an unknown one refused, fenced code extracted, --k checked against each task's count."""
+    prompts = None if bcb else {p.id: p.prompt for p in every if not p.is_stdio}
+    samples = read_samples(args.samples, prompts, own_ids(every), {p.id: p.language for p in every})
+    _refuse_unknown_ids(args.samples, samples, every, args.benchmark)
+    wanted = {p.id for p in problems}
+    samples = [s for s in samples if s[0] in wanted]
+    _refuse_k_above_samples(samples, args.k)
+    return samples
 
 
 def _sampling(args: argparse.Namespace) -> Sampling:
@@ -314,7 +375,8 @@ def cmd_code(args: argparse.Namespace) -> int:
 
     if args.model and any(k > args.n for k in args.k):
         raise UserError(f"--k {max(args.k)} is larger than --n {args.n}: pass@k needs k <= n samples")
-    problems = load_benchmark(args.benchmark, args.data, args.limit)
+    every = load_benchmark(args.benchmark, args.data)
+    problems = every[: args.limit] if args.limit else every
     t0 = time.monotonic()
     extra: dict[str, Any] = {"benchmark": args.benchmark, "problems": len(problems)}
     bcb = bool(problems) and all(p.meta.get("test_format") == "bigcodebench" for p in problems)
@@ -322,10 +384,8 @@ def cmd_code(args: argparse.Namespace) -> int:
         # a BigCodeBench completion continues its task's prompt when it does not define the entry point
         # (codea1.eval.bigcodebench.candidate_program)
         # (a stdio program is whole: no prompt goes before it)
-        samples = read_samples(args.samples, None if bcb else {p.id: p.prompt for p in problems if not p.is_stdio})
+        samples = _file_samples(args, every, problems, bcb)
         extra["samples_file"] = args.samples
-        wanted = {p.id for p in problems}
-        samples = [s for s in samples if s[0] in wanted]
     else:
         gen = _generator(args, args.model)
         extra["sampling"] = gen.record | {"n": args.n}

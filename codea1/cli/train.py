@@ -42,7 +42,8 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
         "--resume",
         type=Path,
         metavar="RUN_DIR",
-        help="continue this run from its last checkpoint (overrides: health.* keys only, e.g. health.mode=warn "
+        help="continue this run from its last checkpoint (overrides: health.* and placement.* keys only, e.g. "
+        "health.mode=warn "
         f"after a health stop, which exits {HEALTH_STOP_EXIT})",
     )
     p.add_argument(
@@ -193,7 +194,7 @@ def _train(args: argparse.Namespace) -> int:
     if args.resume:
         if args.config or args.run_dir:
             raise UserError(
-                "--resume takes the run directory, --max-steps and health.* overrides only; the run's own "
+                "--resume takes the run directory, --max-steps and health.* or placement.* overrides only; the run's own "
                 "config.yaml is used"
             )
         run = RunDir.open(args.resume)
@@ -202,15 +203,23 @@ def _train(args: argparse.Namespace) -> int:
             done = train(
                 cfg, run.root, resume=True, max_steps=args.max_steps, progress=False if args.no_progress else None
             )
-        print(f"run directory: {run.root}")
+        _print_run(run.root)
         return _health_stop(done, run.root, cfg)
     cfg = load_config(args.config, args.overrides)
     name = config_file(args.config).stem if args.config else "default"
     run_dir = args.run_dir or Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
     with _resume_hint(Path(run_dir)):
         done = train(cfg, run_dir, max_steps=args.max_steps, progress=False if args.no_progress else None)
-    print(f"run directory: {run_dir}")
+    _print_run(Path(run_dir))
     return _health_stop(done, run_dir, cfg)
+
+
+def _print_run(run_dir: Path) -> None:
+    """The run directory and, where the run wrote one, its report."""
+    print(f"run directory: {run_dir}")
+    report = run_dir / "report.html"
+    if report.is_file():
+        print(f"report: {report}")
 
 
 def _health_stop(done: dict | None, run_dir: Path, cfg: Config) -> int:

@@ -7,7 +7,10 @@
 3. the source's own test program (`test_code`) when its format is known (meta["test_format"]):
    "evalplus" / "humaneval" (a `check(candidate)` function, called with the entry point) or "pytest"
    (`from solution import ...` resolved to the GT; every argument-less `test*` function is called),
-   under one limit `test_code_timeout` for the whole program (codea1.judge.source_tests).
+   under one limit `test_code_timeout` for the whole program (codea1.judge.source_tests);
+4. a stdin/stdout problem's GT on every input of its io_tests, in its language (a C++ GT compiled first),
+   each output judged by the problem's rule or checker program (`run_stdio_gts`).
+A problem without GT (LiveCodeBench's, verl's rows) has nothing to check: it is ok, with the note NO_GT.
 
 Time limits: the GT is the reference, so it gets generous limits here and its measured runtime is
 reported (CheckResult.gt_seconds / test_code_seconds). Limits for candidates should scale with it, as
@@ -17,16 +20,19 @@ EvalPlus does: `time_limit(gt_seconds)` = max(minimum, factor * gt_seconds).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from codea1.data.static import gt_problem
+from codea1.errors import UserError
+from codea1.judge.kinds.stdio import judge_outputs, program_job, program_runs, rule_of
 from codea1.judge.oracle import AssertCase, run_assertions
 from codea1.judge.source_tests import test_code_job, test_code_program
+from codea1.lang import language
 from codea1.problem import Problem, gt_program
 from codea1.sandbox import LocalExecutor
-from codea1.sandbox.api import CallResult, Executor, JobResult
+from codea1.sandbox.api import CallResult, Executor, JobResult, OnProgress, ProgressParts
 
 MAX_REASON = 240
 
@@ -131,6 +137,10 @@ def _record_test_code(res: CheckResult, job: JobResult) -> None:
         res.reason = res.reason or _short(detail)
 
 
+NO_GT = "no GT: nothing to check"
+NO_IO_TESTS = "no tests: the problem has no io_tests"
+
+
 def check_problems(
     problems: list[Problem],
     executor: Executor | None = None,
@@ -142,17 +152,113 @@ def check_problems(
     memory_mb: int = 1024,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[CheckResult]:
-    """Runs each problem's GT against its golden tests (and test_code), in the sandbox; one result each.
+    """Runs each problem's GT against its own tests, in the sandbox; one result each, in order.
+
+    A function problem's GT runs its golden tests (and test_code); a stdin/stdout problem's GT runs its
+    io_tests (`run_stdio_gts`, which training's data.check_gt and the stdio evaluator use too: its
+    language's runner, a C++ GT compiled, its output rule). A problem without GT (LiveCodeBench's, verl's)
+    is ok with the note NO_GT: there is nothing to check.
 
     executor: a `codea1.sandbox.Executor` to use (else one is made with `workers` and `memory_mb` and
     closed after).
-    timeout: per golden-test call, seconds. test_code_timeout: for the whole test_code run.
-    progress(done, total) is called as sandbox jobs finish.
+    timeout: per golden-test call (a stdio GT's whole run), seconds. test_code_timeout: for the whole
+    test_code run. progress(done, total) is called as sandbox jobs finish.
     """
+    results = [CheckResult(id=p.id, ok=True, note=NO_GT) for p in problems]
+    with_gt = [i for i, p in enumerate(problems) if p.gt_solution.strip()]
+    stdio = [i for i in with_gt if problems[i].is_stdio]
+    calls = [i for i in with_gt if not problems[i].is_stdio]
+    if not with_gt:
+        return results
+    own = executor is None
+    ex = LocalExecutor(workers=workers, memory_mb=memory_mb) if own else executor
+    parts = ProgressParts(progress)
+    try:
+        code_timeout = test_code_timeout if run_test_code else None
+        checked = _check_calls([problems[i] for i in calls], ex, timeout, code_timeout, parts.next())
+        checked += _check_stdio([problems[i] for i in stdio], ex, timeout, parts.next())
+        parts.finish()
+    finally:
+        if own:
+            ex.close()
+    for i, res in zip(calls + stdio, checked, strict=True):
+        results[i] = res
+    return results
 
+
+@dataclass
+class StdioGTRun:
+    """A stdin/stdout GT's run on its own io_tests: how many it passed, its slowest run, the first failure."""
+
+    passed: int
+    seconds: float
+    failure: str  # "" when every test passed
+
+
+def run_stdio_gts(
+    problems: Sequence[Problem], executor: Executor, timeout: float, progress: OnProgress = None
+) -> list[StdioGTRun]:
+    """Each stdio problem's GT on every input of its io_tests, in its language's runner (a C++ GT compiled
+    first), judged by the problem's output rule or checker program: the check training's data.check_gt,
+    `codea1 data check` and the stdio evaluator (codea1.eval.stdio_eval) share."""
+    inputs = [[t["input"] for t in p.io_tests] for p in problems]
+    expected = [[t["output"] for t in p.io_tests] for p in problems]
+    jobs = [program_job(f"gt:{p.id}", p, p.gt_solution, ins, timeout) for p, ins in zip(problems, inputs, strict=True)]
+    results = executor.run(jobs, progress) if jobs else []
+    all_runs = [program_runs(p, res, len(ins)) for p, res, ins in zip(problems, results, inputs, strict=True)]
+    groups = list(zip(problems, all_runs, inputs, expected, strict=True))
+    out = []
+    for runs, verdicts in zip(all_runs, judge_outputs(groups, executor) if groups else [], strict=True):
+        bad = next((i for i, v in enumerate(verdicts) if not v.passed), None)
+        failure = "" if bad is None else f"GT fails its own test {bad} ({verdicts[bad].status}: {verdicts[bad].error})"
+        out.append(StdioGTRun(sum(v.passed for v in verdicts), max((r.seconds for r in runs), default=0.0), failure))
+    return out
+
+
+def _stdio_error(problem: Problem) -> str | None:
+    """Why a stdio problem cannot be judged (its output rule or language unknown), or None."""
+    try:
+        rule_of(problem)
+        language(problem.language)
+    except UserError as exc:
+        return str(exc)
+    return None
+
+
+def _check_stdio(
+    problems: list[Problem], ex: Executor, timeout: float, progress: Callable[[int, int], None] | None
+) -> list[CheckResult]:
+    """Stdin/stdout GTs against their io_tests (`run_stdio_gts`); a problem without io_tests is ok with the
+    note "no tests"."""
+    results = [CheckResult(id=p.id, ok=True, tests_total=len(p.io_tests)) for p in problems]
+    runnable = []
+    for i, (res, p) in enumerate(zip(results, problems, strict=True)):
+        error = _stdio_error(p)
+        if error is not None:
+            res.ok, res.reason = False, _short(error)
+        elif not p.io_tests:
+            res.note = "no tests"
+        else:
+            runnable.append(i)
+    runs = run_stdio_gts([problems[i] for i in runnable], ex, timeout, progress)
+    for res, run in zip([results[i] for i in runnable], runs, strict=True):
+        res.tests_passed, res.gt_seconds = run.passed, run.seconds
+        if run.failure:
+            res.ok, res.reason, res.failures = False, _short(run.failure), [_short(run.failure)]
+    return results
+
+
+def _check_calls(
+    problems: list[Problem],
+    ex: Executor,
+    timeout: float,
+    test_code_timeout: float | None,
+    progress: Callable[[int, int], None] | None,
+) -> list[CheckResult]:
+    """Function GTs against their golden tests and (test_code_timeout not None) the source's test_code."""
     results, runnable = _static_results(problems)
     golden = [i for i in runnable if problems[i].golden_tests]
-    programs = {i: test_code_program(problems[i]) for i in runnable} if run_test_code else {}
+    programs = {i: test_code_program(problems[i]) for i in runnable} if test_code_timeout is not None else {}
     with_code = [i for i in runnable if programs.get(i)]
     total = len(golden) + len(with_code)
     done_before = 0
@@ -161,23 +267,17 @@ def check_problems(
         if progress is not None:
             progress(done_before + done, total)
 
-    own = executor is None
-    ex = LocalExecutor(workers=workers, memory_mb=memory_mb) if own else executor
-    try:
-        cases = _golden_cases(problems, golden)
-        with warnings.catch_warnings():  # tests parsed in this process may hold odd escapes in strings
-            warnings.simplefilter("ignore", SyntaxWarning)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            ran = run_assertions(ex, cases, timeout=timeout, progress=report) if cases else []
-        for i, job in zip(golden, ran, strict=True):
-            _record_golden(results[i], problems[i].golden_tests, job)
-        done_before = len(golden)
-        jobs = [test_code_job(problems[i].id, programs[i], test_code_timeout) for i in with_code]
-        for i, job in zip(with_code, ex.run(jobs, progress=report) if jobs else [], strict=True):
-            _record_test_code(results[i], job)
-    finally:
-        if own:
-            ex.close()
+    cases = _golden_cases(problems, golden)
+    with warnings.catch_warnings():  # tests parsed in this process may hold odd escapes in strings
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        ran = run_assertions(ex, cases, timeout=timeout, progress=report) if cases else []
+    for i, job in zip(golden, ran, strict=True):
+        _record_golden(results[i], problems[i].golden_tests, job)
+    done_before = len(golden)
+    jobs = [test_code_job(problems[i].id, programs[i], test_code_timeout) for i in with_code]
+    for i, job in zip(with_code, ex.run(jobs, progress=report) if jobs else [], strict=True):
+        _record_test_code(results[i], job)
     for i in runnable:
         if not problems[i].golden_tests and not programs.get(i):
             results[i].note = "no tests"

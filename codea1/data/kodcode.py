@@ -19,6 +19,7 @@ import copy
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from codea1.data.static import defines, parse_error
@@ -197,7 +198,17 @@ def _open_dataset(dataset_or_path: str | Path | list | Dataset | DatasetDict, sp
         return dataset_or_path
     import datasets
 
-    spec = str(dataset_or_path)
+    shown = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()  # "Generating train split" and the like: codea1's commands show their own
+    try:
+        return _read_dataset(datasets, str(dataset_or_path), split)
+    finally:
+        if shown:
+            datasets.enable_progress_bars()
+
+
+def _read_dataset(datasets: ModuleType, spec: str, split: str) -> Iterable[dict[str, Any]]:
+    """A local file/dir or hub id through `datasets`; a UserError where it cannot be read."""
     path = Path(spec)
     try:
         if path.is_dir():

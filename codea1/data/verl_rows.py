@@ -4,8 +4,8 @@
 
 A row: `prompt` (a list of chat messages {"role", "content"}, or a string), `data_source`, `reward_model`
 {"ground_truth": a JSON string or an object with "inputs", "outputs" and optionally "fn_name"}, and
-`extra_info` (its "index", where present, names the row). Ids are "DATA_SOURCE/INDEX" (the row number,
-from 0, without an index); `source` is the data_source.
+`extra_info` (its "index", where present, names the row; its "split", where a string, is the problem's
+split). Ids are "DATA_SOURCE/INDEX" (the row number, from 0, without an index); `source` is the data_source.
 
 verl scores these rows with verl/utils/reward_score/prime_code (compute_score, then run_test in its
 testing_util.py, the APPS checker):
@@ -23,8 +23,8 @@ testing_util.py, the APPS checker):
   result equal to the expected value, or, when that is a non-empty list, equal to its first item (APPS
   stores a return value wrapped in a list); so each test becomes `assert NAME(ARGS) == EXPECTED`, or
   `assert NAME(ARGS) in (EXPECTED, EXPECTED[0])` for a non-empty list. prime_code takes the method of a
-  `Solution` class when the candidate's code defines one; here meta "method_of" is "Solution" when the
-  prompt shows a `class Solution` to complete. Not reproduced: its tuple-to-list turn of the result (a tuple
+  `Solution` class when the candidate's code defines one, else the bare function; here meta "method_of" is
+  "Solution" with "method_optional" (codea1.problem.method_entry), whatever the prompt shows. Not reproduced: its tuple-to-list turn of the result (a tuple
   never equals a list here) and its int conversion of dict keys.
 The rows ship no reference solution: gt_solution is "" (they evaluate code; they cannot train on GT).
 """
@@ -141,9 +141,10 @@ def problem_from_verl_row(row: object, number: int, where: str) -> Problem:
     extra = row.get("extra_info") if isinstance(row.get("extra_info"), dict) else {}
     index = extra.get("index")
     index = index if isinstance(index, (str, int)) and not isinstance(index, bool) else number
+    split = extra.get("split") if isinstance(extra.get("split"), str) else ""
     truth = ground_truth(row, where)
     pairs = list(zip(truth["inputs"], truth["outputs"], strict=True))
-    meta = {"data_source": source}
+    meta: dict[str, object] = {"data_source": source}
     name = truth.get("fn_name")
     if not name:
         tests = [
@@ -157,12 +158,12 @@ def problem_from_verl_row(row: object, number: int, where: str) -> Problem:
             source=source,
             kind="stdio",
             io_tests=tests,
+            split=split,
             meta=meta,
         )
     if not isinstance(name, str) or not name.isidentifier():
         raise UserError(f"{where}: fn_name {name!r} is not a Python name")
-    if "class Solution" in text:
-        meta["method_of"] = "Solution"
+    meta.update(method_of="Solution", method_optional=True)  # a `class Solution` answer or a bare function
     return Problem(
         id=f"{source}/{index}",
         prompt=text,
@@ -170,6 +171,7 @@ def problem_from_verl_row(row: object, number: int, where: str) -> Problem:
         entry_point=name,
         golden_tests=[call_assert(name, i, o, f"{where}: test {n}") for n, (i, o) in enumerate(pairs)],
         source=source,
+        split=split,
         meta=meta,
     )
 

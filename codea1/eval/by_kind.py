@@ -15,7 +15,7 @@ from typing import Any
 from codea1.eval.code_eval import PreparedTask, SampleResult, prepare_tasks, score_solutions, summarize
 from codea1.eval.stdio_eval import StdioTask, prepare_stdio_tasks, score_stdio
 from codea1.problem import Problem
-from codea1.sandbox.api import Executor, OnProgress
+from codea1.sandbox.api import Executor, OnProgress, ProgressParts
 
 
 def evaluate_problems(
@@ -30,21 +30,24 @@ def evaluate_problems(
     with timings in the summary (a sample of an unknown task is marked, as code_eval marks it)."""
     stdio_ids = {p.id for p in problems if p.is_stdio}
     t0 = time.monotonic()
+    prep, score = ProgressParts(progress_prepare), ProgressParts(progress_score)
     tasks: list[PreparedTask | StdioTask] = [
-        *prepare_tasks([p for p in problems if not p.is_stdio], executor, progress=progress_prepare),
-        *prepare_stdio_tasks([p for p in problems if p.is_stdio], executor, progress=progress_prepare),
+        *prepare_tasks([p for p in problems if not p.is_stdio], executor, progress=prep.next()),
+        *prepare_stdio_tasks([p for p in problems if p.is_stdio], executor, progress=prep.next()),
     ]
+    prep.finish()
     t1 = time.monotonic()
     split = _split(samples, stdio_ids)
     results: list[SampleResult | None] = [None] * len(samples)
     call_tasks = [t for t in tasks if isinstance(t, PreparedTask)]
     stdio_tasks = [t for t in tasks if isinstance(t, StdioTask)]
     for (where, part), scored in (
-        (split[0], score_solutions(call_tasks, split[0][1], executor, progress=progress_score)),
-        (split[1], score_stdio(stdio_tasks, split[1][1], executor, progress=progress_score)),
+        (split[0], score_solutions(call_tasks, split[0][1], executor, progress=score.next())),
+        (split[1], score_stdio(stdio_tasks, split[1][1], executor, progress=score.next())),
     ):
         for i, res in zip(where, scored, strict=True):
             results[i] = res
+    score.finish()
     t2 = time.monotonic()
     final = [r for r in results if r is not None]
     summary = summarize(tasks, final, ks)  # type: ignore[arg-type]  (both task records have the fields it reads)

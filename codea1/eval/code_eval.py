@@ -16,6 +16,8 @@ a process that ran candidate code.
 
 from __future__ import annotations
 
+import re
+import reprlib
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -52,6 +54,9 @@ from codea1.sandbox.api import Executor, OnProgress
 from codea1.sandbox.values import contains_unserializable
 
 REPLAY_MIN_TIMEOUT = 10.0  # seconds a replay of check() may take at least
+
+REASON_PART = 200  # characters at most of each part of a reason: the call, the expected value, the value got, the error
+REASON_MAX = 4 * REASON_PART  # characters at most of a whole reason
 
 
 @dataclass
@@ -463,6 +468,61 @@ def _chunks(n: int) -> list[tuple[int, int]]:
     return out or [(0, 0)]
 
 
+# ------------------------------------------------------------------------------------- reasons
+
+
+def reason_text(text: str, limit: int = REASON_PART) -> str:
+    """`text` as valid UTF-8 (a lone surrogate, an undecodable byte of an exception's text, becomes a backslash
+    escape: Arrow, hence TRL's completions table, refuses surrogates), cut to `limit` characters."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_REPR = reprlib.Repr()  # a value shown in a reason: bounded in size and depth before it is ever built whole
+_REPR.maxstring = _REPR.maxlong = _REPR.maxother = REASON_PART
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = _REPR.maxfrozenset = _REPR.maxdeque = 20
+_REPR.maxlevel = 4
+_WRAPPED_CALL = re.compile(r"__codea1_\w+\((.*)\)", re.DOTALL)  # a test call as the judge wraps it for the child
+
+
+def _shown(task: PreparedTask, value: object) -> str:
+    typed = as_typed(value) if task.spec.mode in ("assertion", "custom") else None  # (type name, value)
+    return reason_text(_REPR.repr(typed[1] if typed is not None else value))
+
+
+def failing_call(task: PreparedTask, res: SampleResult) -> str | None:
+    """The source of the test call a verdict failed on (a replayed check() has none: its error says)."""
+    i = res.failed_input
+    if res.status == "undefined" or task.spec.mode == "humaneval" or i is None or not 0 <= i < len(task.spec.calls):
+        return None
+    wrapped = _WRAPPED_CALL.fullmatch(task.spec.calls[i])
+    return reason_text(wrapped.group(1) if wrapped else task.spec.calls[i])
+
+
+def expected_and_got(task: PreparedTask, res: SampleResult, run: object) -> list[str]:
+    """ "expected X" (with the test's comparison when it is not ==) and "got Y" of a wrong answer, where the
+    judge has them: expected values are the task's, the value got is in the run's last chunk of results."""
+    i, spec, out = res.failed_input, task.spec, []
+    if 0 <= i < len(task.expected) and not spec.oracle:
+        op = spec.ops[i] if spec.mode == "asserts" and i < len(spec.ops) else "=="
+        if op == "truth":
+            out.append("expected a true value")
+        else:
+            out.append(f"expected {'' if op == '==' else op + ' '}{_shown(task, task.expected[i])}")
+    if isinstance(run, _ChunkRun):
+        j = i - run.chunks[0][0]
+        if 0 <= j < len(run.results) and run.results[j].status == "ok":
+            out.append(f"got {_shown(task, run.results[j].value)}")
+    return out
+
+
+def failure_reason(task: PreparedTask, res: SampleResult, run: object) -> str | None:
+    """What a wrong answer to a test call did, where the judge knows it: "at CALL: expected X, got Y"."""
+    call = failing_call(task, res)
+    details = expected_and_got(task, res, run) if res.status == "fail" and call is not None else []
+    return f"at {call}: {', '.join(details)}" if details else None
+
+
 # ----------------------------------------------------------------------------------------- scoring
 
 
@@ -473,10 +533,14 @@ def score_solutions(
     *,
     progress: OnProgress = None,
 ) -> list[SampleResult]:
-    """Verdicts for (task_id, solution) pairs, in input order; unknown or excluded tasks are marked."""
+    """Verdicts for (task_id, solution) pairs, in input order; unknown or excluded tasks are marked. A wrong
+    answer's error says what was expected and what came back (`failure_reason`), as the rewards' reasons do."""
     records = sample_records(tasks, samples)
-    runs = [_new_run(task, res.solution, res, task.timeout, whole=False) for res, task in records if task]
-    _drive(runs, executor, progress)
+    runs = [(res, task, _new_run(task, res.solution, res, task.timeout, whole=False)) for res, task in records if task]
+    _drive([run for _, _, run in runs], executor, progress)
+    for res, task, run in runs:
+        if res.status == "fail" and res.error is None:
+            res.error = failure_reason(task, res, run)
     return [res for res, _ in records]
 
 
@@ -499,7 +563,9 @@ def sample_records(tasks: list[Any], samples: list[tuple[str, str]]) -> list[tup
 
 
 def summarize(tasks: list[PreparedTask], results: list[SampleResult], ks: list[int] | None = None) -> dict[str, Any]:
-    """{"pass@1", "pass@k"..., "avg@n", "tasks": {id: {"n", "correct"}}, "excluded": [...], ...}."""
+    """{"pass@1", "pass@k"..., "avg@n", "tasks": {id: {"n", "correct"}}, "excluded": [...], ...}. pass@k is
+    the mean over the tasks with at least k samples; where that is fewer than the scored tasks, "pass@k
+    tasks" counts them (and pass@k is absent where there are none)."""
     per: dict[str, dict[str, int]] = {}
     excluded = {t.task_id: t.reason for t in tasks if t.excluded}
     for r in results:
@@ -514,6 +580,10 @@ def summarize(tasks: list[PreparedTask], results: list[SampleResult], ks: list[i
     summary.setdefault("pass@1", 0.0)
     summary["avg@n"] = summary["pass@1"]
     summary["scored_tasks"] = len(per)
+    for k in ks:  # a pass@k over fewer tasks than were scored (those with at least k samples) says so
+        covered = sum(n >= k for n, _ in counts)
+        if covered < len(per):
+            summary[f"pass@{k} tasks"] = covered
     summary["samples"] = sum(n for n, _ in counts)
     summary["tasks"] = dict(sorted(per.items()))
     summary["excluded"] = sorted(excluded)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from codea1.data.check import time_limit
+from codea1.data.check import NO_IO_TESTS, run_stdio_gts, time_limit
 from codea1.errors import UserError
 from codea1.eval.code_eval import SampleResult, sample_records
 from codea1.judge.kinds.stdio import (
@@ -50,6 +50,7 @@ class StdioTask:
     rule: str = ""
     timeout: float = 1.0
     gt_seconds: float = 0.0
+    gt_passed: int = 0  # how many of its own tests the GT passed (where it was run)
     excluded: bool = False
     reason: str = ""
 
@@ -73,7 +74,7 @@ def prepare_stdio_tasks(
         except UserError as exc:
             task.excluded, task.reason = True, str(exc)
         if not task.inputs and not task.excluded:
-            task.excluded, task.reason = True, "no tests: the problem has no io_tests"
+            task.excluded, task.reason = True, NO_IO_TESTS
         long = next((i for i, e in enumerate(task.expected) if over_the_cap(e)), None)
         if long is not None and not task.excluded:
             size = len(task.expected[long])
@@ -81,21 +82,14 @@ def prepare_stdio_tasks(
         task.timeout = time_limit_of(p)
         tasks.append(task)
     with_gt = [t for t in tasks if not t.excluded and t.problem.gt_solution.strip()]
-    jobs = [program_job(f"gt:{t.task_id}", t.problem, t.problem.gt_solution, t.inputs, gt_timeout) for t in with_gt]
-    all_runs = [
-        program_runs(t.problem, res, len(t.inputs))
-        for t, res in zip(with_gt, executor.run(jobs, progress) if jobs else [], strict=True)
-    ]
-    judged = judge_outputs(
-        [(t.problem, runs, t.inputs, t.expected) for t, runs in zip(with_gt, all_runs, strict=True)], executor
-    )
-    for t, runs, verdicts in zip(with_gt, all_runs, judged, strict=True):
-        bad = next((i for i, v in enumerate(verdicts) if not v.passed), None)
-        if bad is not None:
-            t.excluded = True
-            t.reason = f"GT fails its own test {bad} ({verdicts[bad].status}: {verdicts[bad].error})"[:300]
+    for t, run in zip(
+        with_gt, run_stdio_gts([t.problem for t in with_gt], executor, gt_timeout, progress), strict=True
+    ):
+        t.gt_passed = run.passed
+        if run.failure:
+            t.excluded, t.reason = True, run.failure[:300]
             continue
-        t.gt_seconds = max((r.seconds for r in runs), default=0.0)
+        t.gt_seconds = run.seconds
         t.timeout = time_limit(t.gt_seconds, gt_time_factor, min_time_limit)
     return tasks
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from codea1.judge.asserts import python_would_run
 from codea1.judge.equality import COMPARISONS
+from codea1.lang import LANGUAGES
 from codea1.lang import language as language_named
 
 # Every scan of a response is one of these searches, each starting where the previous one stopped and none
@@ -82,6 +83,15 @@ def extract_code(response: str | bytes | None, language: str = "python") -> str:
         for start, end in _fenced(text, opener):
             return text[start:end].strip("\n")
     return text.strip("\n")
+
+
+def fence_language(response: str | bytes | None) -> str | None:
+    """The language (codea1.lang) whose fence word opens the response's first closed block of a language
+    codea1 has (```cpp, ```c++, ```python ...), or None where no such block is."""
+    text = as_text(response)
+    starts = {name: next(_fenced(text, _lang_ticks(name)), None) for name in LANGUAGES}
+    found = [(span[0], name) for name, span in starts.items() if span is not None]
+    return min(found)[1] if found else None
 
 
 def _lang_ticks(name: str) -> re.Pattern[str]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import re
-import reprlib
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -14,17 +12,25 @@ from typing import Any
 
 from codea1.config import GameConfig
 from codea1.errors import UserError
-from codea1.eval.code_eval import PreparedTask, SampleResult, _ChunkRun, _drive, _new_run, prepare_tasks
+from codea1.eval.code_eval import (
+    REASON_MAX,
+    REASON_PART,  # noqa: F401  (re-exported: the bound of each part of a Score's reason)
+    PreparedTask,
+    SampleResult,
+    _drive,
+    _new_run,
+    expected_and_got,
+    failing_call,
+    prepare_tasks,
+    reason_text,
+)
 from codea1.eval.stdio_eval import StdioTask, judge_programs, prepare_stdio_tasks
 from codea1.game import play_step
 from codea1.game.parsing import extract_code
-from codea1.judge.formats.evalplus import as_typed
 from codea1.problem import Problem, require_unique_ids
 from codea1.sandbox.api import Executor
 
 ProblemRef = Problem | Mapping[str, Any] | str  # a Problem, its dict (or JSON text), or the id of a known one
-REASON_PART = 200  # characters at most of each part of a reason: the call, the expected value, the value got, the error
-REASON_MAX = 4 * REASON_PART  # characters at most of a whole reason
 
 
 @dataclass
@@ -44,68 +50,23 @@ def problem_identity(problem: Problem) -> str:
     return json.dumps(problem.to_dict(), sort_keys=True, default=repr)
 
 
-def _text(text: str, limit: int = REASON_PART) -> str:
-    """`text` as valid UTF-8 (a lone surrogate, an undecodable byte of an exception's text, becomes a backslash
-    escape: Arrow, hence TRL's completions table, refuses surrogates), cut to `limit` characters."""
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-_REPR = reprlib.Repr()  # a value shown in a reason: bounded in size and depth before it is ever built whole
-_REPR.maxstring = _REPR.maxlong = _REPR.maxother = REASON_PART
-_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = _REPR.maxfrozenset = _REPR.maxdeque = 20
-_REPR.maxlevel = 4
-_WRAPPED_CALL = re.compile(r"__codea1_\w+\((.*)\)", re.DOTALL)  # a test call as the judge wraps it for the child
-
-
-def _shown(task: PreparedTask, value: object) -> str:
-    typed = as_typed(value) if task.spec.mode in ("assertion", "custom") else None  # (type name, value)
-    return _text(_REPR.repr(typed[1] if typed is not None else value))
-
-
-def _failing_call(task: PreparedTask, res: SampleResult) -> str | None:
-    """The source of the test call a verdict failed on (a replayed check() has none: its error says)."""
-    i = res.failed_input
-    if res.status == "undefined" or task.spec.mode == "humaneval" or i is None or not 0 <= i < len(task.spec.calls):
-        return None
-    wrapped = _WRAPPED_CALL.fullmatch(task.spec.calls[i])
-    return _text(wrapped.group(1) if wrapped else task.spec.calls[i])
-
-
-def _expected_and_got(task: PreparedTask, res: SampleResult, run: object) -> list[str]:
-    """ "expected X" (with the test's comparison when it is not ==) and "got Y" of a wrong answer, where the
-    judge has them: expected values are the task's, the value got is in the run's last chunk of results."""
-    i, spec, out = res.failed_input, task.spec, []
-    if 0 <= i < len(task.expected) and not spec.oracle:
-        op = spec.ops[i] if spec.mode == "asserts" and i < len(spec.ops) else "=="
-        if op == "truth":
-            out.append("expected a true value")
-        else:
-            out.append(f"expected {'' if op == '==' else op + ' '}{_shown(task, task.expected[i])}")
-    if isinstance(run, _ChunkRun):
-        j = i - run.chunks[0][0]
-        if 0 <= j < len(run.results) and run.results[j].status == "ok":
-            out.append(f"got {_shown(task, run.results[j].value)}")
-    return out
-
-
 def _verdict(task: PreparedTask | StdioTask, res: SampleResult, run: object) -> Score:
     """A Score from the judge's verdict; a failing one says why: the failing call, expected and got (or the
     error), each part at most REASON_PART characters, the whole at most REASON_MAX, valid UTF-8 (a stdio
     program: the failing input's number and the output rule's reason)."""
     if task.excluded:
-        return Score(None, "excluded", _text(task.reason, REASON_MAX))
+        return Score(None, "excluded", reason_text(task.reason, REASON_MAX))
     if res.passed:
         return Score(1.0, res.status, "")
     if isinstance(task, StdioTask):
         head = f"{res.status} at input {res.failed_input}" if res.failed_input is not None else res.status
-        return Score(0.0, res.status, _text(f"{head}: {res.error}" if res.error else head, REASON_MAX))
-    call = _failing_call(task, res)
-    details = _expected_and_got(task, res, run) if res.status == "fail" and call is not None else []
+        return Score(0.0, res.status, reason_text(f"{head}: {res.error}" if res.error else head, REASON_MAX))
+    call = failing_call(task, res)
+    details = expected_and_got(task, res, run) if res.status == "fail" and call is not None else []
     if res.error:
-        details.append(_text(res.error))
+        details.append(reason_text(res.error))
     head = f"{res.status} at {call}" if call else res.status
-    return Score(0.0, res.status, _text(f"{head}: {', '.join(details)}" if details else head, REASON_MAX))
+    return Score(0.0, res.status, reason_text(f"{head}: {', '.join(details)}" if details else head, REASON_MAX))
 
 
 class CodeJudge:
@@ -113,11 +74,21 @@ class CodeJudge:
 
     Problems are prepared once each (GT run for the expected values and the time limit) and kept; every
     `score` call is one executor batch. The executor is codea1's LocalExecutor unless one is given (a
-    RayExecutor, say); the judge closes only the executor it made. Thread-safe.
+    RayExecutor, say), made with `memory_mb` and `workers` where given; the judge closes only the executor it
+    made. Thread-safe.
     """
 
-    def __init__(self, problems: Iterable[Problem] | None = None, *, executor: Executor | None = None) -> None:
+    def __init__(
+        self,
+        problems: Iterable[Problem] | None = None,
+        *,
+        executor: Executor | None = None,
+        memory_mb: int | None = None,
+        workers: int | None = None,
+    ) -> None:
         self._executor, self._own = executor, executor is None
+        # the LocalExecutor's settings where the judge makes it: memory each program may add, parallel slots
+        self._options = {k: v for k, v in (("memory_mb", memory_mb), ("workers", workers)) if v is not None}
         self._problems: dict[str, Problem] = {}
         self._tasks: dict[str, PreparedTask | StdioTask] = {}
         self._lock = threading.Lock()
@@ -133,7 +104,7 @@ class CodeJudge:
         if self._executor is None:
             from codea1.sandbox import LocalExecutor
 
-            self._executor = LocalExecutor()
+            self._executor = LocalExecutor(**self._options)
         return self._executor
 
     def add(self, problems: Iterable[Problem]) -> None:
@@ -223,16 +194,18 @@ class CodeJudge:
 
 
 _DEFAULT: CodeJudge | None = None
+_SIZED: dict[tuple[int | None, int | None], CodeJudge] = {}  # sized_judge's, by (memory_mb, workers)
 _DEFAULT_LOCK = threading.Lock()
 
 
 def _after_fork_in_child() -> None:
-    """A forked child keeps the default judge's problems and prepared tasks but not its locks, which a
-    thread of the parent may have held when it forked (its executor is rebuilt on first use: `executor`)."""
+    """A forked child keeps the default judges' problems and prepared tasks but not their locks, which a
+    thread of the parent may have held when it forked (their executors are rebuilt on first use: `executor`)."""
     global _DEFAULT_LOCK
     _DEFAULT_LOCK = threading.Lock()
-    if _DEFAULT is not None:
-        _DEFAULT._lock = threading.Lock()
+    for judge in (_DEFAULT, *_SIZED.values()):
+        if judge is not None:
+            judge._lock = threading.Lock()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -248,3 +221,21 @@ def default_judge() -> CodeJudge:
             _DEFAULT = CodeJudge()
             atexit.register(_DEFAULT.close)
         return _DEFAULT
+
+
+def sized_judge(memory_mb: int | None = None, workers: int | None = None) -> CodeJudge:
+    """`default_judge()` where neither is given; else one judge per (memory_mb, workers) per process, its
+    sandbox made with them, knowing the problems made known to the default judge (closed at exit)."""
+    if memory_mb is None and workers is None:
+        return default_judge()
+    base = default_judge()
+    with _DEFAULT_LOCK:
+        judge = _SIZED.get((memory_mb, workers))
+        if judge is None:
+            judge = _SIZED[(memory_mb, workers)] = CodeJudge(memory_mb=memory_mb, workers=workers)
+            atexit.register(judge.close)
+    with base._lock:
+        known = [p for i, p in base._problems.items() if i not in judge._problems]
+    if known:
+        judge.add(known)
+    return judge

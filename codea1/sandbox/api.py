@@ -13,6 +13,33 @@ from typing import Any, Protocol, runtime_checkable
 OnProgress = Callable[[int, int], None] | None  # a callback, on_progress(done, total), or None (not a progress bar)
 
 
+class ProgressParts:
+    """One progress callback over parts that run one after the other, each reporting its own (done, total):
+    shown as (the earlier parts' totals + done, the earlier parts' totals + total), so a last part with
+    nothing to do leaves the bar at what was done, not at 0/0. `next()` is the callback of the part about
+    to run (None where there is no progress to report)."""
+
+    def __init__(self, progress: OnProgress) -> None:
+        self.progress, self.before, self.current = progress, 0, 0
+
+    def next(self) -> OnProgress:
+        self.before, self.current = self.before + self.current, 0
+        if self.progress is None:
+            return None
+
+        def report(done: int, total: int) -> None:
+            self.current = total
+            self.progress(self.before + done, self.before + total)
+
+        return report
+
+    def finish(self) -> None:
+        """The bar at its end: every part done (0/0 where no part had anything to do, not 0/?)."""
+        if self.progress is not None:
+            end = self.before + self.current
+            self.progress(end, end)
+
+
 @dataclass
 class Job:
     """A program (`code`) and expressions (`calls`) to evaluate, in order, in the namespace it made."""

@@ -178,23 +178,9 @@ def load_training_problems(
 
 
 def _check_gt(problems: list[Problem], executor: Executor | None, timeout: float) -> list[CheckResult]:
-    """data.check_gt's verdict on each problem's GT against its golden tests: asserts by codea1.data.check,
-    a stdin/stdout problem's io_tests through the stdio evaluator (its runner and output rule)."""
-    from codea1.eval.stdio_eval import prepare_stdio_tasks
-
-    stdio = [p for p in problems if p.is_stdio]
-    calls = [p for p in problems if not p.is_stdio]
-    by_id = {r.id: r for r in check_problems(calls, executor, timeout=timeout)} if calls else {}
-    if stdio:
-        own = executor is None
-        ex = executor if executor is not None else LocalExecutor()
-        try:
-            for t in prepare_stdio_tasks(stdio, ex, gt_timeout=timeout):
-                by_id[t.task_id] = CheckResult(t.task_id, not t.excluded, t.reason, len(t.inputs))
-        finally:
-            if own:
-                ex.close()
-    return [by_id[p.id] for p in problems]
+    """data.check_gt's verdict on each problem's GT against its own tests (codea1.data.check: golden asserts,
+    a stdin/stdout problem's io_tests through the stdio evaluator), as `codea1 data check` gives it."""
+    return check_problems(problems, executor, timeout=timeout)
 
 
 def _refuse_untrainable(problems: list[Problem], where: str) -> None:
@@ -558,8 +544,10 @@ def train(
         run.check_config(cfg)
         if max_steps is None:
             max_steps = run.read_state().get("max_steps")  # the target the run was started (or resumed) with
-        elif run.state_path.is_file():
-            run.write_state(max_steps=max_steps)
+        else:
+            _refuse_target_below_step(run, max_steps)
+            if run.state_path.is_file():
+                run.write_state(max_steps=max_steps)
         return Trainer(
             cfg,
             run,
@@ -593,6 +581,17 @@ def train(
         if not _has_progress(root):
             _undo_start(root, created, before)
         raise
+
+
+def _refuse_target_below_step(run: RunDir, max_steps: int) -> None:
+    """A UserError for a resume whose target of steps lies below the step the run's checkpoint is at."""
+    ckpt = latest_checkpoint(run.checkpoints_dir)
+    step = read_state(ckpt).step if ckpt is not None else 0
+    if max_steps < step:
+        raise UserError(
+            f"--max-steps {max_steps} is below step {step}, where {run.root} stands: a resume goes on to a "
+            f"later step (give --max-steps above {step}, or leave it out for the run's own target)"
+        )
 
 
 RUN_FILES = (

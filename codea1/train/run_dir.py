@@ -178,8 +178,9 @@ class RunDir:
 
     def load_config(self, overrides: list[str] | None = None) -> Config:
         """The run's config; keys an earlier version wrote under older names are read under the new ones.
-        `overrides` (`codea1 train --resume RUN_DIR health.mode=warn`) may set health.* keys only: how run
-        health judges the run, never what it computes."""
+        `overrides` (`codea1 train --resume RUN_DIR health.mode=warn`) may set the keys a resume may change
+        (RESUMABLE: health.*, how run health judges the run, and placement.*, where it computes), never what
+        it computes."""
         data, _ = migrate(read_yaml(self.config_path))
         try:
             cfg = config_from_dict(data)
@@ -187,10 +188,11 @@ class RunDir:
             raise UserError(f"{self.config_path}: {exc}") from None
         if not overrides:
             return cfg
-        other = [o for o in overrides if not o.strip().startswith("health.")]
+        other = [o for o in overrides if not o.strip().startswith(RESUMABLE)]
         if other:
             raise UserError(
-                f"--resume may change only health.* keys (how run health judges the run), not '{other[0]}'; "
+                f"--resume may change only health.* and placement.* keys (how run health judges the run, "
+                f"where it computes), not '{other[0]}'; "
                 f"to change that, start a new run from this one's config: `codea1 train --config "
                 f"{self.config_path} --run-dir NEW_DIR {other[0]}`"
             )
