@@ -49,7 +49,7 @@ budget, with the whole logits (`logprob_chunk: 0`, before) and chunked (the defa
 policy per GPU and both policies on one GPU (trained one after the other, sharing the reference), over
 two steps (from step 2 both AdamW states exist), against issue 52's goals (32 and 48 GiB).
 
-Results (2-core CPU, torch 2.13; the H200 ran torch 2.11), `python benchmarks/learner_memory.py`, 11.5 min:
+Results (2-core CPU, torch 2.13; the H200 ran torch 2.11), `python benchmarks/learner_memory.py`, 12 min:
   CPU checks, predicted / real allocator: tiny-random 0.994 to 1.000 (7 to 18 MiB), SmolLM2-135M 1.000
   (2.5 to 3.5 GiB) in all three settings; the live-tensor counter on real tensors equals the allocator
   H200, packed in one pass: predicted 92.0 GiB, measured 93.7 (0.982); one row per pass: 32.1 GiB,
