@@ -70,6 +70,7 @@ SMOKE: dict[str, list[str]] = {
     ],
     "gpu_sync_check": ["--device", "cpu", "--layers", "1", "--vocab", "4096"],
     "chunked_logprobs": ["--model", "tiny-random", "--repeats", "1"],
+    "learner_memory": ["--smoke"],
     "learner_shared_prompt": ["--model", "tiny-random", "--repeats", "1"],
     "mutation_speed": ["--ult", "{ult}", "--functions", "1", "--max-mutants", "20", "--no-cosmic-ray"],
     "paper_step_estimate": ["--measure-jobs", "10"],
