@@ -293,9 +293,11 @@ def run_step(
                 for model, tok in built:
                     reference = made[0].reference if made else None
                     made.append(Policy(model, tok, policy_cfg, reference=reference))
-                    if cuda_optimizer:  # CUDA's AdamW default (torch.optim._default_to_fused_or_foreach)
+                    if cuda_optimizer:  # AdamW as a policy on CUDA takes it: fused unless policy.adamw_fused
+                        # is false, then torch's CUDA default, foreach (torch.optim._default_to_fused_or_foreach)
+                        fused = policy_cfg.adamw_fused is not False
                         for group in made[-1].optimizer.param_groups:
-                            group["foreach"] = True
+                            group["fused"], group["foreach"] = fused, not fused
                 for policy in made:
                     _label_phases(policy, mode)
                 mode.phase = "forward/backward passes"
@@ -453,7 +455,9 @@ def calibration(layers: int, vocab: int, rows: int, tokens: int, gate: bool, fai
     the rest at their defaults; two steps), whole logits, against the two H200 peaks."""
     from codea1.rl.policy import PolicyConfig
 
-    cfg = PolicyConfig(kl_coef=0.0, lr=1e-6, warmup_steps=0, dtype="bfloat16", logprob_chunk=0)
+    # as it ran there: the whole logits and torch's foreach AdamW (the defaults before logprob_chunk and
+    # policy.adamw_fused)
+    cfg = PolicyConfig(kl_coef=0.0, lr=1e-6, warmup_steps=0, dtype="bfloat16", logprob_chunk=0, adamw_fused=False)
     batch = Batch(rows, tokens // 2, tokens // 2)  # --qwen-group 1: each row its own prompt
     print(
         f"\nH200 calibration: gpu_check.py's learner step at Qwen2.5-Coder-1.5B's shape ({layers} layers, "
@@ -490,20 +494,25 @@ def preset(layers: int, vocab: int, batches: Sequence[Batch], chunk: int) -> Non
         f"Qwen2.5-Coder-1.5B's shape ({layers} layers, vocabulary {vocab}); peak GiB allocated over two steps (the "
         f"second has the AdamW states), and where it falls"
     )
-    print(f"{'pass (x mini_batches a step)':<28} {'layout':<26} {'logprob_chunk 0':<30} {'chunked':<30} {'goal':>5}")
+    print(
+        f"{'pass (x mini_batches a step)':<28} {'layout':<26} {'before: chunk 0, foreach':<30} "
+        f"{'chunked, foreach AdamW':<30} {'after: chunked, fused':<30} {'goal':>5}"
+    )
     for batch in batches:
         step_batch = replace(batch, rows=batch.rows * base.mini_batches, logprobs=False)
         for layout, policies in (("one policy per GPU", 1), ("both policies on one GPU", 2)):
             cells = []
-            for c in (0, chunk or DEFAULT_CHUNK):
-                cfg = replace(base, logprob_chunk=c)
+            for c, fused in ((0, False), (chunk or DEFAULT_CHUNK, False), (chunk or DEFAULT_CHUNK, None)):
+                cfg = replace(base, logprob_chunk=c, adamw_fused=fused)
                 got = run_step(
                     qwen_builder(layers, vocab), cfg, step_batch, policies=policies, fake=True, cuda_optimizer=True
                 )
                 where = "passes" if got["phase"].endswith("passes") else f"{got['phase']}; passes {got['passes']:.1f}"
                 cells.append(f"{got['counter']:5.1f} ({where})")
             print(
-                f"{batch.describe():<28} {layout:<26} {cells[0]:<30} {cells[1]:<30} {GOALS[layout]:>5.0f}", flush=True
+                f"{batch.describe():<28} {layout:<26} {cells[0]:<30} {cells[1]:<30} {cells[2]:<30} "
+                f"{GOALS[layout]:>5.0f}",
+                flush=True,
             )
 
 

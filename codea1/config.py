@@ -219,6 +219,12 @@ class PolicyConfig(Section):
 
     lr: float = knob(1e-6, "AdamW learning rate (LoRA usually wants 1e-5..1e-4)", low=0.0, low_open=True)
     weight_decay: float = knob(0.1, "AdamW weight decay", low=0.0)
+    adamw_fused: bool | None = knob(
+        None,
+        "AdamW's fused kernel: the whole update in one kernel, without the state-sized temporary of torch's "
+        "foreach step (5.75 GiB of the 1.5B preset's peak; benchmarks/learner_memory.py); null: fused where "
+        "every trainable parameter is on CUDA, torch's default (foreach) elsewhere",
+    )
     betas: list[float] = field(
         default_factory=lambda: [0.9, 0.999], metadata=meta("AdamW betas", low=0.0, high=1.0, high_open=True, length=2)
     )

@@ -193,3 +193,21 @@ def test_the_backward_recompute_leaves_the_global_rng_alone(monkeypatch: pytest.
     assert len(draws) == 2 and draws[0] != draws[1]
     torch.manual_seed(5)
     assert draws == [float(torch.rand(())), float(torch.rand(()))]  # two draws in a row, nothing rewound
+
+
+def test_adamws_fused_step_is_its_foreach_step_and_the_default_only_on_cuda() -> None:
+    """policy.adamw_fused: the fused kernel leaves out the foreach step's state-sized temporary (the 1.5B
+    preset's peak, benchmarks/learner_memory.py); null picks it where the weights are on CUDA only."""
+    weights = []
+    for fused in (False, True):
+        model, tok = load_model_and_tokenizer("tiny-random")
+        torch.manual_seed(0)
+        policy = Policy(model, tok, PolicyConfig(lr=1e-3, warmup_steps=0, adamw_fused=fused))
+        assert bool(policy.optimizer.param_groups[0]["fused"]) is fused
+        scored = policy.logprobs(PROMPTS, RESPONSES)
+        samples = [Sample(p, r, "", lp, True) for p, r, lp in zip(PROMPTS, RESPONSES, scored, strict=True)]
+        policy.train_step(samples, [1.0, -0.5, 0.25])
+        weights.append([p.detach().clone() for p in policy.model.parameters()])
+    assert all(torch.allclose(a, b, atol=1e-6, rtol=1e-5) for a, b in zip(*weights, strict=True))
+    model, tok = load_model_and_tokenizer("tiny-random")
+    assert not Policy(model, tok, PolicyConfig()).optimizer.param_groups[0]["fused"]  # a CPU learner: foreach

@@ -271,8 +271,11 @@ class Policy:
         """AdamW over `self.params` with the configured learning-rate schedule (built again when sharding
         replaces the parameters)."""
         cfg = self.config
+        fused = cfg.adamw_fused
+        if fused is None:  # CUDA: fused (torch's default there is foreach, with a state-sized temporary)
+            fused = bool(self.params) and all(p.device.type == "cuda" for p in self.params)
         self.optimizer = torch.optim.AdamW(
-            self.params, lr=cfg.lr, betas=tuple(cfg.betas), weight_decay=cfg.weight_decay
+            self.params, lr=cfg.lr, betas=tuple(cfg.betas), weight_decay=cfg.weight_decay, fused=fused or None
         )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda s: lr_factor(s, cfg.warmup_steps, cfg.total_steps, cfg.schedule, cfg.min_lr_ratio)
