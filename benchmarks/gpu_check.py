@@ -12,9 +12,11 @@ on a batch of sampled rows with random advantages.
 Then (docs/multi-node.md's layouts, issue of the data-parallel learners): a process group of one rank on
 the device's backend (NCCL on a GPU) with codea1's collectives on tensors where that backend wants them
 (`codea1.rl.distributed.collective_device`); FSDP2 on that one rank against the unsharded policy (same
-loss and gradients); the learner at Qwen2.5-Coder-1.5B's shape with random weights (tokens/s, model FLOPs
-utilisation against --peak-tflops, peak memory allocated and reserved, whether that fits an 80 GB card,
-and after emptying the allocator's cache); and the weight-sync cost (the full state dict to the host, in
+loss and gradients); the learner at Qwen2.5-Coder-1.5B's shape with random weights, as measured before
+(no checkpointing, no KL, the whole logits, foreach AdamW) and with the preset's own policy block
+(checkpointing, the KL reference pass, chunked log-probs, fused AdamW) (tokens/s, model FLOPs utilisation
+against --peak-tflops, peak memory allocated and reserved beside benchmarks/learner_memory.py's prediction
+at the same shape, whether that fits an 80 GB card); and the weight-sync cost (the full state dict to the host, in
 fp32 and in bf16, as a sync through host memory moves it). Then (benchmarks/gpu_sync_check.py) FSDP2 in
 bf16: whether half gathers gather in bf16, and a sharded save and load against no round trip; and the
 1.5B learner's full-weight sync into an engine's worker by each transfer (direct, CUDA IPC, file; two
@@ -238,10 +240,16 @@ def distributed_checks(args: argparse.Namespace) -> None:
 
 
 def learner_checks(args: argparse.Namespace) -> None:
-    """The learner at Qwen2.5-Coder-1.5B's shape (random weights), and the cost of a full-weight sync."""
+    """The learner at Qwen2.5-Coder-1.5B's shape (random weights), two ways: the step measured before (no
+    checkpointing, no KL, the whole logits, foreach AdamW) and the preset's own policy block
+    (configs/qwen2.5-coder-1.5b.yaml: checkpointing, the KL reference pass, chunked log-probs, the AdamW
+    it takes on CUDA), each peak beside benchmarks/learner_memory.py's prediction at the same shape; then
+    the cost of a full-weight sync."""
     import torch
+    from learner_memory import Batch, qwen_builder, run_step
     from transformers import AutoTokenizer, Qwen2ForCausalLM
 
+    from codea1.config import load_section
     from codea1.rl.policy import Policy, PolicyConfig
 
     cuda = args.device.startswith("cuda")
@@ -250,41 +258,53 @@ def learner_checks(args: argparse.Namespace) -> None:
     tok = AutoTokenizer.from_pretrained(args.model_dir)
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
-    if cuda:
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats()
-    torch.manual_seed(0)
-    model = Qwen2ForCausalLM(config).to(args.device)
-    params = sum(p.numel() for p in model.parameters())
-    policy = Policy(model, tok, PolicyConfig(kl_coef=0.0, lr=1e-6, warmup_steps=0, dtype=args.dtype))
-    rows, advantages = _tiny_batch(
-        args.qwen_rows, args.qwen_tokens, min(config.vocab_size, len(tok)), group=args.qwen_group
-    )
-    tokens = sum(len(r.prompt_ids) + len(r.response_ids) for r in rows)
-    for step in (1, 2):
+    blocks = {
+        "the step measured before (no checkpointing, no KL, whole logits, foreach AdamW)": PolicyConfig(
+            kl_coef=0.0, lr=1e-6, warmup_steps=0, dtype=args.dtype, logprob_chunk=0, adamw_fused=False
+        ),
+        "the preset's policy block (qwen2.5-coder-1.5b)": load_section(
+            "policy", "qwen2.5-coder-1.5b", [f"policy.dtype={args.dtype}"]
+        ),
+    }
+    vocab = min(config.vocab_size, len(tok))
+    policy = model = None
+    for label, cfg in blocks.items():
+        policy = model = None  # the step before's model and optimiser go before the next one is built
         if cuda:
-            torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        policy.train_step(rows, advantages)
-        if cuda:
-            torch.cuda.synchronize()
-        dt = time.perf_counter() - t0
-    mfu = 6 * params * tokens / dt / (args.peak_tflops * 1e12)
-    line = (
-        f"learner at Qwen2.5-Coder-1.5B's shape ({layers} layers, vocabulary {config.vocab_size}, "
-        f"{params / 1e9:.2f}B params, {args.dtype}): "
-        f"{args.qwen_rows} rows ({args.qwen_group} per prompt) x {args.qwen_tokens} tokens in {dt:.2f}s ({tokens / dt:.0f} tokens/s, "
-        f"MFU {100 * mfu:.1f}% of {args.peak_tflops:g} TFLOPS)"
-    )
-    if cuda:
-        peak, reserved = torch.cuda.max_memory_allocated() / 2**30, torch.cuda.max_memory_reserved() / 2**30
-        torch.cuda.empty_cache()
-        after = torch.cuda.memory_reserved() / 2**30
-        line += (
-            f"; peak allocated {peak:.1f} GiB, peak reserved {reserved:.1f} GiB (fits 80 GB: "
-            f"{'yes' if reserved < 74.5 else 'no'}; after emptying the cache {after:.1f} GiB reserved)"
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+        torch.manual_seed(0)
+        model = Qwen2ForCausalLM(config).to(args.device)
+        params = sum(p.numel() for p in model.parameters())
+        policy = Policy(model, tok, cfg)
+        rows, advantages = _tiny_batch(args.qwen_rows, args.qwen_tokens, vocab, group=args.qwen_group)
+        tokens = sum(len(r.prompt_ids) + len(r.response_ids) for r in rows)
+        for step in (1, 2):
+            if cuda:
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            policy.train_step(rows, advantages)
+            if cuda:
+                torch.cuda.synchronize()
+            dt = time.perf_counter() - t0
+        mfu = 6 * params * tokens / dt / (args.peak_tflops * 1e12)
+        line = (
+            f"learner at Qwen2.5-Coder-1.5B's shape, {label} ({layers} layers, vocabulary {config.vocab_size}, "
+            f"{params / 1e9:.2f}B params, {cfg.dtype}): {args.qwen_rows} rows ({args.qwen_group} per prompt) x "
+            f"{args.qwen_tokens} tokens in {dt:.2f}s ({tokens / dt:.0f} tokens/s, MFU {100 * mfu:.1f}% of "
+            f"{args.peak_tflops:g} TFLOPS)"
         )
-    print(line, flush=True)
+        half = args.qwen_tokens // 2
+        batch = Batch(args.qwen_rows, half, half, group=args.qwen_group)
+        predicted = run_step(qwen_builder(layers, config.vocab_size), cfg, batch, fake=True, cuda_optimizer=cuda)
+        line += f"; predicted peak {predicted['counter']:.1f} GiB ({predicted['phase']})"
+        if cuda:
+            peak, reserved = torch.cuda.max_memory_allocated() / 2**30, torch.cuda.max_memory_reserved() / 2**30
+            line += (
+                f", measured {peak:.1f} GiB allocated ({peak / predicted['counter']:.3f}x the prediction), "
+                f"{reserved:.1f} GiB reserved (fits 80 GB: {'yes' if reserved < 74.5 else 'no'})"
+            )
+        print(line, flush=True)
     for dtype in (torch.float32, torch.bfloat16):
         if cuda:
             torch.cuda.synchronize()
