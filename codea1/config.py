@@ -34,7 +34,8 @@ from codea1.errors import UserError
 LOSS_AGG_MODES = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm")
 KL_TYPES = ("low_var_kl", "k1", "k2")
 FAIL_DENOMINATORS = ("fixed", "actual")
-SELFPLAY_REWARDS = ("a1", "cure")
+SELFPLAY_REWARDS = ("a1", "cure", "cure-suite")
+CURE_REWARDS = ("cure", "cure-suite")  # the test rewards judged across codes (codea1.game.score.cure_rewards)
 TEST_VALIDITY = ("reference", "strict")
 METHODS = ("a1", "golden", "selfplay")
 DYNAMIC_SAMPLING = ("off", "refill", "dapo")
@@ -171,6 +172,11 @@ class TrainSection(Section):
         "dynamic_sampling dapo: the most batches of new questions (train.batch_size each) one step draws and "
         "plays before it trains on the groups it has (DAPO's max_num_gen_batches; a cap is required)",
         low=1,
+    )
+    separate_test_update: bool = knob(
+        False,
+        "a method that plays both roles with one policy (selfplay) updates it twice a step, on its code rows "
+        "then on its test rows, as CURE's separate_training does (its default); false: one update on both",
     )
     one_step_off: bool = knob(
         False,
@@ -361,7 +367,9 @@ class GameConfig(Section):
     )
     selfplay_reward: str = knob(
         "a1",
-        "test reward in selfplay: 'a1' (Code-A1's R_T) or 'cure' (CURE's per-test reward averaged over a suite)",
+        "test reward in selfplay: 'a1' (Code-A1's R_T); 'cure' (CURE's reward: per test, averaged over a suite, "
+        "normalised per question, none trained where no code is correct); 'cure-suite' (codea1's earlier "
+        "variant: trained on every question, TopVar's groups)",
         choices=SELFPLAY_REWARDS,
     )
     test_validity: str = knob(

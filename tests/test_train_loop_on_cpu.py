@@ -138,9 +138,12 @@ def test_report_has_plots_and_examples(a1_run: Path) -> None:
     assert "attacking suite" in page and "Example rollouts (step 3)" in page
 
 
-@pytest.mark.parametrize("method", ["golden", "selfplay"])
+@pytest.mark.parametrize("method", ["golden", "selfplay", "selfplay-cure"])
 def test_baselines_run_two_steps(method: str, tmp_path: Path) -> None:
-    cfg = load_config(CONFIGS / "tiny-cpu.yaml", [*SMALL, f"method={method}"])
+    # selfplay-cure: CURE's test reward and its separate update of the test rows
+    cure = ["game.selfplay_reward=cure", "train.separate_test_update=true"] if method == "selfplay-cure" else []
+    method = method.split("-")[0]
+    cfg = load_config(CONFIGS / "tiny-cpu.yaml", [*SMALL, f"method={method}", *cure])
     train(cfg, tmp_path / "run", max_steps=2, policy_factory=scripted_factory(_problems(cfg)))
     rows = read_metrics(tmp_path / "run" / "metrics.jsonl")
     assert [r["step"] for r in rows] == [1, 2]

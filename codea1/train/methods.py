@@ -26,10 +26,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from codea1.config import Config, Sampling
+from codea1.config import Config, GameConfig, Sampling
 from codea1.game import extract_code, golden_step, merge_updates, play_step
 from codea1.game.mistake_book import gt_digest
 from codea1.game.prompts import code_messages, test_messages, with_prefix
+from codea1.game.rewards import cure_normalize
 from codea1.judge.kinds import calls_entry
 from codea1.rl.api import ConcurrentLearner, PolicyHandle
 from codea1.train.checkpoint import debug_kill
@@ -266,19 +267,29 @@ class StepGroups:
         return [list(rewards) for _, rewards in self.groups[role]]
 
 
-def game_groups(rounds: Sequence[Round], results: Sequence[QuestionResult]) -> dict[str, list[Group]]:
+def game_groups(
+    rounds: Sequence[Round], results: Sequence[QuestionResult], game: GameConfig | None = None
+) -> dict[str, list[Group]]:
     """A played batch's GRPO groups: the Code LLM's, one per question (its M codes and their R_C), and the
-    Test LLM's, one per TopVar-selected code (its N suites and their R_T), in question order."""
+    Test LLM's, one per TopVar-selected code (its N suites and their R_T), in question order. Under CURE's
+    reward (game.selfplay_reward cure) the Test LLM's group is the question (its M x N suites), as CURE
+    normalises over a question's tests: none for a question whose tests are not trained (no correct
+    code) or whose suites all earned the same (cure_normalize's std 0)."""
     pairs = list(zip(rounds, results, strict=True))
-    return {
-        "code": [(r.codes, res.code_rewards) for r, res in pairs],
-        "test": [
+    if game is not None and game.selfplay_reward == "cure":
+        tests = [
+            (r.test_samples, flat)
+            for r, res in pairs
+            if res.tests_trained and cure_normalize(flat := _flat(res.test_rewards)) is not None
+        ]
+    else:
+        tests = [
             (r.suites[m], [s.test_reward for s in c.suites])
             for r, res in pairs
             for m, c in enumerate(res.codes)
             if c.topvar_selected
-        ],
-    }
+        ]
+    return {"code": [(r.codes, res.code_rewards) for r, res in pairs], "test": tests}
 
 
 def reserve_batches(env: StepEnv, step: int, batch: Sequence[Problem]) -> list[list[Problem]]:
@@ -296,7 +307,7 @@ def play_draw(env: StepEnv, step: int, sub: list, draw: int, seconds: dict[str, 
     step found it, rewards), with sampling seeds of its own; returns (rounds, results, groups)."""
     histories = [env.book.retrieve(p.id, env.cfg.game.history_size, gt_digest(p)) for p in sub]
     rounds, results = play_again(env, step, sub, histories, f"dapo{draw}", seconds)
-    return rounds, results, game_groups(rounds, results)
+    return rounds, results, game_groups(rounds, results, env.cfg.game)
 
 
 def dynamic_sample(
@@ -335,6 +346,14 @@ def advantages(groups: Sequence[Sequence[float]], cfg: Config) -> list[float]:
     from codea1.rl.grpo import group_advantages
 
     return _flat(group_advantages([list(g) for g in groups], std_norm=cfg.policy.adv_std_norm))
+
+
+def advantages_of_tests(groups: Sequence[Sequence[float]], cfg: Config) -> list[float]:
+    """The Test LLM's advantages: GRPO's (advantages), or under CURE's reward CURE's own normalisation of
+    each question's rewards (population std, no epsilon: codea1.game.rewards.cure_normalize)."""
+    if cfg.game.selfplay_reward != "cure":
+        return advantages(groups, cfg)
+    return _flat([cure_normalize(list(g)) or [0.0] * len(g) for g in groups])
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -382,7 +401,7 @@ class A1:
             histories = [env.book.retrieve(p.id, game.history_size, gt_digest(p)) for p in batch]
             results = play_step(batch, code_texts, [r.suite_texts for r in rounds], env.executor, histories, game)
         refill = refill_equal_groups(env, step, batch, rounds, results, histories, seconds)
-        own = game_groups(rounds, results)
+        own = game_groups(rounds, results, game)
         trained = dynamic_sample(env, step, batch, own, lambda sub, d: play_draw(env, step, sub, d, seconds))
         with timed(seconds, "execute"):
             code_texts = [r.code_texts for r in rounds]
@@ -400,7 +419,7 @@ class A1:
                 trained.samples("code"),
                 advantages(trained.rewards("code"), cfg),
                 trained.samples("test"),
-                advantages(trained.rewards("test"), cfg),
+                advantages_of_tests(trained.rewards("test"), cfg),
             )
 
         metrics = game_metrics(step, results, book, code_metrics, test_metrics, _flat(trained.rewards("test")))
@@ -420,8 +439,9 @@ class A1:
 
 
 class SelfPlay(A1):
-    """Self-Play: one policy writes the code and the tests (black-box by default) and learns from both
-    in one update."""
+    """Self-Play: one policy writes the code and the tests (black-box by default) and learns from both,
+    in one update, or (train.separate_test_update, CURE's separate_training) in one on the code rows and
+    then one on the test rows."""
 
     name = "selfplay"
     separate_test_policy = False
@@ -432,10 +452,16 @@ class SelfPlay(A1):
     def learn(
         self, env: StepEnv, step: int, codes: list, code_advs: list[float], tests: list, test_advs: list[float]
     ) -> tuple[dict, dict]:
-        metrics = env.code_policy.train_step(codes + tests, code_advs + test_advs)
+        if not env.cfg.train.separate_test_update:
+            metrics = env.code_policy.train_step(codes + tests, code_advs + test_advs)
+            debug_kill("learn_code", step)
+            debug_kill("learn_test", step)
+            return metrics, {}
+        code_metrics = env.code_policy.train_step(codes, code_advs)
         debug_kill("learn_code", step)
+        test_metrics = env.code_policy.train_step(tests, test_advs) if tests else {}
         debug_kill("learn_test", step)
-        return metrics, {}
+        return code_metrics, test_metrics
 
 
 class Golden:
