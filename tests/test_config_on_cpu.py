@@ -83,6 +83,11 @@ def test_overrides_are_coerced_to_the_declared_types() -> None:
         ("method=dpo", "'method' must be one of a1, golden, selfplay"),
         ("game.topvar_ell=9", "'game.topvar_ell' (9) cannot exceed game.M"),
         ("game.selfplay_reward=cure", "'game.selfplay_reward' is 'cure', but it applies to method selfplay"),
+        (
+            "game.selfplay_reward=cure-suite",
+            "'game.selfplay_reward' is 'cure-suite', but it applies to method selfplay",
+        ),
+        ("train.separate_test_update=true", "'train.separate_test_update' splits the update of a policy that plays"),
         ("train.progress=maybe", "'train.progress' must be true or false"),
         ("game.N=2.5", "'game.N' must be an integer"),
         ("game=3", "section 'game' must be a mapping"),

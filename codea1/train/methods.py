@@ -32,6 +32,7 @@ from codea1.game.mistake_book import gt_digest
 from codea1.game.prompts import code_messages, test_messages, with_prefix
 from codea1.game.rewards import cure_normalize
 from codea1.judge.kinds import calls_entry
+from codea1.method_traits import TRAITS, MethodTraits
 from codea1.rl.api import ConcurrentLearner, PolicyHandle
 from codea1.train.checkpoint import debug_kill
 from codea1.train.dynamic import dapo_metrics, reserve_draws, reserve_order, select_groups
@@ -360,12 +361,34 @@ def advantages_of_tests(groups: Sequence[Sequence[float]], cfg: Config) -> list[
 # the methods
 
 
-class A1:
+class Method:
+    """What every method object has: its traits (codea1.method_traits: what it is, for the rooms that
+    cannot import this one), read here as properties, `roles` and `step`."""
+
+    traits: MethodTraits
+
+    @property
+    def name(self) -> str:
+        return self.traits.name
+
+    @property
+    def writes_tests(self) -> bool:
+        return self.traits.writes_tests
+
+    @property
+    def separate_test_policy(self) -> bool:
+        """The test role needs a policy (and a model) of its own."""
+        return self.traits.separate_test_policy
+
+    @property
+    def needs_golden_tests(self) -> bool:
+        return self.traits.needs_golden_tests
+
+
+class A1(Method):
     """Code-A1: a Code LLM and a Test LLM, each trained on its own rewards."""
 
-    name = "a1"
-    separate_test_policy = True  # the test role needs a policy (and a model) of its own
-    needs_golden_tests = False  # problems without golden tests can be played
+    traits = TRAITS["a1"]
 
     def roles(self, code_policy: PolicyHandle, test_policy: PolicyHandle) -> tuple[PolicyHandle, PolicyHandle]:
         return code_policy, test_policy
@@ -443,8 +466,7 @@ class SelfPlay(A1):
     in one update, or (train.separate_test_update, CURE's separate_training) in one on the code rows and
     then one on the test rows."""
 
-    name = "selfplay"
-    separate_test_policy = False
+    traits = TRAITS["selfplay"]
 
     def roles(self, code_policy: PolicyHandle, test_policy: PolicyHandle) -> tuple[PolicyHandle, PolicyHandle]:
         return code_policy, code_policy
@@ -464,13 +486,11 @@ class SelfPlay(A1):
         return code_metrics, test_metrics
 
 
-class Golden:
+class Golden(Method):
     """Golden-Tests RL: the Code LLM alone, rewarded by the share of the dataset's tests it passes. The
     Mistake Book stays empty; each step is still tagged in it, as in the game, for resuming."""
 
-    name = "golden"
-    separate_test_policy = False
-    needs_golden_tests = True
+    traits = TRAITS["golden"]
 
     def roles(self, code_policy: PolicyHandle, test_policy: PolicyHandle) -> tuple[PolicyHandle, PolicyHandle]:
         return code_policy, None
@@ -558,7 +578,11 @@ class Golden:
         return out
 
 
-METHODS = {m.name: m for m in (A1(), SelfPlay(), Golden())}
+METHODS: dict[str, Method] = {m.name: m for m in (A1(), Golden(), SelfPlay())}
+if list(METHODS) != list(TRAITS):  # one object per row of the traits, in their order
+    raise RuntimeError(
+        f"codea1.train.methods.METHODS ({', '.join(METHODS)}) differs from the traits ({', '.join(TRAITS)})"
+    )
 
 
 # ----------------------------------------------------------------------------------------------------
