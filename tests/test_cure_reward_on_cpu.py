@@ -169,6 +169,7 @@ def test_a_round_with_no_correct_code_trains_no_test_under_cure(executor):
         rounds.append(result)
     cure, variant = rounds
     assert not cure.tests_trained and [r for rs in cure.test_rewards for r in rs] == [0.0, 0.0]
+    assert cure.to_dict()["tests_trained"] is False and "tests_trained" not in variant.to_dict()
     assert variant.tests_trained and variant.test_rewards[0] == [1.0]  # the wrong test's +1 (the variant)
     round_ = Round(SECOND, ["c0", "c1"], [["s00"], ["s10"]])
     assert game_groups([round_], [cure], GameConfig(selfplay_reward="cure"))["test"] == []

@@ -77,7 +77,10 @@ class QuestionResult:
         return [c.topvar_selected for c in self.codes]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"question_id": self.question_id, "codes": [c.to_dict() for c in self.codes]}
+        out = {"question_id": self.question_id, "codes": [c.to_dict() for c in self.codes]}
+        if not self.tests_trained:  # said only where it happens (CURE's reward, no correct code)
+            out["tests_trained"] = False
+        return out
 
 
 @dataclass

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codea1.config import GameConfig
+
+if TYPE_CHECKING:
+    from codea1.game.mistake_book import StoredTest
 
 
 @dataclass
@@ -45,11 +48,16 @@ class SuiteScore:
 
 @dataclass
 class CodeScore:
+    """One candidate's numbers; `failed`: the valid tests it failed, each once with GT's expected value (the
+    Mistake Book tests it replayed, then its suites' kept tests, in order; none for invalid code, which
+    fails every test), what a breaking test fed back to the coder needs. Not part of to_dict."""
+
     valid: bool
     code_reward: float
     hist_pass: float
     topvar_selected: bool = False
     suites: list[SuiteScore] = field(default_factory=list)
+    failed: list[StoredTest] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {

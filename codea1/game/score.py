@@ -42,6 +42,7 @@ def score_question(
             passed = [run.passed.get((k.call, k.expected_json), False) for k in suite.kept]
             suites.append(SuiteVerdicts(suite.valid_tests, suite.invalid_tests, passed, suite.nonprintable))
         scores.append(score_candidate(run.valid, book_passed, suites, config))
+        scores[-1].failed = _failed(history, book_passed, checked_suites, suites) if run.valid else []
         if run.valid:  # an excused timeout is not held against the code, but does not clear a book test
             update.passed.extend(
                 t
@@ -51,6 +52,22 @@ def score_question(
             for suite, verdict in zip(checked_suites, suites, strict=True):
                 update.failed.extend(k.stored() for k, ok in zip(suite.kept, verdict.passed, strict=True) if not ok)
     return scores, update
+
+
+def _failed(
+    history: Sequence[StoredTest],
+    book_passed: Sequence[bool],
+    checked_suites: Sequence[CheckedSuite],
+    suites: Sequence[SuiteVerdicts],
+) -> list[StoredTest]:
+    """The valid tests a candidate failed, each (CALL, GT's value) once: Mistake Book tests, then kept tests."""
+    failed = [t for t, ok in zip(history, book_passed, strict=True) if not ok]
+    for suite, verdict in zip(checked_suites, suites, strict=True):
+        failed += [k.stored() for k, ok in zip(suite.kept, verdict.passed, strict=True) if not ok]
+    once: dict[tuple[str, str], StoredTest] = {}
+    for t in failed:
+        once.setdefault((t.call, t.expected_json), t)
+    return list(once.values())
 
 
 def cure_rewards(
