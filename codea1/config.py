@@ -719,8 +719,9 @@ RENAMED = {
 
 def migrate(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """A config codea1 itself wrote earlier (a run's config.yaml and run.json, a comparison's
-    compare.json) with its RENAMED keys moved to their new names, and the list of keys moved. A file a
-    user writes is not migrated: reading a renamed key there stays an error naming the new key."""
+    compare.json) with its RENAMED keys moved to their new names (and `game.selfplay_reward: cure` from before
+    it was CURE's own reward renamed cure-suite), and the list of keys moved. A file a user writes is not
+    migrated: reading a renamed key there stays an error naming the new key."""
     out = copy.deepcopy(data)
     moved = []
     moved_to: dict[str, str] = {}
@@ -744,7 +745,23 @@ def migrate(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         target.setdefault(new_leaf, value)
         moved_to.setdefault(new, old)
         moved.append(old)
+    if _before_cure_was_cure(out):
+        out["game"]["selfplay_reward"] = "cure-suite"
+        moved.append("game.selfplay_reward")
     return out, moved
+
+
+def _before_cure_was_cure(data: dict[str, Any]) -> bool:
+    """Whether a config codea1 wrote names `game.selfplay_reward: cure` from before that value became CURE's
+    own reward (its earlier meaning is now `cure-suite`): every config written since holds
+    train.separate_test_update, added in the same change."""
+    game, train = data.get("game"), data.get("train")
+    return (
+        isinstance(game, dict)
+        and game.get("selfplay_reward") == "cure"
+        and isinstance(train, dict)
+        and "separate_test_update" not in train
+    )
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -265,6 +265,16 @@ def test_migrate_moves_the_keys_codea1_itself_wrote_under_older_names() -> None:
     assert config_from_dict(moved).model.code_model == "x"
 
 
+def test_a_run_written_before_cure_became_cures_reward_keeps_its_reward() -> None:
+    """selfplay_reward cure meant what cure-suite means now; a run's config.yaml from then (no
+    train.separate_test_update, added with the change) resumes with the reward it trained with."""
+    old = {"method": "selfplay", "game": {"selfplay_reward": "cure"}, "train": {"max_steps": 2}}
+    moved, names = migrate(old)
+    assert moved["game"]["selfplay_reward"] == "cure-suite" and names == ["game.selfplay_reward"]
+    now = config_from_dict({"method": "selfplay", "game": {"selfplay_reward": "cure"}}).to_dict()
+    assert migrate(now) == (now, [])
+
+
 def test_the_two_ray_addresses_of_earlier_runs_become_one_key() -> None:
     both = {"executor": {"ray_address": None, "workers": 2}, "placement": {"ray_address": "auto"}}
     moved, names = migrate(both)
