@@ -3,7 +3,8 @@ the one place besides codea1.train.methods (each method's step) where a method i
 property (`method_traits(cfg.method).writes_tests`), never compares a method's name
 (tests/test_house_on_cpu.py holds it to that).
 
-A new method adds one row here, its object in codea1.train.methods.METHODS, and its docs.
+A new method is one row here (naming the module of its Method object, which codea1.train.methods.METHODS
+finds there), that module, and its docs.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ class MethodTraits:
     needs_golden_tests: its problems must have golden tests (data.require_golden_tests).
     blackbox_by_default: a null game.blackbox_tests means black-box tests (the prompt shows no code).
     chooses_test_reward: game.selfplay_reward picks its test reward.
+    module: the module whose Method subclass, with this row as its `traits`, plays the method's step.
     """
 
     name: str
@@ -31,6 +33,7 @@ class MethodTraits:
     needs_golden_tests: bool = False
     blackbox_by_default: bool = False
     chooses_test_reward: bool = False
+    module: str = "codea1.train.methods"
 
     @property
     def plays_both_roles(self) -> bool:

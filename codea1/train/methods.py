@@ -20,8 +20,9 @@ Every sampling call is seeded from (seed, step, role), so a replayed step sample
 from __future__ import annotations
 
 import hashlib
+import importlib
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -578,11 +579,37 @@ class Golden(Method):
         return out
 
 
-METHODS: dict[str, Method] = {m.name: m for m in (A1(), Golden(), SelfPlay())}
-if list(METHODS) != list(TRAITS):  # one object per row of the traits, in their order
-    raise RuntimeError(
-        f"codea1.train.methods.METHODS ({', '.join(METHODS)}) differs from the traits ({', '.join(TRAITS)})"
-    )
+class MethodRegistry(Mapping[str, Method]):
+    """METHODS: each row of codea1.method_traits.TRAITS with its object, an instance of the Method subclass
+    of the row's `module` whose own `traits` is that row. The module is imported on first use, so a method
+    in a module of its own may import this one: a new method is its module, its row and its docs."""
+
+    def __init__(self, traits: Mapping[str, MethodTraits] = TRAITS) -> None:
+        self._traits = traits
+        self._objects: dict[str, Method] = {}
+
+    def __getitem__(self, name: str) -> Method:
+        if name not in self._objects:
+            row = self._traits[name]
+            importlib.import_module(row.module)
+            found = [c for c in _subclasses(Method) if c.__module__ == row.module and c.__dict__.get("traits") is row]
+            if len(found) != 1:
+                raise RuntimeError(f"{row.module} defines {len(found)} Method classes for method {name!r}, not one")
+            self._objects[name] = found[0]()
+        return self._objects[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._traits)
+
+    def __len__(self) -> int:
+        return len(self._traits)
+
+
+def _subclasses(cls: type) -> list[type]:
+    return [s for sub in cls.__subclasses__() for s in (sub, *_subclasses(sub))]
+
+
+METHODS = MethodRegistry()
 
 
 # ----------------------------------------------------------------------------------------------------
