@@ -30,13 +30,16 @@ import yaml
 
 from codea1.engines import describe_engines, engine_entry, engine_names
 from codea1.errors import UserError
+from codea1.method_traits import DEFAULT_METHOD, TRAITS, MethodTraits, method_traits
 
 LOSS_AGG_MODES = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm")
 KL_TYPES = ("low_var_kl", "k1", "k2")
 FAIL_DENOMINATORS = ("fixed", "actual")
-SELFPLAY_REWARDS = ("a1", "cure")
+SELFPLAY_REWARDS = ("a1", "cure", "cure-suite")
+A1_TEST_REWARD = SELFPLAY_REWARDS[0]  # the game's own R_T
+CURE_REWARDS = ("cure", "cure-suite")  # the test rewards judged across codes (codea1.game.score.cure_rewards)
 TEST_VALIDITY = ("reference", "strict")
-METHODS = ("a1", "golden", "selfplay")
+METHODS = tuple(TRAITS)  # codea1.method_traits: what each method is
 DYNAMIC_SAMPLING = ("off", "refill", "dapo")
 
 
@@ -171,6 +174,11 @@ class TrainSection(Section):
         "dynamic_sampling dapo: the most batches of new questions (train.batch_size each) one step draws and "
         "plays before it trains on the groups it has (DAPO's max_num_gen_batches; a cap is required)",
         low=1,
+    )
+    separate_test_update: bool = knob(
+        False,
+        "a method that plays both roles with one policy (selfplay) updates it twice a step, on its code rows "
+        "then on its test rows, as CURE's separate_training does (its default); false: one update on both",
     )
     one_step_off: bool = knob(
         False,
@@ -366,8 +374,10 @@ class GameConfig(Section):
         None, "null compares values exactly; a number compares floats with that absolute/relative tolerance", low=0.0
     )
     selfplay_reward: str = knob(
-        "a1",
-        "test reward in selfplay: 'a1' (Code-A1's R_T) or 'cure' (CURE's per-test reward averaged over a suite)",
+        A1_TEST_REWARD,
+        "test reward in selfplay: 'a1' (Code-A1's R_T); 'cure' (CURE's reward: per test, averaged over a suite, "
+        "normalised per question, none trained where no code is correct); 'cure-suite' (codea1's earlier "
+        "variant: trained on every question, TopVar's groups)",
         choices=SELFPLAY_REWARDS,
     )
     test_validity: str = knob(
@@ -644,9 +654,8 @@ class Config(Section):
     model.mode, policy.total_steps from train.max_steps, a null game.blackbox_tests from method."""
 
     method: str = knob(
-        "a1",
-        "a1: Code LLM vs Test LLM; golden: Code LLM on golden tests; selfplay: one "
-        "model writes code and black-box tests",
+        DEFAULT_METHOD,
+        "; ".join(f"{t.name}: {t.summary}" for t in TRAITS.values()),
         choices=METHODS,
     )
     seed: int = knob(0, "seed of data order, sampling and initialisation", low=0)
@@ -668,10 +677,15 @@ class Config(Section):
         super().__post_init__()
         self.policy = dataclasses.replace(self.policy, lora=self.model.mode != "full", total_steps=self.train.max_steps)
         if self.game.blackbox_tests is None:
-            self.game = dataclasses.replace(self.game, blackbox_tests=self.method == "selfplay")
+            self.game = dataclasses.replace(self.game, blackbox_tests=self.traits.blackbox_by_default)
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+    @property
+    def traits(self) -> MethodTraits:
+        """What the run's method is (codea1.method_traits)."""
+        return method_traits(self.method)
 
     @property
     def test_model_name(self) -> str:
@@ -713,8 +727,9 @@ RENAMED = {
 
 def migrate(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """A config codea1 itself wrote earlier (a run's config.yaml and run.json, a comparison's
-    compare.json) with its RENAMED keys moved to their new names, and the list of keys moved. A file a
-    user writes is not migrated: reading a renamed key there stays an error naming the new key."""
+    compare.json) with its RENAMED keys moved to their new names (and `game.selfplay_reward: cure` from before
+    it was CURE's own reward renamed cure-suite), and the list of keys moved. A file a user writes is not
+    migrated: reading a renamed key there stays an error naming the new key."""
     out = copy.deepcopy(data)
     moved = []
     moved_to: dict[str, str] = {}
@@ -738,7 +753,23 @@ def migrate(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         target.setdefault(new_leaf, value)
         moved_to.setdefault(new, old)
         moved.append(old)
+    if _before_cure_was_cure(out):
+        out["game"]["selfplay_reward"] = "cure-suite"
+        moved.append("game.selfplay_reward")
     return out, moved
+
+
+def _before_cure_was_cure(data: dict[str, Any]) -> bool:
+    """Whether a config codea1 wrote names `game.selfplay_reward: cure` from before that value became CURE's
+    own reward (its earlier meaning is now `cure-suite`): every config written since holds
+    train.separate_test_update, added in the same change."""
+    game, train = data.get("game"), data.get("train")
+    return (
+        isinstance(game, dict)
+        and game.get("selfplay_reward") == "cure"
+        and isinstance(train, dict)
+        and "separate_test_update" not in train
+    )
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -970,19 +1001,25 @@ def _cross_check(cfg: Config) -> None:
     _one_step_off_rules(cfg)
     if cfg.game.topvar_ell > cfg.game.M:
         raise UserError(f"config key 'game.topvar_ell' ({cfg.game.topvar_ell}) cannot exceed game.M ({cfg.game.M})")
-    if cfg.game.selfplay_reward != "a1" and cfg.method != "selfplay":
+    if cfg.game.selfplay_reward != A1_TEST_REWARD and not cfg.traits.chooses_test_reward:
+        choosing = " or ".join(t.name for t in TRAITS.values() if t.chooses_test_reward)
         raise UserError(
             f"config key 'game.selfplay_reward' is {cfg.game.selfplay_reward!r}, but it applies "
-            f"to method selfplay only (method is {cfg.method})"
+            f"to method {choosing} only (method is {cfg.method})"
+        )
+    if cfg.train.separate_test_update and not cfg.traits.plays_both_roles:
+        raise UserError(
+            f"config key 'train.separate_test_update' splits the update of a policy that plays both roles; "
+            f"method {cfg.method} has no such policy: set it to false"
         )
     if cfg.model.mode == "dual-lora" and cfg.model.test_model not in (None, cfg.model.code_model):
         raise UserError(
             "config key 'model.test_model' must equal model.code_model (or be null) in "
             "mode dual-lora, where both adapters share one base model"
         )
-    if cfg.method == "selfplay" and cfg.model.mode == "dual-lora":
+    if cfg.traits.plays_both_roles and cfg.model.mode == "dual-lora":
         raise UserError(
-            "config key 'model.mode' cannot be dual-lora with method selfplay, which trains "
+            f"config key 'model.mode' cannot be dual-lora with method {cfg.method}, which trains "
             "a single policy; use full or lora"
         )
     if cfg.placement.fsdp and (cfg.placement.backend != "ray" or cfg.placement.learner_ranks < 2):

@@ -20,6 +20,7 @@ FLOORS = [
     ("codea1.errors", 0),
     ("codea1.engines", 0),  # the rollout engines by name (their code lives in codea1.inference)
     ("codea1.config", 0),
+    ("codea1.method_traits", 0),  # what each training method is, for every room (its step: codea1.train.methods)
     ("codea1.problem", 0),  # the Problem record every room reads
     ("codea1.lang", 0),  # what a language is: fences, file names, compile and run argv
     ("codea1.sandbox", 1),
@@ -66,6 +67,45 @@ def builds_jobs(tree: ast.AST) -> bool:
             if isinstance(f, ast.Name) and f.id == "Job" or isinstance(f, ast.Attribute) and f.attr == "Job":
                 return True
     return False
+
+
+# A training method is one object: code asks its properties (codea1.method_traits, codea1.train.methods.METHODS),
+# and only those two modules name a method in a comparison (tests/test_house_on_cpu.py).
+METHOD_ROOMS = ("codea1.method_traits", "codea1.train.methods")
+
+
+def method_names() -> set[str]:
+    """The methods' names: the first argument of each MethodTraits(...) row of codea1/method_traits.py."""
+    tree = ast.parse((PACKAGE / "method_traits.py").read_text(encoding="utf-8"))
+    return {
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "MethodTraits"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    }
+
+
+def method_name_compares(tree: ast.AST, names: set[str]) -> list[int]:
+    """The lines where a method's name is compared: `x == "golden"`, `x != "a1"`, `x in ("a1", ...)`, and a
+    `match` case on one."""
+
+    def named(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, str) and node.value in names
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(named(e) for e in node.elts)
+        return False
+
+    def compares(node: ast.AST) -> bool:
+        if isinstance(node, ast.Compare):
+            return any(named(n) for n in (node.left, *node.comparators))
+        return isinstance(node, ast.MatchValue) and named(node.value)
+
+    return sorted({node.lineno for node in ast.walk(tree) if compares(node)})
 
 
 def _in(module: str, prefix: str) -> bool:
@@ -125,6 +165,7 @@ def collect() -> dict:
     known = {module_name(p) for p in files}
     long60, long80, anys, lazy, upward, edges = [], [], 0, [], [], {}
     job_builders: set[str] = set()
+    names, method_compares = method_names(), []
     for path in files:
         mod = module_name(path)
         text = path.read_text(encoding="utf-8")
@@ -142,6 +183,8 @@ def collect() -> dict:
                 anys += 1
         if builds_jobs(tree) and not mod.startswith(JOB_ROOMS):
             job_builders.add(mod)
+        if not mod.startswith(METHOD_ROOMS):
+            method_compares += [f"{mod}:{line}" for line in method_name_compares(tree, names)]
         seen = set()
         for name, local, line in imports(tree, mod, path.name == "__init__.py"):
             if isinstance(name, tuple):  # `from BASE import a, b`: the submodules named, else BASE itself
@@ -162,6 +205,7 @@ def collect() -> dict:
         "cycles": cycles(edges),
         "modules": len(files),
         "job_builders": sorted(job_builders),
+        "method_compares": method_compares,
     }
 
 
@@ -224,8 +268,9 @@ def main() -> int:
     print(f"imports from a lower floor to a higher one, or into a room listed in NEVER: {len(c['upward'])}")
     print(f"import cycles: {len(c['cycles'])}")
     print(f"modules outside judge/ and sandbox/ that build sandbox jobs: {len(c['job_builders'])}")
+    print(f"comparisons of a method's name outside the method registry: {len(c['method_compares'])}")
     if args.list:
-        for key in ("long80", "upward", "cycles", "lazy"):
+        for key in ("long80", "upward", "cycles", "lazy", "method_compares"):
             print(f"\n{key}:")
             for item in c[key]:
                 print(f"  {item}")

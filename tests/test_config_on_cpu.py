@@ -83,6 +83,11 @@ def test_overrides_are_coerced_to_the_declared_types() -> None:
         ("method=dpo", "'method' must be one of a1, golden, selfplay"),
         ("game.topvar_ell=9", "'game.topvar_ell' (9) cannot exceed game.M"),
         ("game.selfplay_reward=cure", "'game.selfplay_reward' is 'cure', but it applies to method selfplay"),
+        (
+            "game.selfplay_reward=cure-suite",
+            "'game.selfplay_reward' is 'cure-suite', but it applies to method selfplay",
+        ),
+        ("train.separate_test_update=true", "'train.separate_test_update' splits the update of a policy that plays"),
         ("train.progress=maybe", "'train.progress' must be true or false"),
         ("game.N=2.5", "'game.N' must be an integer"),
         ("game=3", "section 'game' must be a mapping"),
@@ -258,6 +263,16 @@ def test_migrate_moves_the_keys_codea1_itself_wrote_under_older_names() -> None:
     assert sorted(names) == ["eval.batch_size", "model.code_policy", "optim"]
     assert data["model"] == {"code_policy": "x", "mode": "full"}  # the input is left as it was
     assert config_from_dict(moved).model.code_model == "x"
+
+
+def test_a_run_written_before_cure_became_cures_reward_keeps_its_reward() -> None:
+    """selfplay_reward cure meant what cure-suite means now; a run's config.yaml from then (no
+    train.separate_test_update, added with the change) resumes with the reward it trained with."""
+    old = {"method": "selfplay", "game": {"selfplay_reward": "cure"}, "train": {"max_steps": 2}}
+    moved, names = migrate(old)
+    assert moved["game"]["selfplay_reward"] == "cure-suite" and names == ["game.selfplay_reward"]
+    now = config_from_dict({"method": "selfplay", "game": {"selfplay_reward": "cure"}}).to_dict()
+    assert migrate(now) == (now, [])
 
 
 def test_the_two_ray_addresses_of_earlier_runs_become_one_key() -> None:

@@ -178,6 +178,21 @@ def test_cure_mode_judges_tests_across_codes(executor):
     assert result.codes[0].code_reward == 1.0  # the code reward stays Code-A1's
 
 
+def test_each_candidate_carries_the_valid_tests_it_failed(executor):
+    """What a breaking test fed back to the coder needs: the Mistake Book tests and kept tests a valid
+    candidate failed, once each, with GT's expected value (a kept test whose own prediction was wrong
+    breaks WRONG by GT's value); none for a correct candidate, none recorded for invalid code."""
+    book = [StoredTest("second_largest([2, 2, 1])", "1")]
+    result = play_question(SECOND, [RIGHT, WRONG, BROKEN], [[SUITE1, SUITE2]] * 3, executor, book, GameConfig())
+    right, wrong, broken = result.codes
+    assert right.failed == [] and not broken.valid and broken.failed == []
+    assert [(t.call, t.expected_json) for t in wrong.failed] == [
+        ("second_largest([2, 2, 1])", "1"),
+        ("second_largest([5, 5, 4])", "4"),
+        ("second_largest([7, 7])", "null"),
+    ]
+
+
 def test_golden_rewards(executor):
     rewards = golden_rewards(SECOND, [RIGHT, WRONG, BROKEN], executor)
     # WRONG fails [5,5,4] and [7,7] (is None form): 2 of 4

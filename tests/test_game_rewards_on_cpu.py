@@ -146,13 +146,20 @@ def test_cure_test_rewards_by_hand():
         [False, False, False, False],
     ]
     rewards = R.cure_test_rewards(verdicts, [True, True, False, False])
+    assert R.cure_suite_test_rewards(verdicts, [True, True, False, False]) == rewards  # they agree here
     # t0: passes both correct codes, rejects both wrong -> +2/2
     # t1: passes both correct, rejects code 3 only -> +1/2
     # t2: fails correct code 0, lets wrong code 2 through -> -1/2
     # t3: fails correct codes, lets no wrong code through -> -0
     assert rewards == [1.0, 0.5, -0.5, 0.0]
-    # no wrong code at all: a test passing everything earns 0, a test failing a correct code -1
-    assert R.cure_test_rewards([[True, False]], [True]) == [0.0, -1.0]
+    # no wrong code at all: CURE's sign alone, +1 for a test passing everything, -1 for one failing a
+    # correct code (the cure-suite variant gives the first 0)
+    assert R.cure_test_rewards([[True, False]], [True]) == [1.0, -1.0]
+    assert R.cure_suite_test_rewards([[True, False]], [True]) == [0.0, -1.0]
+    # no correct code: CURE trains none of the question's tests (cure-suite: vacuously "passes every
+    # correct code", so a test every code fails earns +1)
+    assert R.cure_test_rewards([[False], [False]], [False, False]) is None
+    assert R.cure_suite_test_rewards([[False], [False]], [False, False]) == [1.0]
     assert R.cure_suite_reward([1.0, 0.5, -0.5, 0.0]) == 0.25
     assert R.cure_suite_reward([]) == -1.0
     assert R.cure_suite_reward([1.0], penalty=0.5) == 0.5

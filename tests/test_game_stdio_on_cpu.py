@@ -58,6 +58,8 @@ def test_a_round_judges_inputs_by_gt_and_pays_the_tests_that_break_the_wrong_pro
     checked = result.checked[1][0]
     assert (checked.duplicate, checked.gt_error) == (1, 1)
     assert [(k.call, k.expected) for k in checked.kept] == [("1 5\n", "5\n"), ("7 2\n", "7\n")]
+    # each candidate's record names the valid inputs that broke it, with GT's output
+    assert right.failed == [] and [t.call for t in wrong.failed] == ["1 5\n"]
     assert right.code_reward > wrong.code_reward
     assert wrong.suites[0].test_reward > right.suites[0].test_reward  # the suite that found the bug
     failed = {(t.call, t.expected) for t in result.updates.failed}

@@ -58,6 +58,20 @@ def test_sandbox_jobs_are_built_only_in_the_judge_and_the_sandbox():
     assert not house.builds_jobs(parse("from codea1.sandbox import JobResult\nJobResult('x', True, None)\n"))
 
 
+def test_no_method_name_is_compared_outside_the_method_registry():
+    """A method is one object: code asks its properties (codea1.method_traits, codea1.train.methods.METHODS),
+    and no module but those two compares a method's name (`cfg.method == "golden"`)."""
+    house = _house()
+    assert house.method_names() == {"a1", "golden", "selfplay"}
+    assert house.collect()["method_compares"] == []
+    parse, names = __import__("ast").parse, house.method_names()
+    source = (
+        'if cfg.method != "a1":\n    pass\nx = m in ("golden", "selfplay")\nmatch m:\n    case "a1":\n        pass\n'
+    )
+    assert house.method_name_compares(parse(source), names) == [1, 3, 5]
+    assert house.method_name_compares(parse('if role == "test" and reward == A1:\n    pass\n'), names) == []
+
+
 def test_no_function_is_over_80_lines():
     """A function a reader holds in one screen: split one that grows past 80 lines (docstring included)."""
     assert _house().collect()["long80"] == []

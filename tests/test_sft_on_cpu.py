@@ -193,6 +193,22 @@ def test_lora_sft_trains_only_the_adapter(problems, tmp_path) -> None:
     assert summary["mode"] == "lora"
 
 
+def test_sft_asks_the_method_whether_its_test_role_has_a_model_of_its_own(monkeypatch) -> None:
+    """A method is one object: a new method with a Test LLM of its own (a second a1-like row) is not one
+    shared model, whatever its name (before, any method but a1 was)."""
+    import dataclasses
+
+    from codea1 import method_traits
+
+    separate = tiny_cfg(model={"test_model": "smollm2-135m"})
+    assert not shares_one_model(separate)
+    monkeypatch.setitem(method_traits.TRAITS, "a1", dataclasses.replace(method_traits.TRAITS["a1"], name="duel"))
+    assert not shares_one_model(separate)  # the property, not the name
+    shared = dataclasses.replace(method_traits.TRAITS["selfplay"], name="a1")
+    monkeypatch.setitem(method_traits.TRAITS, "a1", shared)
+    assert shares_one_model(separate)
+
+
 def test_which_models_sft_trains() -> None:
     assert shares_one_model(tiny_cfg())
     assert shares_one_model(tiny_cfg(model={"mode": "dual-lora"}))

@@ -148,9 +148,12 @@ def test_a_resume_target_below_the_runs_step_is_refused(a1_run: Path) -> None:
     assert (a1_run / "run.json").read_text() == before  # nothing of the run was changed
 
 
-@pytest.mark.parametrize("method", ["golden", "selfplay"])
+@pytest.mark.parametrize("method", ["golden", "selfplay", "selfplay-cure"])
 def test_baselines_run_two_steps(method: str, tmp_path: Path) -> None:
-    cfg = load_config(CONFIGS / "tiny-cpu.yaml", [*SMALL, f"method={method}"])
+    # selfplay-cure: CURE's test reward and its separate update of the test rows
+    cure = ["game.selfplay_reward=cure", "train.separate_test_update=true"] if method == "selfplay-cure" else []
+    method = method.split("-")[0]
+    cfg = load_config(CONFIGS / "tiny-cpu.yaml", [*SMALL, f"method={method}", *cure])
     train(cfg, tmp_path / "run", max_steps=2, policy_factory=scripted_factory(_problems(cfg)))
     rows = read_metrics(tmp_path / "run" / "metrics.jsonl")
     assert [r["step"] for r in rows] == [1, 2]

@@ -104,7 +104,7 @@ def scripted_factory(problems: list):
         from codea1.train.loop import method_policies
 
         code_policy, test_policy = method_policies(cfg)
-        if cfg.method == "selfplay":
+        if cfg.traits.plays_both_roles:
             return _SelfPlayScripted(code_policy, problems), None
         wrapped_test = ScriptedPolicy(test_policy, "test", problems) if test_policy is not None else None
         return ScriptedPolicy(code_policy, "code", problems), wrapped_test

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from codea1.config import GameConfig
+from codea1.config import CURE_REWARDS, GameConfig
 from codea1.game.answers import CheckedSuite, GTAnswers
 from codea1.game.jobs import run_jobs
 from codea1.game.mistake_book import StoredTest
@@ -104,7 +104,7 @@ def run_matrix(
     empty one too: as in the reference code, code that compiles and runs is valid (in every one of its
     jobs)."""
 
-    cure = config.selfplay_reward == "cure"
+    cure = config.selfplay_reward in CURE_REWARDS
     jobs, plan = [], []  # plan[n]: (question, candidate, pairs, values) of job n
     for q, problem in enumerate(problems):
         shared = _cure_groups(histories[q], checked[q], suites[q], resolved[q]) if cure else None

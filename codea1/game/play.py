@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from codea1.config import GameConfig
+from codea1.config import CURE_REWARDS, GameConfig
 from codea1.game.answers import CheckedSuite, ask_gt, resolve_calls, validate_suite
 from codea1.game.matrix import run_matrix
 from codea1.game.mistake_book import BookUpdate, StoredTest, gt_digest
@@ -50,6 +50,8 @@ class QuestionResult:
     checked[m][n]: suite n of candidate m checked against GT's answers.
     code_texts[m]: the extracted code of candidate m.
     gt_error: why GT could not run, if it could not (then no generated test is kept).
+    tests_trained: False where the test reward trains none of the question's suites (CURE's reward on a
+    question with no correct code).
     """
 
     question_id: str
@@ -60,6 +62,7 @@ class QuestionResult:
     code_texts: list[str]
     gt_error: str | None = None
     timeouts_excused: int = 0  # candidate calls not held against them: GT's own repeat missed the limit too
+    tests_trained: bool = True
 
     @property
     def code_rewards(self) -> list[float]:
@@ -74,7 +77,10 @@ class QuestionResult:
         return [c.topvar_selected for c in self.codes]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"question_id": self.question_id, "codes": [c.to_dict() for c in self.codes]}
+        out = {"question_id": self.question_id, "codes": [c.to_dict() for c in self.codes]}
+        if not self.tests_trained:  # said only where it happens (CURE's reward, no correct code)
+            out["tests_trained"] = False
+        return out
 
 
 @dataclass
@@ -147,8 +153,9 @@ def play_step(
         question_runs = [runs[q, m] for m in range(len(parsed.codes[q]))]
         scores, update = score_question(histories[q], checked[q], question_runs, config)
         update.gt_digest = gt_digest(problem)  # the book keeps the tests under the GT that judged them
-        if config.selfplay_reward == "cure":
-            cure_rewards(scores, parsed.suites[q], answers[q], question_runs, config, resolved[q])
+        trained = True
+        if config.selfplay_reward in CURE_REWARDS:
+            trained = cure_rewards(scores, parsed.suites[q], answers[q], question_runs, config, resolved[q])
         selected = topvar_select([[s.test_reward for s in c.suites] for c in scores], config.topvar_ell)
         for score, chosen in zip(scores, selected, strict=True):
             score.topvar_selected = chosen
@@ -162,6 +169,7 @@ def play_step(
                 parsed.codes[q],
                 answers[q].gt_error,
                 timeouts_excused=sum(r.timeouts_excused for r in question_runs),
+                tests_trained=trained,
             )
         )
     return results

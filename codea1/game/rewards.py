@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codea1.config import GameConfig
+
+if TYPE_CHECKING:
+    from codea1.game.mistake_book import StoredTest
 
 
 @dataclass
@@ -45,11 +48,16 @@ class SuiteScore:
 
 @dataclass
 class CodeScore:
+    """One candidate's numbers; `failed`: the valid tests it failed, each once with GT's expected value (the
+    Mistake Book tests it replayed, then its suites' kept tests, in order; none for invalid code, which
+    fails every test), what a breaking test fed back to the coder needs. Not part of to_dict."""
+
     valid: bool
     code_reward: float
     hist_pass: float
     topvar_selected: bool = False
     suites: list[SuiteScore] = field(default_factory=list)
+    failed: list[StoredTest] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -161,14 +169,59 @@ def golden_reward(valid: bool, golden_passed: Sequence[bool]) -> float:
     return sum(1 for p in golden_passed if p) / len(golden_passed)
 
 
-def cure_test_rewards(verdicts: Sequence[Sequence[bool]], correct: Sequence[bool]) -> list[float]:
-    """CURE's reward of each test, from verdicts[code][test] (True = the code passed the test, judged
-    against the test's own predicted value) and which codes are correct.
+def cure_test_rewards(
+    verdicts: Sequence[Sequence[bool]], correct: Sequence[bool], post_stage: bool = False
+) -> list[float] | None:
+    """CURE's reward of each test of one question before normalisation (`game.selfplay_reward: cure`),
+    from verdicts[code][test] (True = the code passed the test, judged against the test's own predicted
+    value) and which codes are correct (pass every ground-truth test). CURE's optimization/reward.py at
+    69fe174, lines 127-155:
+
+    - no correct code: None, the question's tests are not trained (`if len(correct_code_list) > 0`);
+    - sign: +1 for a test every correct code passes, else -1;
+    - scale, only where wrong codes exist: a +1 test is scaled by the share of wrong codes it rejects, a
+      -1 test by the share it lets through (post_stage: by whether any wrong code does). With no wrong
+      code the sign is the reward: a test every code passes earns +1.
+    """
+    right = [i for i, ok in enumerate(correct) if ok]
+    if not right:
+        return None
+    wrong = [i for i, ok in enumerate(correct) if not ok]
+    n_tests = len(verdicts[0]) if verdicts else 0
+    rewards = []
+    for t in range(n_tests):
+        if all(verdicts[i][t] for i in right):
+            caught = [not verdicts[i][t] for i in wrong]
+            scale = (all(caught) if post_stage else sum(caught) / len(caught)) if wrong else 1.0
+            rewards.append(float(scale))
+        else:
+            through = [bool(verdicts[i][t]) for i in wrong]
+            scale = (any(through) if post_stage else sum(through) / len(through)) if wrong else 1.0
+            rewards.append(-float(scale))
+    return rewards
+
+
+def cure_normalize(rewards: Sequence[float]) -> list[float] | None:
+    """CURE's per-question normalisation (reward.py at 69fe174, lines 59-66, enable_efficient off): each
+    reward minus the mean over the question's tests, divided by their population std; None (nothing
+    trained) when the std is 0."""
+    if not rewards:
+        return None
+    mean = sum(rewards) / len(rewards)
+    std = (sum((r - mean) ** 2 for r in rewards) / len(rewards)) ** 0.5
+    if std == 0:
+        return None
+    return [(r - mean) / std for r in rewards]
+
+
+def cure_suite_test_rewards(verdicts: Sequence[Sequence[bool]], correct: Sequence[bool]) -> list[float]:
+    """The `cure-suite` variant of CURE's test reward (codea1's earlier `cure`), from the same verdicts.
 
     A test that every correct code passes earns + the share of wrong codes it rejects; a test that
-    fails some correct code earns - the share of wrong codes it lets through. With no wrong code, a
-    test passing every code earns 0 and one failing a correct code -1 (it is simply wrong); with no
-    correct code the first branch holds vacuously.
+    fails some correct code earns - the share of wrong codes it lets through. Where it differs from
+    CURE (cure_test_rewards): with no wrong code, a test passing every code earns 0 (CURE: +1); with no
+    correct code the first branch holds vacuously, so a test every code fails (a wrong expected value)
+    earns +1 (CURE trains no test of such a question).
     """
     n_tests = len(verdicts[0]) if verdicts else 0
     wrong = [i for i, ok in enumerate(correct) if not ok]

@@ -12,7 +12,14 @@ from codea1.game.answers import CheckedSuite, GTAnswers
 from codea1.game.matrix import CandidateRun
 from codea1.game.mistake_book import BookUpdate, StoredTest
 from codea1.game.parsing import ParsedSuite
-from codea1.game.rewards import CodeScore, SuiteVerdicts, cure_suite_reward, cure_test_rewards, score_candidate
+from codea1.game.rewards import (
+    CodeScore,
+    SuiteVerdicts,
+    cure_suite_reward,
+    cure_suite_test_rewards,
+    cure_test_rewards,
+    score_candidate,
+)
 from codea1.judge import prediction_right, values_equal
 from codea1.judge.resolve import ResolvedCalls
 from codea1.sandbox.values import UNSERIALIZABLE
@@ -35,6 +42,7 @@ def score_question(
             passed = [run.passed.get((k.call, k.expected_json), False) for k in suite.kept]
             suites.append(SuiteVerdicts(suite.valid_tests, suite.invalid_tests, passed, suite.nonprintable))
         scores.append(score_candidate(run.valid, book_passed, suites, config))
+        scores[-1].failed = _failed(history, book_passed, checked_suites, suites) if run.valid else []
         if run.valid:  # an excused timeout is not held against the code, but does not clear a book test
             update.passed.extend(
                 t
@@ -46,6 +54,22 @@ def score_question(
     return scores, update
 
 
+def _failed(
+    history: Sequence[StoredTest],
+    book_passed: Sequence[bool],
+    checked_suites: Sequence[CheckedSuite],
+    suites: Sequence[SuiteVerdicts],
+) -> list[StoredTest]:
+    """The valid tests a candidate failed, each (CALL, GT's value) once: Mistake Book tests, then kept tests."""
+    failed = [t for t, ok in zip(history, book_passed, strict=True) if not ok]
+    for suite, verdict in zip(checked_suites, suites, strict=True):
+        failed += [k.stored() for k, ok in zip(suite.kept, verdict.passed, strict=True) if not ok]
+    once: dict[tuple[str, str], StoredTest] = {}
+    for t in failed:
+        once.setdefault((t.call, t.expected_json), t)
+    return list(once.values())
+
+
 def cure_rewards(
     scores: list[CodeScore],
     parsed: Sequence[Sequence[ParsedSuite]],
@@ -53,47 +77,78 @@ def cure_rewards(
     runs: Sequence[CandidateRun],
     config: GameConfig,
     resolved: ResolvedCalls,
-) -> None:
-    """Replaces each suite's test_reward by CURE's: the mean reward of its tests (unparseable statements
-    count -1), judged on the question's valid codes with the test's OWN predicted value.
+) -> bool:
+    """Replaces each suite's test_reward by CURE's, judged across the question's codes with the test's OWN
+    predicted value; returns whether the question's tests are trained (docs/algorithm.md section 5).
 
     Correct codes: valid candidates that agree with GT on every call GT answered (i.e. pass every
     GT-validated test of the question); the others are wrong codes.
+    - `cure` (CURE's reward.py): every candidate is a row, an invalid one a wrong code that fails every
+      test; a suite's reward is the mean of its tests' cure_test_rewards, an unparseable or unresolved
+      statement (and an empty suite) counting as a test no code passes. With no correct code nothing is
+      trained: the rewards are 0 and False is returned.
+    - `cure-suite`: the valid candidates are the rows (cure_suite_test_rewards), unparseable statements
+      count -1, a suite with no test -1; always trained.
     """
-    codes = [m for m, run in enumerate(runs) if run.valid]
+    exact = config.selfplay_reward == "cure"
+    codes = [m for m, run in enumerate(runs) if run.valid or exact]
     correct = [
-        all(
+        runs[m].valid
+        and all(
             values_equal(runs[m].values.get(c, UNSERIALIZABLE), v, config.float_tol)
             for c, v in answers.gt.items()
             if c in runs[m].values
         )
         for m in codes
     ]
+    trained = any(correct) or not exact
     for score, per_code in zip(scores, parsed, strict=True):
         for n, suite in enumerate(per_code):
-            firsts: dict[str, Any] = {}
-            unresolved = 0
-            for t in suite.tests:
-                call = resolved.calls.get(t.call)
-                if call is None:
-                    unresolved += 1
-                    continue
-                firsts.setdefault(call, t)  # the first test of each (resolved) CALL
-            calls, tests = list(firsts), list(firsts.values())
-            matrix = [
-                [
-                    prediction_right(
-                        t.op,
-                        answers.predicted.get(t.expected, UNSERIALIZABLE),
-                        runs[c].values.get(call, UNSERIALIZABLE),
-                        config.test_validity,
-                        config.float_tol,
-                    )
-                    for call, t in zip(calls, tests, strict=True)
-                ]
-                for c in codes
-            ]
-            per_test = cure_test_rewards(matrix, correct) if codes else [0.0] * len(tests)
-            per_test += [-1.0] * (suite.unparseable + unresolved)
+            matrix, n_tests, missing = _cure_matrix(suite, codes, answers, runs, config, resolved)
             penalty = suite.nonprintable if config.nonprintable_penalty else 0.0
-            score.suites[n].test_reward = cure_suite_reward(per_test, penalty)
+            if not exact:
+                per_test = cure_suite_test_rewards(matrix, correct) if codes else [0.0] * n_tests
+                score.suites[n].test_reward = cure_suite_reward(per_test + [-1.0] * missing, penalty)
+            elif trained:
+                no_pass = max(missing, 0 if n_tests else 1)  # an empty suite: one test no code passes
+                rows = [row + [False] * no_pass for row in matrix]
+                score.suites[n].test_reward = cure_suite_reward(cure_test_rewards(rows, correct) or [], penalty)
+            else:
+                score.suites[n].test_reward = 0.0
+    return trained
+
+
+def _cure_matrix(
+    suite: ParsedSuite,
+    codes: Sequence[int],
+    answers: GTAnswers,
+    runs: Sequence[CandidateRun],
+    config: GameConfig,
+    resolved: ResolvedCalls,
+) -> tuple[list[list[bool]], int, int]:
+    """matrix[code][test]: whether each of `codes` passes the first test of each resolved CALL of the suite,
+    judged with the test's own predicted value (an invalid code passes none); the count of those tests; and
+    the count of the suite's statements that are no test (unparseable or unresolved)."""
+    firsts: dict[str, Any] = {}
+    unresolved = 0
+    for t in suite.tests:
+        call = resolved.calls.get(t.call)
+        if call is None:
+            unresolved += 1
+            continue
+        firsts.setdefault(call, t)  # the first test of each (resolved) CALL
+    matrix = [
+        [
+            runs[c].valid
+            and prediction_right(
+                t.op,
+                answers.predicted.get(t.expected, UNSERIALIZABLE),
+                runs[c].values.get(call, UNSERIALIZABLE),
+                config.test_validity,
+                config.float_tol,
+            )
+            for call, t in firsts.items()
+        ]
+        for c in codes
+    ]
+    return matrix, len(firsts), suite.unparseable + unresolved

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from codea1.config import GameConfig
+from codea1.config import CURE_REWARDS, GameConfig
 from codea1.errors import UserError
 from codea1.game.answers import CheckedSuite, KeptTest
 from codea1.game.matrix import CandidateRun
@@ -55,9 +55,9 @@ class StdioAnswers:
 
 def check_stdio_config(config: GameConfig) -> None:
     """A UserError for settings a stdin/stdout round cannot honour."""
-    if config.selfplay_reward == "cure":
+    if config.selfplay_reward in CURE_REWARDS:
         raise UserError(
-            "game.selfplay_reward=cure judges a test by the output it predicts, and tests of stdin/stdout "
+            f"game.selfplay_reward={config.selfplay_reward} judges a test by the output it predicts, and tests of stdin/stdout "
             "problems are inputs only (GT gives every output): use game.selfplay_reward=a1"
         )
 

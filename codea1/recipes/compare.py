@@ -28,6 +28,7 @@ per-problem figures) and step_K.samples.jsonl.gz (every held-out sample and its 
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import math
 import os
@@ -41,6 +42,7 @@ from codea1.data import decontam, load_problems, write_problems_jsonl
 from codea1.errors import UserError
 from codea1.eval.policy_eval import EvalPlan, evaluate_policies
 from codea1.eval.stats import bootstrap_interval, paired_difference, power_line, power_statement
+from codea1.method_traits import DEFAULT_METHOD, TRAITS, method_traits, strictest_data_method
 from codea1.sandbox.api import Executor
 from codea1.train.checkpoint import latest_checkpoint, read_state
 from codea1.train.loop import (
@@ -57,8 +59,8 @@ from codea1.train.run_dir import code_commit
 if TYPE_CHECKING:
     from rich.console import Console
 
-METHOD_ORDER = ("base", "golden", "a1", "selfplay")
-TRAINED = ("golden", "a1", "selfplay")
+TRAINED = tuple(TRAITS)  # every method, in the registry's order (codea1.method_traits)
+METHOD_ORDER = ("base", *TRAINED)  # base: the start model, untrained
 
 
 @dataclass
@@ -193,7 +195,7 @@ class Comparison:
         """The method's run config: the comparison's, training on the problems selected once for all."""
 
         data = on_problem_file(self.cfg.to_dict(), self.train_path)
-        data["method"] = "a1" if method == "base" else method
+        data["method"] = DEFAULT_METHOD if method == "base" else method  # base is evaluated as the game's start
         data["train"]["max_steps"] = self.spec.steps
         data["train"]["progress"] = False
         data["data"]["require_golden_tests"] = True
@@ -230,7 +232,7 @@ class Comparison:
             return
 
         data = self.cfg.to_dict()
-        data["method"] = "golden"  # the strictest requirements, applied to every method
+        data["method"] = strictest_data_method()  # the strictest requirements, applied to every method
         data["data"]["require_golden_tests"] = True
         train = load_training_problems(config_from_dict(data), executor, self.console)
         if self.spec.decontaminate:
@@ -349,7 +351,7 @@ class Comparison:
             if self.eval_path(method, step).is_file():
                 continue
             code_policy, test_policy = policies(cfg)
-            test_policy = test_policy if method != "golden" else None  # golden trains no Test LLM
+            test_policy = test_policy if method_traits(method).writes_tests else None  # golden trains no Test LLM
             self.console.print(f"[bold]{method}[/bold]: evaluating step {step} on {len(problems)} problems")
             _write_eval(
                 self.eval_path(method, step),
@@ -420,12 +422,12 @@ class Comparison:
         return entry
 
     def _versus(self, evaluated: Collection[str]) -> list[dict[str, Any]]:
-        """The paired pass@1 differences between the evaluated trained methods: a1 vs golden, a1 vs selfplay,
-        golden vs selfplay."""
+        """The paired pass@1 differences between each pair of evaluated trained methods, in the registry's
+        order (a1 vs golden, a1 vs selfplay, golden vs selfplay)."""
         spec = self.spec
         versus = []
-        for new, old in (("a1", "golden"), ("a1", "selfplay"), ("golden", "selfplay")):
-            if new in evaluated and old in evaluated and new != "base":
+        for new, old in itertools.combinations(TRAINED, 2):
+            if new in evaluated and old in evaluated:
                 a, b = self.evals(new)[-1]["code"]["per_problem"], self.evals(old)[-1]["code"]["per_problem"]
                 d, lo, hi = paired_difference(a, b, samples=spec.bootstrap, seed=spec.seed)
                 versus.append({"new": new, "old": old, "delta": d, "ci95": [lo, hi]})

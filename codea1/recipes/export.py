@@ -27,6 +27,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from codea1.data.kodcode import HUB_ID as KODCODE_HUB_ID
 from codea1.errors import UserError
+from codea1.method_traits import TRAITS, method_traits
 from codea1.models import SMOLLM2_135M, load_model_and_tokenizer, torch_dtype
 from codea1.train.checkpoint import latest_checkpoint, list_checkpoints, read_state, step_dir_name
 from codea1.train.metrics import read_metrics
@@ -52,10 +53,11 @@ def policy_folder(run_root: Path, role: str, step: int | None) -> tuple[Path, in
         if ckpt not in list_checkpoints(run.checkpoints_dir):
             have = ", ".join(str(read_state(p).step) for p in list_checkpoints(run.checkpoints_dir)) or "none"
             raise UserError(f"{run.root} has no complete checkpoint of step {step} (steps kept: {have})")
-    if role == "test" and method == "golden":
-        raise UserError(f"{run.root} is a golden run: it trains no Test LLM; export --role code")
-    # selfplay plays both roles with one policy, saved as the code policy
-    folder = ckpt / ("test_policy" if role == "test" and method != "selfplay" else "code_policy")
+    traits = method_traits(method)
+    if role == "test" and not traits.writes_tests:
+        raise UserError(f"{run.root} is a {method} run: it trains no Test LLM; export --role code")
+    # a method that plays both roles with one policy (selfplay) saves it as the code policy
+    folder = ckpt / ("test_policy" if role == "test" and traits.separate_test_policy else "code_policy")
     if not folder.is_dir():
         raise UserError(f"{ckpt} holds no {folder.name}/ folder to export")
     return folder, read_state(ckpt).step
@@ -98,11 +100,7 @@ def held_out_lines(evaluation: dict[str, Any], role: str) -> list[str]:
 
 # the built-in model names that stand for a model on the Hub (tiny-random is built in code: none)
 HUB_IDS = {SMOLLM2_135M: "HuggingFaceTB/SmolLM2-135M-Instruct"}
-METHOD_TEXT = {
-    "a1": "the Code LLM and the Test LLM trained against each other (the Code-A1 game, GRPO for both)",
-    "golden": "the Code LLM trained on the problems' golden tests (GRPO), no Test LLM",
-    "selfplay": "one policy playing both roles of the Code-A1 game (GRPO)",
-}
+METHOD_TEXT = {name: t.summary for name, t in TRAITS.items()}
 
 
 def start_model(config: dict[str, Any], role: str) -> str:

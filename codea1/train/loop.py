@@ -113,7 +113,7 @@ def step_tokens(cfg: Config) -> int:
     responses, each up to its max_new_tokens."""
     codes = cfg.train.batch_size * cfg.game.M
     tokens = codes * cfg.generation.code.max_new_tokens
-    if cfg.method != "golden":
+    if cfg.traits.writes_tests:
         tokens += codes * cfg.game.N * cfg.generation.test.max_new_tokens
     return tokens
 

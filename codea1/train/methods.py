@@ -20,17 +20,20 @@ Every sampling call is seeded from (seed, step, role), so a replayed step sample
 from __future__ import annotations
 
 import hashlib
+import importlib
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from codea1.config import Config, Sampling
+from codea1.config import Config, GameConfig, Sampling
 from codea1.game import extract_code, golden_step, merge_updates, play_step
 from codea1.game.mistake_book import gt_digest
 from codea1.game.prompts import code_messages, test_messages, with_prefix
+from codea1.game.rewards import cure_normalize
 from codea1.judge.kinds import calls_entry
+from codea1.method_traits import TRAITS, MethodTraits
 from codea1.rl.api import ConcurrentLearner, PolicyHandle
 from codea1.train.checkpoint import debug_kill
 from codea1.train.dynamic import dapo_metrics, reserve_draws, reserve_order, select_groups
@@ -266,19 +269,29 @@ class StepGroups:
         return [list(rewards) for _, rewards in self.groups[role]]
 
 
-def game_groups(rounds: Sequence[Round], results: Sequence[QuestionResult]) -> dict[str, list[Group]]:
+def game_groups(
+    rounds: Sequence[Round], results: Sequence[QuestionResult], game: GameConfig | None = None
+) -> dict[str, list[Group]]:
     """A played batch's GRPO groups: the Code LLM's, one per question (its M codes and their R_C), and the
-    Test LLM's, one per TopVar-selected code (its N suites and their R_T), in question order."""
+    Test LLM's, one per TopVar-selected code (its N suites and their R_T), in question order. Under CURE's
+    reward (game.selfplay_reward cure) the Test LLM's group is the question (its M x N suites), as CURE
+    normalises over a question's tests: none for a question whose tests are not trained (no correct
+    code) or whose suites all earned the same (cure_normalize's std 0)."""
     pairs = list(zip(rounds, results, strict=True))
-    return {
-        "code": [(r.codes, res.code_rewards) for r, res in pairs],
-        "test": [
+    if game is not None and game.selfplay_reward == "cure":
+        tests = [
+            (r.test_samples, flat)
+            for r, res in pairs
+            if res.tests_trained and cure_normalize(flat := _flat(res.test_rewards)) is not None
+        ]
+    else:
+        tests = [
             (r.suites[m], [s.test_reward for s in c.suites])
             for r, res in pairs
             for m, c in enumerate(res.codes)
             if c.topvar_selected
-        ],
-    }
+        ]
+    return {"code": [(r.codes, res.code_rewards) for r, res in pairs], "test": tests}
 
 
 def reserve_batches(env: StepEnv, step: int, batch: Sequence[Problem]) -> list[list[Problem]]:
@@ -296,7 +309,7 @@ def play_draw(env: StepEnv, step: int, sub: list, draw: int, seconds: dict[str, 
     step found it, rewards), with sampling seeds of its own; returns (rounds, results, groups)."""
     histories = [env.book.retrieve(p.id, env.cfg.game.history_size, gt_digest(p)) for p in sub]
     rounds, results = play_again(env, step, sub, histories, f"dapo{draw}", seconds)
-    return rounds, results, game_groups(rounds, results)
+    return rounds, results, game_groups(rounds, results, env.cfg.game)
 
 
 def dynamic_sample(
@@ -337,16 +350,46 @@ def advantages(groups: Sequence[Sequence[float]], cfg: Config) -> list[float]:
     return _flat(group_advantages([list(g) for g in groups], std_norm=cfg.policy.adv_std_norm))
 
 
+def advantages_of_tests(groups: Sequence[Sequence[float]], cfg: Config) -> list[float]:
+    """The Test LLM's advantages: GRPO's (advantages), or under CURE's reward CURE's own normalisation of
+    each question's rewards (population std, no epsilon: codea1.game.rewards.cure_normalize)."""
+    if cfg.game.selfplay_reward != "cure":
+        return advantages(groups, cfg)
+    return _flat([cure_normalize(list(g)) or [0.0] * len(g) for g in groups])
+
+
 # ----------------------------------------------------------------------------------------------------
 # the methods
 
 
-class A1:
+class Method:
+    """What every method object has: its traits (codea1.method_traits: what it is, for the rooms that
+    cannot import this one), read here as properties, `roles` and `step`."""
+
+    traits: MethodTraits
+
+    @property
+    def name(self) -> str:
+        return self.traits.name
+
+    @property
+    def writes_tests(self) -> bool:
+        return self.traits.writes_tests
+
+    @property
+    def separate_test_policy(self) -> bool:
+        """The test role needs a policy (and a model) of its own."""
+        return self.traits.separate_test_policy
+
+    @property
+    def needs_golden_tests(self) -> bool:
+        return self.traits.needs_golden_tests
+
+
+class A1(Method):
     """Code-A1: a Code LLM and a Test LLM, each trained on its own rewards."""
 
-    name = "a1"
-    separate_test_policy = True  # the test role needs a policy (and a model) of its own
-    needs_golden_tests = False  # problems without golden tests can be played
+    traits = TRAITS["a1"]
 
     def roles(self, code_policy: PolicyHandle, test_policy: PolicyHandle) -> tuple[PolicyHandle, PolicyHandle]:
         return code_policy, test_policy
@@ -382,7 +425,7 @@ class A1:
             histories = [env.book.retrieve(p.id, game.history_size, gt_digest(p)) for p in batch]
             results = play_step(batch, code_texts, [r.suite_texts for r in rounds], env.executor, histories, game)
         refill = refill_equal_groups(env, step, batch, rounds, results, histories, seconds)
-        own = game_groups(rounds, results)
+        own = game_groups(rounds, results, game)
         trained = dynamic_sample(env, step, batch, own, lambda sub, d: play_draw(env, step, sub, d, seconds))
         with timed(seconds, "execute"):
             code_texts = [r.code_texts for r in rounds]
@@ -400,7 +443,7 @@ class A1:
                 trained.samples("code"),
                 advantages(trained.rewards("code"), cfg),
                 trained.samples("test"),
-                advantages(trained.rewards("test"), cfg),
+                advantages_of_tests(trained.rewards("test"), cfg),
             )
 
         metrics = game_metrics(step, results, book, code_metrics, test_metrics, _flat(trained.rewards("test")))
@@ -420,11 +463,11 @@ class A1:
 
 
 class SelfPlay(A1):
-    """Self-Play: one policy writes the code and the tests (black-box by default) and learns from both
-    in one update."""
+    """Self-Play: one policy writes the code and the tests (black-box by default) and learns from both,
+    in one update, or (train.separate_test_update, CURE's separate_training) in one on the code rows and
+    then one on the test rows."""
 
-    name = "selfplay"
-    separate_test_policy = False
+    traits = TRAITS["selfplay"]
 
     def roles(self, code_policy: PolicyHandle, test_policy: PolicyHandle) -> tuple[PolicyHandle, PolicyHandle]:
         return code_policy, code_policy
@@ -432,19 +475,23 @@ class SelfPlay(A1):
     def learn(
         self, env: StepEnv, step: int, codes: list, code_advs: list[float], tests: list, test_advs: list[float]
     ) -> tuple[dict, dict]:
-        metrics = env.code_policy.train_step(codes + tests, code_advs + test_advs)
+        if not env.cfg.train.separate_test_update:
+            metrics = env.code_policy.train_step(codes + tests, code_advs + test_advs)
+            debug_kill("learn_code", step)
+            debug_kill("learn_test", step)
+            return metrics, {}
+        code_metrics = env.code_policy.train_step(codes, code_advs)
         debug_kill("learn_code", step)
+        test_metrics = env.code_policy.train_step(tests, test_advs) if tests else {}
         debug_kill("learn_test", step)
-        return metrics, {}
+        return code_metrics, test_metrics
 
 
-class Golden:
+class Golden(Method):
     """Golden-Tests RL: the Code LLM alone, rewarded by the share of the dataset's tests it passes. The
     Mistake Book stays empty; each step is still tagged in it, as in the game, for resuming."""
 
-    name = "golden"
-    separate_test_policy = False
-    needs_golden_tests = True
+    traits = TRAITS["golden"]
 
     def roles(self, code_policy: PolicyHandle, test_policy: PolicyHandle) -> tuple[PolicyHandle, PolicyHandle]:
         return code_policy, None
@@ -532,7 +579,37 @@ class Golden:
         return out
 
 
-METHODS = {m.name: m for m in (A1(), SelfPlay(), Golden())}
+class MethodRegistry(Mapping[str, Method]):
+    """METHODS: each row of codea1.method_traits.TRAITS with its object, an instance of the Method subclass
+    of the row's `module` whose own `traits` is that row. The module is imported on first use, so a method
+    in a module of its own may import this one: a new method is its module, its row and its docs."""
+
+    def __init__(self, traits: Mapping[str, MethodTraits] = TRAITS) -> None:
+        self._traits = traits
+        self._objects: dict[str, Method] = {}
+
+    def __getitem__(self, name: str) -> Method:
+        if name not in self._objects:
+            row = self._traits[name]
+            importlib.import_module(row.module)
+            found = [c for c in _subclasses(Method) if c.__module__ == row.module and c.__dict__.get("traits") is row]
+            if len(found) != 1:
+                raise RuntimeError(f"{row.module} defines {len(found)} Method classes for method {name!r}, not one")
+            self._objects[name] = found[0]()
+        return self._objects[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._traits)
+
+    def __len__(self) -> int:
+        return len(self._traits)
+
+
+def _subclasses(cls: type) -> list[type]:
+    return [s for sub in cls.__subclasses__() for s in (sub, *_subclasses(sub))]
+
+
+METHODS = MethodRegistry()
 
 
 # ----------------------------------------------------------------------------------------------------

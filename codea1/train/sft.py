@@ -257,17 +257,22 @@ def set_schedule(policy: Policy, n_examples: int, cfg: Config) -> int:
 
 def shares_one_model(cfg: Config) -> bool:
     """Whether the trainer plays both roles with one model (then SFT trains that model on both)."""
-    return cfg.model.mode == "dual-lora" or cfg.method != "a1" or cfg.test_model_name == cfg.model.code_model
+    return (
+        cfg.model.mode == "dual-lora"
+        or not cfg.traits.separate_test_policy
+        or cfg.test_model_name == cfg.model.code_model
+    )
 
 
 def _sft_roles(cfg: Config, console: Console) -> list[str]:
-    """The roles to warm up: sft.roles, less the test role under method golden (which has no Test LLM)."""
+    """The roles to warm up: sft.roles, less the test role under a method that writes no tests (golden: no
+    Test LLM)."""
     roles = list(cfg.sft.roles)
-    if cfg.method == "golden" and "test" in roles:
+    if not cfg.traits.writes_tests and "test" in roles:
         roles.remove("test")
-        console.print("method golden has no Test LLM: training the code role only")
+        console.print(f"method {cfg.method} has no Test LLM: training the code role only")
         if not roles:
-            raise UserError("config key 'sft.roles' names only the test role, but method golden has no Test LLM")
+            raise UserError(f"config key 'sft.roles' names only the test role, but method {cfg.method} has no Test LLM")
     return roles
 
 
