@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from learner_shared_prompt import ROLES, make_samples
+from learner_shared_prompt import ROLES, scored_samples
 
 
 def build_policy(model_name: str, preset: str, chunk: int, threads: int):
@@ -102,17 +102,7 @@ def main() -> int:
     )
     totals = [0.0, 0.0]
     for role in ROLES:
-        samples = make_samples(role, vocab, rng, scale)
-        scored = plain.logprobs(
-            [s.prompt_ids for s in samples],
-            [s.response_ids for s in samples],
-            temperature=[s.temperature for s in samples],
-        )
-        samples = [
-            type(s)(s.prompt_ids, s.response_ids, "", lp, True, s.temperature)
-            for s, lp in zip(samples, scored, strict=True)
-        ]
-        advantages = [rng.choice([-1.0, 1.0]) * rng.random() for _ in samples]
+        samples, advantages = scored_samples(plain, role, vocab, rng, scale)
         lp_diff, ent_diff, grad_diff = differences(plain, chunked, samples)
         times: dict[str, list[float]] = {"whole": [], "chunked": []}
         for _ in range(args.repeats):

@@ -47,6 +47,21 @@ def make_samples(role: str, vocab: int, rng: random.Random, scale: float) -> lis
     return out
 
 
+def scored_samples(policy, role: str, vocab: int, rng: random.Random, scale: float) -> tuple[list, list[float]]:
+    """One role's samples (make_samples) carrying `policy`'s log-probs, and random advantages."""
+    samples = make_samples(role, vocab, rng, scale)
+    scored = policy.logprobs(
+        [s.prompt_ids for s in samples],
+        [s.response_ids for s in samples],
+        temperature=[s.temperature for s in samples],
+    )
+    samples = [
+        type(s)(s.prompt_ids, s.response_ids, "", lp, True, s.temperature)
+        for s, lp in zip(samples, scored, strict=True)
+    ]
+    return samples, [rng.choice([-1.0, 1.0]) * rng.random() for _ in samples]
+
+
 def build_policy(model_name: str, shared: bool, threads: int, dtype: str = "float32"):
     import torch
 
@@ -129,17 +144,7 @@ def main() -> int:
     )
     totals = [0.0, 0.0]
     for role in ROLES:
-        samples = make_samples(role, vocab, rng, scale)
-        scored = packed.logprobs(
-            [s.prompt_ids for s in samples],
-            [s.response_ids for s in samples],
-            temperature=[s.temperature for s in samples],
-        )
-        samples = [
-            type(s)(s.prompt_ids, s.response_ids, "", lp, True, s.temperature)
-            for s, lp in zip(samples, scored, strict=True)
-        ]
-        advantages = [rng.choice([-1.0, 1.0]) * rng.random() for _ in samples]
+        samples, advantages = scored_samples(packed, role, vocab, rng, scale)
         lp_diff, grad_diff = differences(packed, samples)
         p_len = max(len(s.prompt_ids) for s in samples)
         r_len = max(len(s.response_ids) for s in samples)
