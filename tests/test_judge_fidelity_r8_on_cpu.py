@@ -245,3 +245,22 @@ def test_an_expected_output_longer_than_the_cap_excludes_its_problem_and_says_so
     # elsewhere (the game, a reward), a run over the limit on such a test says why no run could pass it
     [verdict] = judge_runs([RunResult("output limit", "1 " * 10, error="more than 900000 characters")], [huge], "lcb")
     assert verdict.status == "output limit" and "the expected output itself is longer" in verdict.error
+
+
+def test_a_checker_or_validator_exits_with_the_status_cpython_gives_its_system_exit(executor):
+    """The runner read SystemExit's own slot, not the `code` attribute CPython's exit reads: a checker that
+    rejects with `class WrongAnswer(SystemExit): code = 1` passed every wrong output, and a validator's
+    `sys.exit(2**64)` (status 255 in CPython) accepted an invalid input."""
+    checker = (
+        "import json, sys\nclass WrongAnswer(SystemExit):\n    code = 1\n"
+        "case = json.loads(sys.stdin.read())\nif case['output'].split() != case['expected'].split():\n"
+        "    raise WrongAnswer()\n"
+    )
+    problem = _stdio("print(6)", checker_program=checker)
+    runs = [RunResult("ok", "6\n"), RunResult("ok", "999 wrong\n")]
+    [verdicts] = judge_outputs([(problem, runs, ["3\n"] * 2, ["6", "6"])], executor)
+    assert [v.status for v in verdicts] == ["pass", "fail"]
+    for exit_call in ("sys.exit(2**64)", "sys.exit(-2**64)", "sys.exit(2**63)", "sys.exit(256 + 3)"):
+        validator = f"import sys\nn = int(input())\nif n > 5:\n    {exit_call}\n"
+        [res] = executor.run([validator_job("v", _stdio("print(1)", validator=validator), ["3\n", "9\n"], 2.0)])
+        assert validator_accepts(res, 2) == [True, False], exit_call
