@@ -509,8 +509,7 @@ class VLLMRollout:
         try:
             outputs = engine.llm.generate(inputs, params, **kwargs)
         finally:
-            if not self._gathers():  # (a sharded learner's engine sleeps as the update starts: release)
-                engine.sleep()
+            self._sleep_after_sampling()
         if len(outputs) != len(prompt_ids):
             raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(prompt_ids)} prompts")
         rows: list[list[int]] = []
@@ -550,8 +549,11 @@ class VLLMRollout:
         (Policy.feed_engine_from_shards) asks as its update starts, where every rank is at once."""
         self.engine.sleep()
 
-    def _gathers(self) -> bool:
-        return bool(getattr(self.policy, "gathers_for_engine", False))
+    def _sleep_after_sampling(self) -> None:
+        """The engine's GPU memory back to the learner after a generate call, unless its learner feeds it
+        from its shards (Policy.feed_engine_from_shards): that engine sleeps as the update starts (release)."""
+        if not getattr(self.policy, "gathers_for_engine", False):
+            self.engine.sleep()
 
     def load_weights(self, state: Mapping[str, Any]) -> None:
         """Full weights into the engine (names as in the learner's state_dict)."""

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from codea1.models import cache_argument, output_cache
 from codea1.rl.chunked import DEFAULT_CHUNK, is_exact, score_with
 from codea1.rl.grpo import entropy_from_logits, token_logprobs
+
+if TYPE_CHECKING:
+    from transformers.utils import ModelOutput
 
 
 @dataclass
@@ -211,25 +214,46 @@ def forward_shared_prompt_logprobs(
         logits_to_keep=1,
     )
     if r_len > 1:  # response tokens 0..R-2, after the prompt's keys and values, predict tokens 1..R-1
-        cache = output_cache(head)
-        cache.batch_repeat_interleave(g)
-        lengths = torch.tensor([len(r) for r in responses], device=device).unsqueeze(1)
-        body_mask = (torch.arange(r_len - 1, device=device) < lengths).long()
-        _, tail_lp, tail_ent = _forward_scored(
-            model,
-            targets[:, 1:],
-            per_row,
-            with_entropy,
-            entropy_grad,
-            chunk,
-            input_ids=targets[:, : r_len - 1],
-            attention_mask=torch.cat([torch.ones(g, p_len, dtype=torch.long, device=device), body_mask], dim=1),
-            position_ids=torch.arange(p_len, p_len + r_len - 1, device=device).expand(g, r_len - 1),
-            use_cache=True,
-            **{cache_argument(model): cache},
+        tail_lp, tail_ent = _tail_scores(
+            model, head, targets, per_row, p_len, responses, with_entropy, entropy_grad, chunk
         )
         logprobs = torch.cat([logprobs, tail_lp], dim=1)
         entropy = torch.cat([entropy, tail_ent], dim=1) if entropy is not None and tail_ent is not None else None
+    return logprobs, entropy
+
+
+def _tail_scores(
+    model: torch.nn.Module,
+    head: ModelOutput,
+    targets: torch.Tensor,
+    temperature: list[float],
+    p_len: int,
+    responses: Sequence[Sequence[int]],
+    with_entropy: bool,
+    entropy_grad: bool,
+    chunk: int,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The shared-prompt path's second pass: the G responses' tokens 0..R-2 after the prompt's keys and
+    values (``head``'s cache, repeated G times), scoring tokens 1..R-1."""
+    g, r_len = targets.shape
+    device = targets.device
+    cache = output_cache(head)
+    cache.batch_repeat_interleave(g)
+    lengths = torch.tensor([len(r) for r in responses], device=device).unsqueeze(1)
+    body_mask = (torch.arange(r_len - 1, device=device) < lengths).long()
+    _, logprobs, entropy = _forward_scored(
+        model,
+        targets[:, 1:],
+        temperature,
+        with_entropy,
+        entropy_grad,
+        chunk,
+        input_ids=targets[:, : r_len - 1],
+        attention_mask=torch.cat([torch.ones(g, p_len, dtype=torch.long, device=device), body_mask], dim=1),
+        position_ids=torch.arange(p_len, p_len + r_len - 1, device=device).expand(g, r_len - 1),
+        use_cache=True,
+        **{cache_argument(model): cache},
+    )
     return logprobs, entropy
 
 

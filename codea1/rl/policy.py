@@ -406,10 +406,7 @@ class Policy:
         if not samples:
             return {"lr": lr, "num_samples": 0.0}
         self._activate()
-        if self.gathers_for_engine:  # the engine's GPU memory back to the learner (feed_engine_from_shards)
-            release = getattr(self.rollout, "release", None)
-            if callable(release):
-                release()
+        self._release_engine()
         samples = list(samples)
         advantages = [float(a) for a in advantages]
         n_mini = min(cfg.mini_batches, len(samples))
@@ -460,6 +457,13 @@ class Policy:
             advantage_mean=sum(advantages) / len(advantages),
         )
         return metrics
+
+    def _release_engine(self) -> None:
+        """Fed from the shards (feed_engine_from_shards): the engine's GPU memory back to the learner as the
+        update starts, where every rank is at once."""
+        release = getattr(self.rollout, "release", None)
+        if self.gathers_for_engine and callable(release):
+            release()
 
     @property
     def shares_prompts(self) -> bool:
