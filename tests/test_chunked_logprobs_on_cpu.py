@@ -189,10 +189,12 @@ def test_the_backward_recompute_leaves_the_global_rng_alone(monkeypatch: pytest.
     assert is_exact(model)  # the probe's own forwards, before counting
     monkeypatch.setattr(chunked, "token_logprobs", drawing)
     torch.manual_seed(5)
-    _run(model, 1024, shared=False)  # one chunk: a draw in the forward, one in the backward's recompute
-    assert len(draws) == 2 and draws[0] != draws[1]
+    positions = len(PROMPTS) * (max(len(r) for r in RESPONSES) + 1)  # the packed pass: R + 1 kept a row
+    chunk = positions // 2 + 1  # two chunks: a draw in each one's forward and in each one's recompute
+    _run(model, chunk, shared=False)
+    assert len(draws) == 4 and len(set(draws)) == 4
     torch.manual_seed(5)
-    assert draws == [float(torch.rand(())), float(torch.rand(()))]  # two draws in a row, nothing rewound
+    assert draws == [float(torch.rand(())) for _ in range(4)]  # four draws in a row, nothing rewound
 
 
 def test_adamws_fused_step_is_its_foreach_step_and_the_default_only_on_cuda() -> None:

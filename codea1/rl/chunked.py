@@ -81,7 +81,9 @@ def _chunked_scores(head: Callable[[torch.Tensor], torch.Tensor], hidden: torch.
     if isinstance(temp, torch.Tensor):
         temp = temp.to(hidden.device).reshape(rows, 1).expand(rows, length).reshape(rows * length, 1)
     step = max(1, spec.chunk)
-    grad = torch.is_grad_enabled() and flat.requires_grad
+    # checkpointed only where the pass spans more than one chunk: one chunk's tensors are the whole pass's,
+    # alive at the same moment with or without the recompute, which would only cost its time
+    grad = torch.is_grad_enabled() and flat.requires_grad and rows * length > step
     pieces = []
     for start in range(0, rows * length, step):
         part_t = temp[start : start + step] if isinstance(temp, torch.Tensor) else temp
