@@ -20,14 +20,13 @@ import os
 import random
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from learner_shared_prompt import ROLES, scored_samples
+from learner_shared_prompt import ROLES, scored_samples, time_update
 
 
 def build_policy(model_name: str, preset: str, chunk: int, threads: int):
@@ -67,12 +66,6 @@ def differences(plain, chunked, samples: list) -> tuple[float, float, float]:
     num = sum(float(((a - b) ** 2).sum()) for a, b in zip(g0, g1, strict=True))
     den = sum(float((a**2).sum()) for a in g0)
     return float((lp0 - lp1).abs().max()), float((ent0 - ent1).abs().max()), math.sqrt(num / max(den, 1e-30))
-
-
-def time_update(policy, samples: list, advantages: list[float]) -> float:
-    start = time.perf_counter()
-    policy.train_step(samples, advantages)
-    return time.perf_counter() - start
 
 
 def main() -> int:
