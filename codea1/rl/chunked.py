@@ -107,6 +107,30 @@ def _chunked_scores(head: Callable[[torch.Tensor], torch.Tensor], hidden: torch.
     return torch.cat(pieces, dim=0).reshape(rows, length, 2).clone()
 
 
+def score_logits(
+    logits: torch.Tensor,
+    targets: torch.Tensor,
+    t: float | torch.Tensor,
+    with_entropy: bool,
+    entropy_grad: bool,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Log-probs of ``targets`` under ``softmax(logits / t)`` (``t``: a float, or a tensor that broadcasts
+    over the logits, `codea1.rl.logprobs.temperature_column`) and, optionally, the entropies (detached
+    unless ``entropy_grad``): the plain path over the whole logits, and each chunk's here."""
+    if isinstance(t, torch.Tensor):
+        logits = logits.float() / t.to(logits.device)
+    elif t != 1.0:
+        logits = logits.float() / t
+    logprobs = token_logprobs(logits, targets)
+    entropy = None
+    if with_entropy and entropy_grad:
+        entropy = entropy_from_logits(logits)
+    elif with_entropy:
+        with torch.no_grad():
+            entropy = entropy_from_logits(logits.detach())
+    return logprobs, entropy
+
+
 def _chunk_scores(
     head: Callable[[torch.Tensor], torch.Tensor],
     hidden: torch.Tensor,
@@ -115,20 +139,9 @@ def _chunk_scores(
     with_entropy: bool,
     entropy_grad: bool,
 ) -> torch.Tensor:
-    """``[n, 2]``: each position's log-prob of its target and its entropy (zeros unless asked), the same
-    operations as the plain path's `codea1.rl.logprobs._score` in the same order."""
-    logits = head(hidden)
-    if isinstance(temperature, torch.Tensor) or temperature != 1.0:
-        logits = logits.float() / temperature
-    logprobs = token_logprobs(logits, targets)
-    if not with_entropy:
-        entropy = torch.zeros_like(logprobs)
-    elif entropy_grad:
-        entropy = entropy_from_logits(logits)
-    else:
-        with torch.no_grad():
-            entropy = entropy_from_logits(logits.detach())
-    return torch.stack([logprobs, entropy], dim=-1)
+    """``[n, 2]``: each position's log-prob of its target and its entropy (zeros unless asked)."""
+    logprobs, entropy = score_logits(head(hidden), targets, temperature, with_entropy, entropy_grad)
+    return torch.stack([logprobs, entropy if entropy is not None else torch.zeros_like(logprobs)], dim=-1)
 
 
 def score_with(

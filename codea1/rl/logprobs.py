@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from codea1.models import cache_argument, output_cache
-from codea1.rl.chunked import DEFAULT_CHUNK, is_exact, score_with
-from codea1.rl.grpo import entropy_from_logits, token_logprobs
+from codea1.rl.chunked import DEFAULT_CHUNK, is_exact, score_logits, score_with
 
 if TYPE_CHECKING:
     from transformers.utils import ModelOutput
@@ -134,7 +133,7 @@ def _forward_scored(
 ) -> tuple[Any, torch.Tensor, torch.Tensor | None]:
     """``model(**model_kwargs)`` and the log-probs (and entropies) of ``targets`` ``[B, L]`` at its kept
     positions: scored chunk by chunk in the output layer where that is exact for this model, else from
-    the whole logits (`_score`). A one-row forward is spread over the B rows of ``targets``."""
+    the whole logits (`score_logits`). A one-row forward is spread over the B rows of ``targets``."""
     rows = targets.shape[0]
     t = temperature_column(temperature, rows)
     if chunk > 0 and is_exact(model):
@@ -145,30 +144,7 @@ def _forward_scored(
     logits = out.logits
     if logits.shape[0] == 1 and rows > 1:
         logits = logits.expand(rows, *logits.shape[1:])
-    return (out, *_score(logits, targets, t, with_entropy, entropy_grad))
-
-
-def _score(
-    logits: torch.Tensor,
-    targets: torch.Tensor,
-    t: float | torch.Tensor,
-    with_entropy: bool,
-    entropy_grad: bool,
-) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Log-probs of ``targets`` ``[B, R]`` under ``softmax(logits / t)`` (``t`` from `temperature_column`)
-    and, optionally, the entropies: the plain path, with the whole logits."""
-    if isinstance(t, torch.Tensor):
-        logits = logits.float() / t.to(logits.device)
-    elif t != 1.0:
-        logits = logits.float() / t
-    logprobs = token_logprobs(logits, targets)
-    entropy = None
-    if with_entropy and entropy_grad:
-        entropy = entropy_from_logits(logits)
-    elif with_entropy:
-        with torch.no_grad():
-            entropy = entropy_from_logits(logits.detach())
-    return logprobs, entropy
+    return (out, *score_logits(logits, targets, t, with_entropy, entropy_grad))
 
 
 def forward_shared_prompt_logprobs(
@@ -200,12 +176,11 @@ def forward_shared_prompt_logprobs(
     device = next(model.parameters()).device
     p_len = len(prompt_ids)
     targets = torch.tensor([list(r) + [pad_id] * (r_len - len(r)) for r in responses], device=device)
-    per_row = [float(temperature)] * g if isinstance(temperature, (int, float)) else [float(x) for x in temperature]
     # the prompt's last position predicts each response's token 0
     head, logprobs, entropy = _forward_scored(
         model,
         targets[:, :1],
-        per_row,
+        temperature,
         with_entropy,
         entropy_grad,
         chunk,
@@ -215,7 +190,7 @@ def forward_shared_prompt_logprobs(
     )
     if r_len > 1:  # response tokens 0..R-2, after the prompt's keys and values, predict tokens 1..R-1
         tail_lp, tail_ent = _tail_scores(
-            model, head, targets, per_row, p_len, responses, with_entropy, entropy_grad, chunk
+            model, head, targets, temperature, p_len, responses, with_entropy, entropy_grad, chunk
         )
         logprobs = torch.cat([logprobs, tail_lp], dim=1)
         entropy = torch.cat([entropy, tail_ent], dim=1) if entropy is not None and tail_ent is not None else None
@@ -226,7 +201,7 @@ def _tail_scores(
     model: torch.nn.Module,
     head: ModelOutput,
     targets: torch.Tensor,
-    temperature: list[float],
+    temperature: float | Sequence[float],
     p_len: int,
     responses: Sequence[Sequence[int]],
     with_entropy: bool,

@@ -122,9 +122,6 @@ class Policy:
         self.data_parallel: DataParallel | None = None  # set to spread train_step over ranks (rl.distributed)
         self.sharded = False  # FSDP2 (`shard`): this rank holds a shard of the weights and optimiser state
         self.replica: Any = None  # sharded: the full weights (to sample from), refreshed after every update
-        # sharded with an engine of its own (vLLM): no replica; the engine takes the shards gathered
-        # (feed_engine_from_shards)
-        self.gathers_for_engine = False
 
         self._activate()
         self.params = self._select_trainable()
@@ -289,9 +286,13 @@ class Policy:
         synced only where every rank is at once: after an update (VLLMRollout.presync) and a load; between
         them it stays awake (VLLMRollout.generate does not put it to sleep) and sleeps as the update
         starts (`train_step`), so no rank ever needs the weights again on its own."""
-        if self.sharded and self.adapter is None:
+        if self.sharded:
             self.replica = None
-            self.gathers_for_engine = True
+
+    @property
+    def gathers_for_engine(self) -> bool:
+        """Sharded without a replica: its engine is fed from the shards (feed_engine_from_shards)."""
+        return self.sharded and self.replica is None
 
     def engine_weights(self, dtype: str | None = None) -> Mapping[str, torch.Tensor]:
         """The full weights an engine loads (names as in the model's state_dict): the model's own, or,
