@@ -42,30 +42,28 @@ def score_question(
             passed = [run.passed.get((k.call, k.expected_json), False) for k in suite.kept]
             suites.append(SuiteVerdicts(suite.valid_tests, suite.invalid_tests, passed, suite.nonprintable))
         scores.append(score_candidate(run.valid, book_passed, suites, config))
-        scores[-1].failed = _failed(history, book_passed, checked_suites, suites) if run.valid else []
-        if run.valid:  # an excused timeout is not held against the code, but does not clear a book test
-            update.passed.extend(
-                t
-                for t, ok in zip(history, book_passed, strict=True)
-                if ok and (t.call, t.expected_json) not in run.excused
-            )
-            for suite, verdict in zip(checked_suites, suites, strict=True):
-                update.failed.extend(k.stored() for k, ok in zip(suite.kept, verdict.passed, strict=True) if not ok)
+        if not run.valid:
+            continue
+        kept_failed = [
+            k.stored()
+            for suite, verdict in zip(checked_suites, suites, strict=True)
+            for k, ok in zip(suite.kept, verdict.passed, strict=True)
+            if not ok
+        ]
+        scores[-1].failed = _once([t for t, ok in zip(history, book_passed, strict=True) if not ok] + kept_failed)
+        # an excused timeout is not held against the code, but does not clear a book test
+        update.passed.extend(
+            t for t, ok in zip(history, book_passed, strict=True) if ok and (t.call, t.expected_json) not in run.excused
+        )
+        update.failed.extend(kept_failed)
     return scores, update
 
 
-def _failed(
-    history: Sequence[StoredTest],
-    book_passed: Sequence[bool],
-    checked_suites: Sequence[CheckedSuite],
-    suites: Sequence[SuiteVerdicts],
-) -> list[StoredTest]:
-    """The valid tests a candidate failed, each (CALL, GT's value) once: Mistake Book tests, then kept tests."""
-    failed = [t for t, ok in zip(history, book_passed, strict=True) if not ok]
-    for suite, verdict in zip(checked_suites, suites, strict=True):
-        failed += [k.stored() for k, ok in zip(suite.kept, verdict.passed, strict=True) if not ok]
+def _once(tests: Sequence[StoredTest]) -> list[StoredTest]:
+    """The tests each (CALL, GT's value) once, in order: what a candidate failed (Mistake Book tests, then
+    kept tests)."""
     once: dict[tuple[str, str], StoredTest] = {}
-    for t in failed:
+    for t in tests:
         once.setdefault((t.call, t.expected_json), t)
     return list(once.values())
 
