@@ -52,7 +52,7 @@ two steps (from step 2 both AdamW states exist), against issue 52's goals (32 an
 Results (2-core CPU, torch 2.13; the H200 ran torch 2.11), `python benchmarks/learner_memory.py`, 12 min:
   CPU checks, predicted / real allocator: tiny-random 0.994 to 1.000 (7 to 18 MiB), SmolLM2-135M 1.000
   (2.5 to 3.5 GiB) in all three settings; the live-tensor counter on real tensors equals the allocator
-  H200, packed in one pass: predicted 92.0 GiB, measured 93.7 (0.982); one row per pass: 32.1 GiB,
+  H200, packed in one pass: predicted 92.0 GiB, measured 93.7 (0.982), the same step chunked 74.0 (the whole logits 18.1 GiB of it); one row per pass: 32.1 GiB,
   measured 33.4 (0.962); both peaks in the forward/backward passes, both predictions below
   The preset, GiB; a pass of 16 rows of 512 + 512 (32 rows a step) / of 4 rows of 256 + 3840 (8 a step):
     one policy per GPU        logprob_chunk 0: 46.8 / 65.0   chunked: 31.6 / 31.6 (goal 32)
@@ -453,6 +453,7 @@ def qwen_builder(layers: int, vocab: int) -> Callable[[], tuple[Any, Any]]:
 def calibration(layers: int, vocab: int, rows: int, tokens: int, gate: bool, failures: list[str]) -> None:
     """gpu_check.py's learner step (PolicyConfig(kl_coef=0.0, lr=1e-6, warmup_steps=0, dtype="bfloat16"),
     the rest at their defaults; two steps), whole logits, against the two H200 peaks."""
+    from codea1.rl.chunked import DEFAULT_CHUNK
     from codea1.rl.policy import PolicyConfig
 
     # as it ran there: the whole logits and torch's foreach AdamW (the defaults before logprob_chunk and
@@ -479,6 +480,17 @@ def calibration(layers: int, vocab: int, rows: int, tokens: int, gate: bool, fai
         )
         if gate and not ok:
             failures.append(f"H200 {key}: predicted {p:.1f} GiB, measured {m:.1f} GiB")
+        if key == "packed":  # the logits' part of that peak: the same step with the log-probs chunked
+            chunked = run_step(
+                qwen_builder(layers, vocab),
+                replace(cfg, logprob_chunk=DEFAULT_CHUNK),
+                batch,
+                fake=True,
+                cuda_optimizer=True,
+            )["counter"]
+            print(
+                f"{'  the same, log-probs chunked (not measured)':<44} {chunked:>8.2f}Gi  the whole logits: {p - chunked:.1f} GiB"
+            )
 
 
 def preset(layers: int, vocab: int, batches: Sequence[Batch], chunk: int) -> None:
